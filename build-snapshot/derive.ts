@@ -1,0 +1,157 @@
+// Derived tables: location closure, full-text indexes, market cohorts and precomputed listing statistics.
+import type { Database } from 'better-sqlite3';
+
+/** Groups published rent listings (active or not) by city and first-seen month while the source streams. */
+export class CohortCollector {
+  // city → month → values; prices and price per m² kept as plain arrays (a few numbers per listing).
+  readonly groups = new Map<string, Map<string, { n: number; prices: number[]; perM2: number[] }>>();
+  add(cityId: string, firstSeenAt: string, price: number | null, size: number | null) {
+    const month = firstSeenAt.slice(0, 7) + '-01';
+    let byMonth = this.groups.get(cityId);
+    if (!byMonth) this.groups.set(cityId, (byMonth = new Map()));
+    let g = byMonth.get(month);
+    if (!g) byMonth.set(month, (g = { n: 0, prices: [], perM2: [] }));
+    g.n++;
+    if (price != null) {
+      g.prices.push(price);
+      if (size != null && size > 0) g.perM2.push(price / size);
+    }
+  }
+}
+
+/** Median of a numeric array (sorted in place); the mean of the two middle values for an even count. */
+export function median(values: Float64Array | number[]): number | null {
+  if (values.length === 0) return null;
+  const a = values instanceof Float64Array ? values.sort() : Float64Array.from(values).sort();
+  const mid = a.length >> 1;
+  return a.length % 2 ? a[mid] : (a[mid - 1] + a[mid]) / 2;
+}
+
+const round2 = (x: number) => Math.round(x * 100) / 100;
+
+export function deriveAll(db: Database, cohorts: CohortCollector) {
+  deriveClosure(db);
+  deriveFullText(db);
+  deriveCohorts(db, cohorts);
+  deriveListingStats(db);
+}
+
+function deriveClosure(db: Database) {
+  db.exec(`
+    INSERT INTO location_closure (ancestor_id, descendant_id, depth)
+    WITH RECURSIVE up(descendant_id, ancestor_id, depth) AS (
+      SELECT id, id, 0 FROM locations
+      UNION ALL
+      SELECT up.descendant_id, l.parent_id, up.depth + 1 FROM up JOIN locations l ON l.id = up.ancestor_id WHERE l.parent_id IS NOT NULL
+    )
+    SELECT ancestor_id, descendant_id, depth FROM up;
+  `);
+}
+
+/** The concatenation of a table's text columns in English and every translation. */
+function i18nText(table: string, cols: string[]) {
+  const base = cols.map((c) => `ifnull(t.${c}, '')`).join(" || ' ' || ");
+  const tr = cols.map((c) => `ifnull(x.${c}, '')`).join(" || ' ' || ");
+  return `${base} || ' ' || ifnull((SELECT group_concat(${tr}, ' ') FROM ${table}_i18n x WHERE x.rid = t.rid), '')`;
+}
+
+function deriveFullText(db: Database) {
+  // Every name of a location and of its ancestors, in every locale, so q can match "Den Haag" or "The Hague".
+  db.exec(`
+    CREATE TEMP TABLE location_text AS
+    SELECT c.descendant_id AS id,
+           group_concat(l.name || ' ' || ifnull((SELECT group_concat(name, ' ') FROM locations_i18n x WHERE x.rid = l.rid), ''), ' ') AS body
+    FROM location_closure c JOIN locations l ON l.id = c.ancestor_id
+    GROUP BY c.descendant_id;
+    CREATE UNIQUE INDEX temp.location_text_id ON location_text(id);
+  `);
+  db.exec(`INSERT INTO listings_fts (rowid, body)
+    SELECT t.rid, ${i18nText('listings', ['title', 'description'])} || ' ' || ifnull(t.street, '') || ' ' || ifnull(t.postcode, '')
+           || ' ' || ifnull((SELECT body FROM location_text WHERE id = t.location_id), '')
+    FROM listings t ORDER BY t.rid`);
+  db.exec(`INSERT INTO owners_fts (rowid, body)
+    SELECT t.rid, ifnull(t.name, '') || ' ' || ifnull(t.areas_served, '') || ' ' || ${i18nText('owners', ['description_short'])} FROM owners t`);
+  db.exec(`INSERT INTO internet_providers_fts (rowid, body)
+    SELECT t.rid, t.name || ' ' || ${i18nText('internet_providers', ['description'])} FROM internet_providers t`);
+  db.exec(`INSERT INTO internet_plans_fts (rowid, body)
+    SELECT t.rid, t.name || ' ' || ifnull(t.connection_type, '') || ' ' || ifnull((SELECT name FROM internet_providers p WHERE p.id = t.provider_id), '')
+           || ' ' || ${i18nText('internet_plans', ['description'])} FROM internet_plans t`);
+  db.exec(`INSERT INTO insurance_products_fts (rowid, body)
+    SELECT t.rid, t.name || ' ' || ifnull(t.official_name, '') || ' ' || ${i18nText('insurance_products', ['headline', 'summary'])} FROM insurance_products t`);
+  db.exec(`INSERT INTO platforms_fts (rowid, body)
+    SELECT t.rid, t.name || ' ' || ${i18nText('platforms', ['headline', 'description'])} FROM platforms t`);
+  db.exec('DROP TABLE temp.location_text');
+}
+
+function deriveCohorts(db: Database, cohorts: CohortCollector) {
+  const metrics = db.prepare('SELECT id, aggregation, min_sample_size FROM metrics ORDER BY rid').all() as { id: string; aggregation: string; min_sample_size: number }[];
+  const insert = db.prepare('INSERT INTO market_observations (metric_id, city_id, month, value, sample_size) VALUES (?, ?, ?, ?, ?)');
+  for (const [city, byMonth] of cohorts.groups) {
+    for (const [month, g] of byMonth) {
+      for (const m of metrics) {
+        let value: number | null;
+        let sample: number;
+        switch (m.aggregation) {
+          case 'count': sample = g.n; value = g.n; break;
+          case 'median_price_eur': sample = g.prices.length; value = median(g.prices); break;
+          case 'average_price_eur': sample = g.prices.length; value = sample ? g.prices.reduce((a, b) => a + b, 0) / sample : null; break;
+          case 'median_price_per_m2': sample = g.perM2.length; value = median(g.perM2); break;
+          default: throw new Error(`unknown aggregation ${m.aggregation}`);
+        }
+        if (value === null || sample < m.min_sample_size) continue;
+        insert.run(m.id, city, month, round2(value), sample);
+      }
+    }
+  }
+}
+
+/**
+ * Statistics for all listings and for each location at any level (the scopes that would otherwise
+ * scan), plus the planner statistics: listings per value of each equality filter and quantiles of
+ * each range filter.
+ */
+function deriveListingStats(db: Database) {
+  const scopes = new Map<string, { count: number; prices: number[] }>();
+  const at = (scope: string) => {
+    let s = scopes.get(scope);
+    if (!s) scopes.set(scope, (s = { count: 0, prices: [] }));
+    return s;
+  };
+  const EQ = ['owner_id', 'property_type', 'furnishing', 'neighbourhood_id', 'city_id', 'province_id'] as const;
+  const RANGE = ['price_eur', 'size_m2', 'rooms'] as const;
+  const valueCounts = new Map<string, number>();
+  const ranges: Record<string, number[]> = { price_eur: [], size_m2: [], rooms: [] };
+  const rows = db.prepare(`SELECT ${[...RANGE, ...EQ].join(', ')} FROM listings`).iterate() as IterableIterator<Record<string, string | number | null>>;
+  for (const row of rows) {
+    const price = row.price_eur as number | null;
+    for (const scope of ['', row.neighbourhood_id, row.city_id, row.province_id]) {
+      if (scope === null) continue;
+      const s = at(scope === '' ? '' : 'location:' + scope);
+      s.count++;
+      if (price !== null) s.prices.push(price);
+    }
+    for (const c of EQ) if (row[c] !== null) { const k = c + '\u0000' + row[c]; valueCounts.set(k, (valueCounts.get(k) ?? 0) + 1); }
+    for (const c of RANGE) if (row[c] !== null) ranges[c].push(row[c] as number);
+  }
+  at(''); // the empty snapshot still has an all-listings row
+  const insert = db.prepare('INSERT INTO listing_stats (scope, count, min_price_eur, max_price_eur, average_price_eur, median_price_eur) VALUES (?, ?, ?, ?, ?, ?)');
+  for (const [scope, s] of scopes) insert.run(scope, s.count, ...statsOf(s.prices));
+  const vc = db.prepare('INSERT INTO listing_value_counts (column, value, n) VALUES (?, ?, ?)');
+  for (const [k, n] of valueCounts) { const [c, v] = k.split('\u0000'); vc.run(c, v, n); }
+  const q = db.prepare('INSERT INTO listing_quantiles (column, k, value, nonnull) VALUES (?, ?, ?, ?)');
+  for (const c of RANGE) {
+    const sorted = Float64Array.from(ranges[c]).sort();
+    if (sorted.length === 0) continue;
+    for (let k = 0; k <= QUANTILES; k++) q.run(c, k, sorted[Math.min(sorted.length - 1, Math.floor((k * (sorted.length - 1)) / QUANTILES))], sorted.length);
+  }
+}
+export const QUANTILES = 1024;
+
+/** [min, max, average, median] of prices, all null when empty; average rounded to cents. */
+export function statsOf(prices: number[] | Float64Array): [number | null, number | null, number | null, number | null] {
+  if (prices.length === 0) return [null, null, null, null];
+  const a = Float64Array.from(prices).sort();
+  let sum = 0;
+  for (const x of a) sum += x;
+  return [a[0], a[a.length - 1], round2(sum / a.length), median(a)];
+}

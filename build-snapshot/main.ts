@@ -1,0 +1,23 @@
+// CLI: npm run build-snapshot -- [--source DIR] [--out FILE]. Exit 0 on success, 1 on bad data, 2 on bad arguments.
+import { parseArgs } from 'node:util';
+import { buildSnapshot } from './compile.ts';
+
+const usage = 'usage: npm run build-snapshot -- [--source DIR (default data)] [--out FILE (default data/snapshot.db)]';
+let args;
+try {
+  args = parseArgs({ options: { source: { type: 'string', default: 'data' }, out: { type: 'string', default: 'data/snapshot.db' }, help: { type: 'boolean' } }, strict: true, allowPositionals: false }).values;
+} catch (e) {
+  console.error(`build-snapshot: ${(e as Error).message}\n${usage}`);
+  process.exit(2);
+}
+if (args.help) { console.log(usage); process.exit(0); }
+
+const result = await buildSnapshot({ source: args.source!, out: args.out! });
+for (const w of result.warnings) console.error(w);
+if (!result.ok) {
+  for (const p of result.problems) console.error(p);
+  console.error(`build-snapshot: FAILED with ${result.problems.length} problem line(s) after ${result.seconds.toFixed(1)}s; ${args.out} was not changed`);
+  process.exit(1);
+}
+const counts = Object.entries(result.counts!).map(([k, c]) => `${k} ${c.stored}/${c.read}`).join(', ');
+console.error(`build-snapshot: OK ${result.snapshotId} → ${args.out} (${(result.bytes! / 1048576).toFixed(1)} MiB) in ${result.seconds.toFixed(1)}s; stored/valid: ${counts}; peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);

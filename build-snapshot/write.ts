@@ -1,0 +1,126 @@
+// Maps validated source records to snapshot rows: one column vocabulary per table, inserted by @name.
+import type { Database, Statement } from 'better-sqlite3';
+import { TRANSLATED_LOCALES } from './source-schema.ts';
+
+/** How a source field becomes a column: as is, the English text of a locale map, JSON text, or 0/1. */
+type Kind = 'plain' | 'text' | 'textlist' | 'json' | 'bool';
+export interface TableSpec { table: string; cols: Record<string, Kind>; i18n: boolean }
+
+const spec = (table: string, cols: Record<string, Kind>): TableSpec => ({
+  table,
+  cols,
+  i18n: Object.values(cols).some((k) => k === 'text' || k === 'textlist'),
+});
+
+export const TABLES = {
+  locations: spec('locations', {
+    slug: 'plain', type: 'plain', parent_id: 'plain', depth: 'plain', latitude: 'plain', longitude: 'plain',
+    postcode_prefixes: 'json', published: 'bool', name: 'text',
+  }),
+  listings: spec('listings', {
+    slug: 'plain', title: 'text', description: 'text', price_eur: 'plain', size_m2: 'plain', rooms: 'plain',
+    furnishing: 'plain', property_type: 'plain', energy_label: 'plain', owner_id: 'plain', location_id: 'plain',
+    neighbourhood_id: 'plain', city_id: 'plain', province_id: 'plain', street: 'plain', number: 'plain',
+    postcode: 'plain', latitude: 'plain', longitude: 'plain', image_url: 'plain', images: 'json',
+    attributes: 'json', sources: 'json', created_at: 'plain', updated_at: 'plain',
+  }),
+  owners: spec('owners', {
+    slug: 'plain', name: 'plain', type: 'plain', website_url: 'plain', image_url: 'plain', phone_numbers: 'json',
+    emails: 'json', areas_served: 'json', certifications: 'json', description_short: 'text', description: 'text',
+    updated_at: 'plain',
+  }),
+  internet_providers: spec('internet_providers', {
+    slug: 'plain', name: 'plain', website_url: 'plain', postcode_check_url: 'plain', logo_url: 'plain',
+    customer_service_url: 'plain', support_languages: 'json', description: 'text', support_details: 'text',
+    strengths: 'textlist', considerations: 'textlist', last_verified_at: 'plain', updated_at: 'plain',
+  }),
+  internet_plans: spec('internet_plans', {
+    provider_id: 'plain', name: 'plain', connection_type: 'plain', download_mbps: 'plain', upload_mbps: 'plain',
+    minimum_contract_months: 'plain', regular_monthly_price_cents: 'plain', intro_monthly_price_cents: 'plain',
+    intro_duration_months: 'plain', activation_fee_cents: 'plain', installation_fee_cents: 'plain', currency: 'plain',
+    official_url: 'plain', postcode_check_url: 'plain', availability_status: 'plain', description: 'text',
+    last_verified_at: 'plain', updated_at: 'plain',
+  }),
+  insurance_providers: spec('insurance_providers', {
+    slug: 'plain', name: 'plain', website_url: 'plain', logo_url: 'plain', customer_service_url: 'plain',
+    complaints_url: 'plain', last_verified_at: 'plain', updated_at: 'plain',
+  }),
+  insurance_products: spec('insurance_products', {
+    slug: 'plain', provider_id: 'plain', name: 'plain', official_name: 'plain', insurance_type: 'plain',
+    product_kind: 'plain', availability: 'plain', official_url: 'plain', quote_url: 'plain', headline: 'text',
+    summary: 'text', last_verified_at: 'plain', updated_at: 'plain',
+  }),
+  platforms: spec('platforms', {
+    slug: 'plain', name: 'plain', url: 'plain', logo_url: 'plain', type: 'plain', category: 'plain',
+    registration_required: 'bool', registration_fee_amount: 'plain', subscription_fee_from: 'plain',
+    fee_currency: 'plain', headline: 'text', features: 'textlist', attributes: 'json', description: 'text',
+    pricing_details: 'text', content: 'text', last_verified_at: 'plain', updated_at: 'plain',
+  }),
+  articles: spec('articles', {
+    slug: 'plain', title: 'text', description: 'text', content: 'text', category: 'plain', location_id: 'plain',
+    created_at: 'plain', updated_at: 'plain',
+  }),
+  glossary: spec('glossary', { slug: 'plain', term: 'text', definition: 'text', updated_at: 'plain' }),
+  metrics: spec('metrics', {
+    name: 'text', description: 'text', unit: 'plain', aggregation: 'plain', min_sample_size: 'plain',
+  }),
+} as const;
+export type TableName = keyof typeof TABLES;
+
+type Rec = Record<string, unknown>;
+
+function columnValue(kind: Kind, value: unknown, locale: string): unknown {
+  if (value === undefined || value === null) return null;
+  switch (kind) {
+    case 'plain': return value;
+    case 'bool': return value ? 1 : 0;
+    case 'json': return JSON.stringify(value);
+    case 'text': return (value as Rec)[locale] ?? null;
+    case 'textlist': {
+      const list = (value as Rec)[locale];
+      return list === undefined ? null : JSON.stringify(list);
+    }
+  }
+}
+
+/** Prepared inserts for one table and its locale table. */
+export interface TableWriter {
+  spec: TableSpec;
+  insert(rid: number, rec: Rec): number;
+}
+
+/** `onMissingTranslation(locale)` is called once per record and locale that lacks a translation of some text. */
+export function tableWriter(db: Database, t: TableSpec, onMissingTranslation?: (locale: string) => void): TableWriter {
+  const names = Object.keys(t.cols);
+  const translated = names.filter((c) => t.cols[c] === 'text' || t.cols[c] === 'textlist');
+  const base: Statement = db.prepare(
+    `INSERT INTO ${t.table} (rid, id, ${names.join(', ')}) VALUES (@rid, @id, ${names.map((c) => '@' + c).join(', ')})`,
+  );
+  const i18n: Statement | null = t.i18n
+    ? db.prepare(`INSERT INTO ${t.table}_i18n (rid, locale, ${translated.join(', ')}) VALUES (@rid, @locale, ${translated.map((c) => '@' + c).join(', ')})`)
+    : null;
+  return {
+    spec: t,
+    insert(rid, rec) {
+      const row: Rec = { rid, id: rec.id };
+      for (const c of names) row[c] = columnValue(t.cols[c], rec[c], 'en');
+      base.run(row);
+      let translations = 0;
+      if (!i18n) return translations;
+      for (const locale of TRANSLATED_LOCALES) {
+        const tr: Rec = { rid, locale };
+        let any = false;
+        let gap = false;
+        for (const c of translated) {
+          const value = columnValue(t.cols[c], rec[c], locale);
+          tr[c] = value;
+          if (value !== null) any = true;
+          else if (rec[c] != null) gap = true;
+        }
+        if (gap) onMissingTranslation?.(locale);
+        if (any) { i18n.run(tr); translations++; }
+      }
+      return translations;
+    },
+  };
+}

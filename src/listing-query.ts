@@ -1,0 +1,203 @@
+// Listing filters → SQL from a fixed vocabulary, with the driving index chosen from build-time statistics.
+import type { Database, Statement } from 'better-sqlite3';
+
+/** Validated listing filters, as the route passes them (absent = not filtered). */
+export interface ListingFilters {
+  fts?: { expr: string; terms: string[] };
+  location_column?: 'province_id' | 'city_id' | 'neighbourhood_id';
+  location_id?: string;
+  owner_id?: string;
+  min_price?: number;
+  max_price?: number;
+  min_size?: number;
+  max_size?: number;
+  min_rooms?: number;
+  furnishing?: string;
+  property_type?: string;
+}
+
+type EqKey = 'location_id' | 'owner_id' | 'furnishing' | 'property_type';
+type RangeCol = 'price_eur' | 'size_m2' | 'rooms';
+const EQ_KEYS: EqKey[] = ['location_id', 'owner_id', 'property_type', 'furnishing'];
+const RANGES: { col: RangeCol; min?: keyof ListingFilters; max?: keyof ListingFilters }[] = [
+  { col: 'price_eur', min: 'min_price', max: 'max_price' },
+  { col: 'size_m2', min: 'min_size', max: 'max_size' },
+  { col: 'rooms', min: 'min_rooms' },
+];
+const INDEX_OF: Record<string, string> = {
+  city_id: 'listings_city', province_id: 'listings_province', neighbourhood_id: 'listings_neighbourhood',
+  owner_id: 'listings_owner', property_type: 'listings_property_type', furnishing: 'listings_furnishing',
+  price_eur: 'listings_price', size_m2: 'listings_size', rooms: 'listings_rooms',
+};
+
+/** How rows are found: walk an (equality column, rid) index or FTS in id order, scan a range and sort, or walk rowids. */
+export type Driver = { kind: 'rowid' } | { kind: 'eq'; col: string } | { kind: 'fts' } | { kind: 'range'; col: RangeCol };
+
+const eqColumn = (k: EqKey, f: ListingFilters) => (k === 'location_id' ? f.location_column! : k);
+
+/** The SQL conditions of a filter set, the fts one phrased for a driver that is not FTS itself. */
+function conditions(f: ListingFilters, driver: Driver): string[] {
+  const out: string[] = [];
+  if (f.fts && driver.kind !== 'fts') out.push('EXISTS (SELECT 1 FROM listings_fts x WHERE listings_fts MATCH @fts AND x.rowid = l.rid)');
+  for (const k of EQ_KEYS) if (f[k] !== undefined) out.push(`l.${eqColumn(k, f)} = @${k}`);
+  for (const r of RANGES) {
+    if (r.min && f[r.min] !== undefined) out.push(`l.${r.col} >= @${r.min}`);
+    if (r.max && f[r.max] !== undefined) out.push(`l.${r.col} <= @${r.max}`);
+  }
+  return out;
+}
+
+function params(f: ListingFilters): Record<string, unknown> {
+  const p: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(f)) if (v !== undefined && k !== 'location_column') p[k] = k === 'fts' ? (v as { expr: string }).expr : v;
+  return p;
+}
+
+function source(driver: Driver): string {
+  switch (driver.kind) {
+    case 'fts': return 'listings_fts f CROSS JOIN listings l ON l.rid = f.rowid';
+    case 'rowid': return 'listings l NOT INDEXED';
+    default: return `listings l INDEXED BY ${INDEX_OF[driver.col]}`;
+  }
+}
+
+export function pageSql(f: ListingFilters, driver: Driver): string {
+  const rid = driver.kind === 'fts' ? 'f.rowid' : 'l.rid';
+  const where = [...(driver.kind === 'fts' ? ['listings_fts MATCH @fts'] : []), ...conditions(f, driver), `${rid} > @after`];
+  return `SELECT ${rid} AS rid FROM ${source(driver)} WHERE ${where.join(' AND ')} ORDER BY ${rid} LIMIT @limit`;
+}
+export function matchSql(f: ListingFilters, driver: Driver): string {
+  const where = [...(driver.kind === 'fts' ? ['listings_fts MATCH @fts'] : []), ...conditions(f, driver)];
+  return `SELECT l.price_eur FROM ${source(driver)}${where.length ? ' WHERE ' + where.join(' AND ') : ''}`;
+}
+
+interface Quantiles { values: Float64Array; nonnull: number }
+
+/** Chooses drivers from build-time statistics and runs cached statements (one per shape). */
+export class ListingQueries {
+  private readonly cache = new Map<string, Statement>();
+  private readonly total: number;
+  private readonly valueCount: Statement;
+  private readonly termDocs: Statement;
+  private readonly quantiles = new Map<string, Quantiles>();
+  constructor(private readonly db: Database) {
+    this.total = (db.prepare("SELECT count FROM listing_stats WHERE scope = ''").pluck().get() as number | undefined) ?? 0;
+    this.valueCount = db.prepare('SELECT n FROM listing_value_counts WHERE column = ? AND value = ?').pluck();
+    this.termDocs = db.prepare('SELECT doc FROM listings_fts_vocab WHERE term = ?').pluck();
+    const rows = db.prepare('SELECT column, value, nonnull FROM listing_quantiles ORDER BY column, k').all() as { column: string; value: number; nonnull: number }[];
+    const by = new Map<string, { v: number[]; nonnull: number }>();
+    for (const r of rows) {
+      const e = by.get(r.column) ?? { v: [], nonnull: r.nonnull };
+      e.v.push(r.value);
+      by.set(r.column, e);
+    }
+    for (const [c, e] of by) this.quantiles.set(c, { values: Float64Array.from(e.v), nonnull: e.nonnull });
+  }
+
+  /** Estimated number of listings in [lo, hi] of a range column, from the quantiles. */
+  private rangeEstimate(col: RangeCol, lo: number | undefined, hi: number | undefined): number {
+    const q = this.quantiles.get(col);
+    if (!q) return 0;
+    const n = q.values.length;
+    let inside = 0;
+    for (let i = 0; i < n; i++) {
+      const x = q.values[i];
+      if ((lo === undefined || x >= lo) && (hi === undefined || x <= hi)) inside++;
+    }
+    // One more quantile step of slack so that a narrow range between two quantiles is not estimated as 0.
+    return Math.min(q.nonnull, Math.ceil(((inside + 1) / n) * q.nonnull));
+  }
+
+  /** Estimated matches per present filter, keyed by driver. */
+  estimates(f: ListingFilters): { driver: Driver; n: number }[] {
+    const out: { driver: Driver; n: number }[] = [];
+    if (f.fts) {
+      let n = this.total;
+      for (const t of f.fts.terms) n = Math.min(n, (this.termDocs.get(t) as number | undefined) ?? 0);
+      out.push({ driver: { kind: 'fts' }, n });
+    }
+    for (const k of EQ_KEYS) {
+      if (f[k] === undefined) continue;
+      const col = eqColumn(k, f);
+      out.push({ driver: { kind: 'eq', col }, n: (this.valueCount.get(col, f[k]) as number | undefined) ?? 0 });
+    }
+    for (const r of RANGES) {
+      const lo = r.min ? (f[r.min] as number | undefined) : undefined;
+      const hi = r.max ? (f[r.max] as number | undefined) : undefined;
+      if (lo === undefined && hi === undefined) continue;
+      out.push({ driver: { kind: 'range', col: r.col }, n: this.rangeEstimate(r.col, lo, hi) });
+    }
+    return out;
+  }
+
+  /**
+   * The cheapest way to produce `limit` rows: an ordered driver reads about limit / selectivity rows
+   * (all of its rows when little matches); a range driver reads its whole range and sorts.
+   */
+  choose(f: ListingFilters, limit: number | null): Driver {
+    const est = this.estimates(f);
+    const N = Math.max(1, this.total);
+    if (est.length === 0) return { kind: 'rowid' };
+    const matches = est.reduce((m, e) => m * (e.n / N), N);
+    let best: Driver = { kind: 'rowid' };
+    let bestCost = limit === null ? N : Math.min(N, (limit * N) / Math.max(matches, 1e-9));
+    for (const e of est) {
+      const ordered = e.driver.kind !== 'range';
+      const cost = limit === null || !ordered ? e.n * (ordered ? 1 : 1.2) : Math.min(e.n, (limit * e.n) / Math.max(matches, 1e-9));
+      if (cost < bestCost) { best = e.driver; bestCost = cost; }
+    }
+    return best;
+  }
+
+  private stmt(kind: 'page' | 'match', f: ListingFilters, driver: Driver): Statement {
+    const key = `${kind}|${JSON.stringify(driver)}|${shapeKey(f)}`;
+    let s = this.cache.get(key);
+    if (!s) this.cache.set(key, (s = this.db.prepare(kind === 'page' ? pageSql(f, driver) : matchSql(f, driver)).pluck()));
+    return s;
+  }
+
+  /** rids of one page: rid > afterRid, ascending, at most `limit` rows. */
+  page(f: ListingFilters, afterRid: number, limit: number): number[] {
+    const driver = this.choose(f, limit);
+    return this.stmt('page', f, driver).all({ ...params(f), after: afterRid, limit }) as number[];
+  }
+
+  /** Price of every matching listing (null where unknown). */
+  matchingPrices(f: ListingFilters): (number | null)[] {
+    return this.stmt('match', f, this.choose(f, null)).all(params(f)) as (number | null)[];
+  }
+}
+
+/** The shape of a filter set: which filters are present (values excluded). */
+export function shapeKey(f: ListingFilters): string {
+  return Object.keys(f).filter((k) => f[k as keyof ListingFilters] !== undefined).map((k) => (k === 'location_id' ? `location_id:${f.location_column}` : k)).sort().join(',');
+}
+
+/** EXPLAIN QUERY PLAN detail lines of the page statement the planner picks for a filter set. */
+export function planOf(db: Database, f: ListingFilters, limit = 21): string[] {
+  const q = new ListingQueries(db);
+  const driver = q.choose(f, limit);
+  const rows = db.prepare('EXPLAIN QUERY PLAN ' + pageSql(f, driver)).all({ ...params(f), after: 0, limit }) as { detail: string }[];
+  return rows.map((r) => r.detail);
+}
+
+/** True when the plan reads the listings table in rowid order with no index narrowing it. */
+export function planHasFullScan(plan: string[]): boolean {
+  return plan.some((d) => /^SCAN l\b/.test(d) || /^SEARCH l USING INTEGER PRIMARY KEY \(rowid>\?\)$/.test(d));
+}
+
+/** Representative single-filter shapes checked at build time and in tests (values that match nothing). */
+export const HOT_QUERY_SAMPLES: Record<string, ListingFilters> = {
+  'q alone': { fts: { expr: '"zzzunknownword"', terms: ['zzzunknownword'] } },
+  'city': { location_column: 'city_id', location_id: 'x' },
+  'province': { location_column: 'province_id', location_id: 'x' },
+  'neighbourhood': { location_column: 'neighbourhood_id', location_id: 'x' },
+  'owner': { owner_id: 'x' },
+  'min_price': { min_price: 9_000_000 },
+  'max_price': { max_price: 0 },
+  'min_size': { min_size: 9_000_000 },
+  'max_size': { max_size: 0 },
+  'min_rooms': { min_rooms: 100 },
+  'furnishing': { furnishing: 'x' },
+  'property_type': { property_type: 'x' },
+};
