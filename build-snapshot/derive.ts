@@ -1,5 +1,6 @@
 // Derived tables: location closure, full-text indexes, market cohorts and precomputed listing statistics.
 import type { Database } from 'better-sqlite3';
+import { median, round2, statsOf } from '../src/stats.ts';
 
 /** Groups published rent listings (active or not) by city and first-seen month while the source streams. */
 export class CohortCollector {
@@ -18,16 +19,6 @@ export class CohortCollector {
     }
   }
 }
-
-/** Median of a numeric array (sorted in place); the mean of the two middle values for an even count. */
-export function median(values: Float64Array | number[]): number | null {
-  if (values.length === 0) return null;
-  const a = values instanceof Float64Array ? values.sort() : Float64Array.from(values).sort();
-  const mid = a.length >> 1;
-  return a.length % 2 ? a[mid] : (a[mid - 1] + a[mid]) / 2;
-}
-
-const round2 = (x: number) => Math.round(x * 100) / 100;
 
 export function deriveAll(db: Database, cohorts: CohortCollector) {
   deriveClosure(db);
@@ -69,6 +60,8 @@ function deriveFullText(db: Database) {
     SELECT t.rid, ${i18nText('listings', ['title', 'description'])} || ' ' || ifnull(t.street, '') || ' ' || ifnull(t.postcode, '')
            || ' ' || ifnull((SELECT body FROM location_text WHERE id = t.location_id), '')
     FROM listings t ORDER BY t.rid`);
+  db.exec(`INSERT INTO locations_fts (rowid, body)
+    SELECT t.rid, t.slug || ' ' || ${i18nText('locations', ['name'])} FROM locations t WHERE t.published = 1`);
   db.exec(`INSERT INTO owners_fts (rowid, body)
     SELECT t.rid, ifnull(t.name, '') || ' ' || ifnull(t.areas_served, '') || ' ' || ${i18nText('owners', ['description_short'])} FROM owners t`);
   db.exec(`INSERT INTO internet_providers_fts (rowid, body)
@@ -147,11 +140,3 @@ function deriveListingStats(db: Database) {
 }
 export const QUANTILES = 1024;
 
-/** [min, max, average, median] of prices, all null when empty; average rounded to cents. */
-export function statsOf(prices: number[] | Float64Array): [number | null, number | null, number | null, number | null] {
-  if (prices.length === 0) return [null, null, null, null];
-  const a = Float64Array.from(prices).sort();
-  let sum = 0;
-  for (const x of a) sum += x;
-  return [a[0], a[a.length - 1], round2(sum / a.length), median(a)];
-}

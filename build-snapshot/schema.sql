@@ -34,6 +34,7 @@ CREATE TABLE locations_i18n (
   name   TEXT,
   PRIMARY KEY (rid, locale)
 ) WITHOUT ROWID;
+CREATE VIRTUAL TABLE locations_fts USING fts5(body, content='', detail='none', tokenize='unicode61 remove_diacritics 2');
 -- Every (ancestor, descendant) pair, including each location with itself at depth 0.
 CREATE TABLE location_closure (
   ancestor_id   TEXT NOT NULL,

@@ -1,0 +1,128 @@
+// createApp(deps): polka with one error renderer, request ids, the access-control slot, and every route.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import polka from 'polka';
+import type { CursorCodec } from './cursor.ts';
+import { ApiError, sendError } from './errors.ts';
+import { parseRawQuery, validateQuery, pathId, type QuerySchema, type Locale } from './query.ts';
+import { sendJson, type Meta } from './respond.ts';
+import type { Snapshot, SnapshotSource } from './snapshot.ts';
+import { openapiDocument } from './openapi.ts';
+import { ROUTE_MODULES } from './routes/index.ts';
+
+export type Log = (line: Record<string, unknown>) => void;
+
+export interface Req extends IncomingMessage {
+  id: string;
+  path: string;
+  search: string | null;
+  params: Record<string, string>;
+  /** Set by access control: the authenticated key's id (never the key). */
+  keyId?: string;
+}
+
+/** What a request handler gets: validated query and path ids, the envelope meta, the snapshot. */
+export interface Ctx<Q = any> {
+  req: Req;
+  res: ServerResponse;
+  query: Q;
+  params: Record<string, string>;
+  meta: Meta;
+  snap: Snapshot;
+  deps: AppDeps;
+}
+
+export type ResponseKind = 'collection' | 'bounded' | 'detail' | 'plain';
+export interface RouteDef<Q = any> {
+  path: string; // polka pattern, e.g. /v1/listings/:id
+  summary: string;
+  description?: string;
+  tag: string;
+  query: QuerySchema;
+  kind: ResponseKind;
+  /** JSON schema of one data item (collections) or of data (detail) or of the body (plain). */
+  item: Record<string, unknown>;
+  public?: boolean;
+  handle(ctx: Ctx<Q>): unknown;
+}
+
+/**
+ * The access-control slot (see src/access.ts): runs before routing on every request; it may answer
+ * (preflight, redirect, 401, 429) and return true to stop the pipeline.
+ */
+export type Guard = (req: Req, res: ServerResponse, route: { public: boolean }) => boolean;
+
+export interface AppDeps {
+  snapshots: SnapshotSource;
+  cursor: CursorCodec;
+  log: Log;
+  guard?: Guard;
+  logRequests?: boolean;
+}
+
+export function defineRoute<Q>(r: RouteDef<Q>): RouteDef<Q> { return r; }
+
+function compile(pattern: string): RegExp {
+  return new RegExp('^' + pattern.replace(/:[a-z_]+/g, '[^/]+') + '/?$');
+}
+
+export function createApp(deps: AppDeps) {
+  const routes: RouteDef[] = ROUTE_MODULES.flatMap((m) => m.routes(deps));
+  const openapi = openapiDocument(routes);
+  routes.push(openapi.route);
+  for (const m of ROUTE_MODULES) m.prepare?.forEach((p) => deps.snapshots.prepare(p));
+  const known = routes.map((r) => ({ re: compile(r.path), route: r }));
+  const lookup = (path: string) => known.find((k) => k.re.test(path))?.route;
+
+  const app = polka({
+    onError: (err, req, res) => sendError(res, (req as unknown as Req).id ?? randomUUID(), err, deps.log),
+    onNoMatch: (req, res) => {
+      const r = req as unknown as Req;
+      if (lookup(r.path)) sendError(res, r.id, new ApiError('method_not_allowed', `Method ${req.method} is not allowed here; this API is read-only (GET).`, { Allow: 'GET, HEAD' }), deps.log);
+      else sendError(res, r.id, new ApiError('not_found', `No endpoint matches ${r.path}. See /v1/openapi.json.`), deps.log);
+    },
+  });
+
+  app.use((request, res, next) => {
+    const req = request as unknown as Req;
+    const started = process.hrtime.bigint();
+    req.id = randomUUID();
+    res.setHeader('X-Request-Id', req.id);
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    if (deps.logRequests) {
+      res.on('finish', () => deps.log({
+        level: 'info', request_id: req.id, method: req.method, path: req.path, status: res.statusCode,
+        ms: Number(process.hrtime.bigint() - started) / 1e6, key_id: req.keyId,
+      }));
+    }
+    const route = lookup(req.path);
+    try {
+      if (deps.guard && deps.guard(req, res, { public: route?.public ?? false })) return;
+    } catch (e) {
+      sendError(res, req.id, e, deps.log);
+      return;
+    }
+    next();
+  });
+
+  for (const r of routes) {
+    const handler = (req: Req, res: ServerResponse) => {
+      try {
+        const raw = parseRawQuery(req.search ? req.search.slice(1) : '');
+        const query = validateQuery(r.query, raw) as Record<string, unknown>;
+        const params: Record<string, string> = {};
+        for (const [k, val] of Object.entries(req.params ?? {})) params[k] = pathId(val, k);
+        const meta: Meta = { locale: (query.locale as Locale | undefined) ?? 'en', request_id: req.id };
+        const snap = r.public ? (undefined as unknown as Snapshot) : deps.snapshots.get();
+        const body = r.handle({ req, res, query, params, meta, snap, deps });
+        sendJson(res, 200, body, r.public ? {} : { 'Cache-Control': 'private, no-store' });
+      } catch (e) {
+        sendError(res, req.id, e, deps.log);
+      }
+    };
+    // HEAD is GET without a body (node drops the body of a HEAD response).
+    app.get(r.path, handler as never);
+    app.head(r.path, handler as never);
+  }
+  return app;
+}

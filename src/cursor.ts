@@ -1,0 +1,45 @@
+// Opaque paging cursors: {after, scope, exp} signed with HMAC-SHA256; any bad cursor is a 400.
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { badRequest } from './errors.ts';
+
+export const CURSOR_TTL_SECONDS = 24 * 60 * 60;
+const MAX_CURSOR = 4096;
+
+export interface CursorCodec {
+  /** A digest of everything a cursor is bound to: endpoint, filters, locale, limit. */
+  scope(endpoint: string, params: Record<string, unknown>): string;
+  sign(after: string, scope: string): string;
+  /** The id to continue after; throws 400 for a malformed, tampered, expired or foreign-scope cursor. */
+  verify(cursor: string, scope: string): string;
+}
+
+export function cursorCodec(secret: string, now: () => number = Date.now): CursorCodec {
+  const mac = (payload: string) => createHmac('sha256', secret).update(payload).digest();
+  const invalid = () => badRequest('Parameter "cursor" is invalid or was issued for a different request; restart without a cursor.');
+  return {
+    scope(endpoint, params) {
+      const canonical = JSON.stringify([endpoint, Object.keys(params).filter((k) => k !== 'cursor' && params[k] !== undefined).sort().map((k) => [k, params[k]])]);
+      return createHash('sha256').update(canonical).digest('base64url').slice(0, 22);
+    },
+    sign(after, scope) {
+      const payload = Buffer.from(JSON.stringify({ a: after, s: scope, e: Math.floor(now() / 1000) + CURSOR_TTL_SECONDS })).toString('base64url');
+      const token = `${payload}.${mac(payload).toString('base64url')}`;
+      if (token.length > MAX_CURSOR) throw new Error('cursor too long'); // ids are ≤ 120 chars, so this cannot happen
+      return token;
+    },
+    verify(cursor, scope) {
+      const dot = cursor.indexOf('.');
+      if (dot <= 0 || cursor.length > MAX_CURSOR) throw invalid();
+      const payload = cursor.slice(0, dot);
+      const given = Buffer.from(cursor.slice(dot + 1), 'base64url');
+      const expected = mac(payload);
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid();
+      let body: { a?: unknown; s?: unknown; e?: unknown };
+      try { body = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')); } catch { throw invalid(); }
+      if (typeof body.a !== 'string' || typeof body.s !== 'string' || typeof body.e !== 'number') throw invalid();
+      if (body.s !== scope) throw badRequest('Parameter "cursor" was issued for a different endpoint, filter set, locale or limit; restart without a cursor.');
+      if (body.e * 1000 < now()) throw badRequest('Parameter "cursor" has expired (cursors live 24 hours); restart without a cursor.');
+      return body.a;
+    },
+  };
+}

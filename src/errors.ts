@@ -1,0 +1,45 @@
+// The one error type and the one place errors are rendered: a closed set of codes, each with its status.
+import type { ServerResponse } from 'node:http';
+
+export const CODES = {
+  invalid_request: 400,
+  unauthorized: 401,
+  not_found: 404,
+  method_not_allowed: 405,
+  rate_limited: 429,
+  internal_error: 500,
+  service_unavailable: 503,
+} as const;
+export type ErrorCode = keyof typeof CODES;
+
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(readonly code: ErrorCode, message: string, readonly headers: Record<string, string> = {}) {
+    super(message);
+    this.status = CODES[code];
+  }
+}
+
+export const badRequest = (message: string) => new ApiError('invalid_request', message);
+export const notFound = (what = 'resource') => new ApiError('not_found', `No public ${what} was found with this id.`);
+
+/** Writes the spec's error envelope. Anything that is not an ApiError is logged and becomes a bare 500. */
+export function sendError(res: ServerResponse, requestId: string, err: unknown, log: (line: Record<string, unknown>) => void): void {
+  let e: ApiError;
+  if (err instanceof ApiError) e = err;
+  else if (isBusy(err)) e = new ApiError('service_unavailable', 'The data store is busy or unavailable; try again shortly.', { 'Retry-After': '1' });
+  else {
+    log({ level: 'error', request_id: requestId, msg: 'unhandled error', error: err instanceof Error ? `${err.name}: ${err.message}` : String(err), stack: err instanceof Error ? err.stack : undefined });
+    e = new ApiError('internal_error', 'An internal error occurred.');
+  }
+  if (res.headersSent) { res.destroy(); return; }
+  const body = JSON.stringify({ error: { code: e.code, message: e.message, request_id: requestId } });
+  res.writeHead(e.status, { ...e.headers, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store' });
+  res.end(body);
+}
+
+/** SQLite errors that mean "the file is locked, missing or unreadable": fail closed with 503. */
+function isBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === 'string' && /^SQLITE_(BUSY|LOCKED|CANTOPEN|IOERR|CORRUPT|NOTADB|READONLY)/.test(code);
+}

@@ -1,0 +1,121 @@
+// Query strings: raw parsing (unknown / repeated → 400), typed coercion, shared valibot pieces, messages.
+import * as v from 'valibot';
+import { badRequest } from './errors.ts';
+
+export const LOCALES = ['en', 'nl', 'de', 'fr', 'es'] as const;
+export type Locale = (typeof LOCALES)[number];
+
+/** Bounds on the raw query before any parsing: a request cannot make us do unbounded work. */
+const MAX_QUERY_LENGTH = 8192;
+const MAX_PARAMS = 32;
+
+/** Splits a raw query string; a repeated name, a malformed escape or an oversized query is a 400. */
+export function parseRawQuery(search: string): Record<string, string> {
+  const out: Record<string, string> = Object.create(null);
+  if (!search) return out;
+  if (search.length > MAX_QUERY_LENGTH) throw badRequest(`The query string is longer than ${MAX_QUERY_LENGTH} characters.`);
+  const parts = search.split('&');
+  if (parts.length > MAX_PARAMS) throw badRequest(`The query string has more than ${MAX_PARAMS} parameters.`);
+  for (const part of parts) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    const rawName = eq === -1 ? part : part.slice(0, eq);
+    const rawValue = eq === -1 ? '' : part.slice(eq + 1);
+    let name: string, value: string;
+    try {
+      name = decodeURIComponent(rawName.replace(/\+/g, ' '));
+      value = decodeURIComponent(rawValue.replace(/\+/g, ' '));
+    } catch {
+      throw badRequest(`Parameter "${printable(rawName)}" is not correctly percent-encoded.`);
+    }
+    if (name in out) throw badRequest(`Parameter "${printable(name)}" is repeated; give each parameter at most once.`);
+    out[name] = value;
+  }
+  return out;
+}
+
+const printable = (s: string) => (s.length > 40 ? s.slice(0, 40) + '…' : s).replace(/[^\x20-\x7e]/g, '?');
+
+// ---- schema pieces: each carries the message that names its rule ----
+export const str = (min: number, max: number) =>
+  v.pipe(v.string(), v.minLength(min, `must be ${min} to ${max} characters`), v.maxLength(max, `must be ${min} to ${max} characters`));
+export const int = (min: number, max: number) =>
+  v.pipe(v.number('must be an integer'), v.integer('must be an integer'), v.minValue(min, `must be an integer from ${min} to ${max}`), v.maxValue(max, `must be an integer from ${min} to ${max}`));
+export const num = (min: number, max: number) =>
+  v.pipe(v.number('must be a number'), v.minValue(min, `must be a number from ${min} to ${max}`), v.maxValue(max, `must be a number from ${min} to ${max}`));
+export const oneOf = <const T extends readonly string[]>(values: T, note = '') =>
+  v.picklist(values, `must be one of ${values.join(', ')}${note}`);
+export const date = () =>
+  v.pipe(v.string(), v.isoDate('must be a date in the form YYYY-MM-DD'), v.check(isRealDate, 'must be a real calendar date in the form YYYY-MM-DD'));
+function isRealDate(s: string): boolean {
+  const d = new Date(s + 'T00:00:00Z');
+  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
+}
+
+export const locale = v.optional(oneOf(LOCALES), 'en');
+export const q = v.optional(str(1, 200));
+export const limit = (max: number, dflt: number) => v.optional(int(1, max), dflt);
+export const cursor = v.optional(str(1, 4096));
+export const id120 = str(1, 120);
+
+/** A check that a minimum does not exceed its maximum, reported on the minimum. */
+export function minMax(min: string, max: string): never {
+  return v.forward(
+    v.partialCheck(
+      [[min], [max]] as never,
+      (input: Record<string, unknown>) => input[min] === undefined || input[max] === undefined || (input[min] as number) <= (input[max] as number),
+      `must not be greater than ${max}`,
+    ),
+    [min] as never,
+  ) as never;
+}
+
+type ObjectSchema = v.StrictObjectSchema<v.ObjectEntries, undefined>;
+export type QuerySchema = ObjectSchema | v.SchemaWithPipe<readonly [ObjectSchema, ...v.PipeItem<any, any, any>[]]>;
+
+export function entriesOf(schema: QuerySchema): v.ObjectEntries {
+  return 'pipe' in schema ? (schema.pipe[0] as ObjectSchema).entries : schema.entries;
+}
+
+function baseType(s: v.GenericSchema): string {
+  let cur = s as v.GenericSchema & { wrapped?: v.GenericSchema; pipe?: v.GenericSchema[] };
+  while (cur.wrapped || (cur.pipe && cur.type !== cur.pipe[0]?.type)) cur = (cur.wrapped ?? cur.pipe![0]) as typeof cur;
+  return cur.type;
+}
+
+const NUMBER = /^-?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+/** Validates raw query values against a strict schema: numbers are converted first, then valibot rules apply. */
+export function validateQuery<S extends QuerySchema>(schema: S, raw: Record<string, string>): v.InferOutput<S> {
+  const entries = entriesOf(schema);
+  const input: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(raw)) {
+    const entry = entries[name];
+    if (!entry) {
+      const allowed = Object.keys(entries);
+      throw badRequest(`Unknown parameter "${printable(name)}". ${allowed.length ? `Allowed: ${allowed.join(', ')}.` : 'This endpoint takes no parameters.'}`);
+    }
+    input[name] = baseType(entry) === 'number' && NUMBER.test(value) ? Number(value) : value;
+  }
+  const result = v.safeParse(schema, input);
+  if (result.success) return result.output;
+  const issue = result.issues[0];
+  const key = issue.path?.map((p: { key: unknown }) => String(p.key)).join('.') ?? '';
+  const got = raw[key] !== undefined ? ` (got "${printable(raw[key])}")` : '';
+  throw badRequest(`Parameter "${key}" ${issue.message}${got}.`);
+}
+
+/** Path ids follow the same rule everywhere: 1 to 120 characters. */
+export function pathId(raw: string, name = 'id'): string {
+  let id: string;
+  try { id = decodeURIComponent(raw); } catch { throw badRequest(`Path parameter "${name}" is not correctly percent-encoded.`); }
+  if (id.length < 1 || id.length > 120) throw badRequest(`Path parameter "${name}" must be 1 to 120 characters.`);
+  return id;
+}
+
+/** Free text → an FTS5 expression of quoted terms (all must match) and the normalised terms. */
+export function ftsQuery(text: string): { expr: string; terms: string[] } {
+  const terms = text.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase().match(/[\p{L}\p{N}]+/gu)?.slice(0, 16) ?? [];
+  if (terms.length === 0) throw badRequest('Parameter "q" must contain at least one letter or digit.');
+  return { expr: terms.map((t) => `"${t}"`).join(' '), terms };
+}

@@ -1,0 +1,30 @@
+// /v1/articles/{id}: one article.
+import type { Database } from 'better-sqlite3';
+import * as v from 'valibot';
+import { defineRoute, type AppDeps } from '../app.ts';
+import { notFound } from '../errors.ts';
+import { locale } from '../query.ts';
+import { detail } from '../respond.ts';
+import { J, tr } from './common.ts';
+
+const DetailQuery = v.strictObject({ locale });
+
+export function prepare(db: Database) {
+  return {
+    byId: db.prepare(`SELECT a.id, a.slug, ${tr('a', ['title', 'description', 'content'])}, a.category, a.location_id, a.created_at, a.updated_at
+      FROM articles a LEFT JOIN articles_i18n t ON t.rid = a.rid AND t.locale = @locale WHERE a.id = @id`),
+  };
+}
+
+export const routes = (_deps: AppDeps) => [
+  defineRoute<v.InferOutput<typeof DetailQuery>>({
+    path: '/v1/articles/:id', tag: 'Articles', kind: 'detail', query: DetailQuery,
+    item: J.object({ id: { type: 'string' }, slug: J.str, title: J.str, description: J.str, content: J.str, category: J.str, location_id: J.str, created_at: J.ts, updated_at: J.ts }),
+    summary: 'One article by id',
+    handle(ctx) {
+      const r = ctx.snap.use(prepare).byId.get({ id: ctx.params.id, locale: ctx.meta.locale });
+      if (!r) throw notFound('article');
+      return detail(r, ctx.meta);
+    },
+  }),
+];

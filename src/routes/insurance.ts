@@ -1,0 +1,61 @@
+// /v1/insurance: products (search) and providers (detail).
+import type { Database } from 'better-sqlite3';
+import * as v from 'valibot';
+import { defineRoute, type AppDeps } from '../app.ts';
+import { notFound } from '../errors.ts';
+import { cursor, ftsQuery, id120, limit, locale, q, str } from '../query.ts';
+import { detail } from '../respond.ts';
+import { J, page, smallSearch, tr } from './common.ts';
+
+const ProductQuery = v.strictObject({
+  locale, q, limit: limit(100, 20), cursor,
+  provider_id: v.optional(id120), insurance_type: v.optional(str(1, 120)), availability: v.optional(str(1, 120)),
+});
+const DetailQuery = v.strictObject({ locale });
+
+const PRODUCT_SELECT = `SELECT p.id, p.slug, p.provider_id, p.name, p.official_name, p.insurance_type, p.product_kind,
+  p.availability, p.official_url, p.quote_url, ${tr('p', ['headline', 'summary'])}, p.last_verified_at, p.updated_at
+  FROM insurance_products p LEFT JOIN insurance_products_i18n t ON t.rid = p.rid AND t.locale = @locale`;
+
+export function prepare(db: Database) {
+  return {
+    products: smallSearch(db, {
+      select: PRODUCT_SELECT, alias: 'p', fts: 'insurance_products_fts',
+      clauses: { provider_id: 'p.provider_id = @provider_id', insurance_type: 'p.insurance_type = @insurance_type', availability: 'p.availability = @availability' },
+    }),
+    provider: db.prepare(`SELECT id, slug, name, website_url, logo_url, customer_service_url, complaints_url, last_verified_at, updated_at
+      FROM insurance_providers WHERE id = ?`),
+  };
+}
+type Row = Record<string, any>;
+const PRODUCT = J.object({
+  id: { type: 'string' }, slug: J.str, provider_id: J.str, name: J.str, official_name: J.str, insurance_type: J.str,
+  product_kind: J.str, availability: J.str, official_url: J.str, quote_url: J.str, headline: J.str, summary: J.str,
+  last_verified_at: J.ts, updated_at: J.ts,
+});
+const PROVIDER = J.object({
+  id: { type: 'string' }, slug: J.str, name: J.str, website_url: J.str, logo_url: J.str, customer_service_url: J.str,
+  complaints_url: J.str, last_verified_at: J.ts, updated_at: J.ts,
+});
+
+export const routes = (_deps: AppDeps) => [
+  defineRoute<v.InferOutput<typeof ProductQuery>>({
+    path: '/v1/insurance/products', tag: 'Insurance', kind: 'collection', query: ProductQuery, item: PRODUCT,
+    summary: 'Search insurance products',
+    handle(ctx) {
+      const search = ctx.snap.use(prepare).products;
+      const { q: text, ...rest } = ctx.query;
+      const filters = { ...rest, fts: text === undefined ? undefined : ftsQuery(text).expr };
+      return page(ctx, (after, n) => search(filters, after, n, ctx.meta.locale) as Row[]);
+    },
+  }),
+  defineRoute<v.InferOutput<typeof DetailQuery>>({
+    path: '/v1/insurance/providers/:id', tag: 'Insurance', kind: 'detail', query: DetailQuery, item: PROVIDER,
+    summary: 'One insurance provider by id',
+    handle(ctx) {
+      const r = ctx.snap.use(prepare).provider.get(ctx.params.id) as Row | undefined;
+      if (!r) throw notFound('insurance provider');
+      return detail(r, ctx.meta);
+    },
+  }),
+];

@@ -1,0 +1,101 @@
+// /v1/internet: providers (search, detail) and plans (search).
+import type { Database } from 'better-sqlite3';
+import * as v from 'valibot';
+import { defineRoute, type AppDeps } from '../app.ts';
+import { notFound } from '../errors.ts';
+import { cursor, ftsQuery, id120, int, limit, locale, num, q, str } from '../query.ts';
+import { detail } from '../respond.ts';
+import { J, page, parseJson, smallSearch, tr } from './common.ts';
+
+const ProviderQuery = v.strictObject({ locale, q, limit: limit(100, 20), cursor });
+const PlanQuery = v.strictObject({
+  locale, q, limit: limit(100, 20), cursor,
+  provider_id: v.optional(id120),
+  connection_type: v.optional(str(1, 120)),
+  min_download_mbps: v.optional(num(0, 100_000)),
+  max_monthly_price_cents: v.optional(int(0, 10_000_000)),
+});
+const DetailQuery = v.strictObject({ locale });
+
+const PROVIDER_SELECT = `SELECT p.id, p.slug, p.name, p.website_url, p.postcode_check_url, p.logo_url, p.customer_service_url,
+  p.support_languages, ${tr('p', ['description', 'support_details', 'strengths', 'considerations'])}, p.last_verified_at, p.updated_at
+  FROM internet_providers p LEFT JOIN internet_providers_i18n t ON t.rid = p.rid AND t.locale = @locale`;
+const PLAN_SELECT = `SELECT p.id, p.provider_id, p.name, p.connection_type, p.download_mbps, p.upload_mbps, p.minimum_contract_months,
+  p.regular_monthly_price_cents, p.intro_monthly_price_cents, p.intro_duration_months, p.activation_fee_cents,
+  p.installation_fee_cents, p.currency, p.official_url, p.postcode_check_url, p.availability_status,
+  ${tr('p', ['description'])}, p.last_verified_at, p.updated_at
+  FROM internet_plans p LEFT JOIN internet_plans_i18n t ON t.rid = p.rid AND t.locale = @locale`;
+
+export function prepare(db: Database) {
+  return {
+    providers: smallSearch(db, { select: PROVIDER_SELECT, alias: 'p', fts: 'internet_providers_fts', clauses: {} }),
+    provider: db.prepare(`${PROVIDER_SELECT} WHERE p.id = @id`),
+    plans: smallSearch(db, {
+      select: PLAN_SELECT, alias: 'p', fts: 'internet_plans_fts',
+      clauses: {
+        provider_id: 'p.provider_id = @provider_id',
+        connection_type: 'p.connection_type = @connection_type',
+        min_download_mbps: 'p.download_mbps >= @min_download_mbps',
+        // The regular price is what a plan costs after any introductory period.
+        max_monthly_price_cents: 'p.regular_monthly_price_cents <= @max_monthly_price_cents',
+      },
+    }),
+  };
+}
+type Row = Record<string, any>;
+const provider = (r: Row) => ({
+  id: r.id, slug: r.slug, name: r.name, website_url: r.website_url, postcode_check_url: r.postcode_check_url,
+  logo_url: r.logo_url, customer_service_url: r.customer_service_url, support_languages: parseJson(r.support_languages),
+  description: r.description, last_verified_at: r.last_verified_at, updated_at: r.updated_at,
+});
+const plan = (r: Row) => ({
+  id: r.id, provider_id: r.provider_id, name: r.name, connection_type: r.connection_type, download_mbps: r.download_mbps,
+  upload_mbps: r.upload_mbps, minimum_contract_months: r.minimum_contract_months,
+  regular_monthly_price_cents: r.regular_monthly_price_cents, intro_monthly_price_cents: r.intro_monthly_price_cents,
+  intro_duration_months: r.intro_duration_months, activation_fee_cents: r.activation_fee_cents,
+  installation_fee_cents: r.installation_fee_cents, currency: r.currency, official_url: r.official_url,
+  postcode_check_url: r.postcode_check_url, availability_status: r.availability_status, description: r.description,
+  last_verified_at: r.last_verified_at, updated_at: r.updated_at,
+});
+const PROVIDER = {
+  id: { type: 'string' }, slug: J.str, name: J.str, website_url: J.str, postcode_check_url: J.str, logo_url: J.str,
+  customer_service_url: J.str, support_languages: J.strs, description: J.str, last_verified_at: J.ts, updated_at: J.ts,
+};
+const PLAN = J.object({
+  id: { type: 'string' }, provider_id: J.str, name: J.str, connection_type: J.str, download_mbps: J.num, upload_mbps: J.num,
+  minimum_contract_months: J.num, regular_monthly_price_cents: J.int, intro_monthly_price_cents: J.int,
+  intro_duration_months: J.int, activation_fee_cents: J.int, installation_fee_cents: J.int, currency: J.str,
+  official_url: J.str, postcode_check_url: J.str, availability_status: J.str, description: J.str, last_verified_at: J.ts, updated_at: J.ts,
+});
+const fts = (q?: string) => (q === undefined ? undefined : ftsQuery(q).expr);
+
+export const routes = (_deps: AppDeps) => [
+  defineRoute<v.InferOutput<typeof ProviderQuery>>({
+    path: '/v1/internet/providers', tag: 'Internet', kind: 'collection', query: ProviderQuery, item: J.object(PROVIDER),
+    summary: 'Search internet providers',
+    handle(ctx) {
+      const search = ctx.snap.use(prepare).providers;
+      return page(ctx, (after, n) => search({ fts: fts(ctx.query.q) }, after, n, ctx.meta.locale) as Row[], provider);
+    },
+  }),
+  defineRoute<v.InferOutput<typeof DetailQuery>>({
+    path: '/v1/internet/providers/:id', tag: 'Internet', kind: 'detail', query: DetailQuery,
+    item: J.object({ ...PROVIDER, support_details: J.str, strengths: J.strs, considerations: J.strs }),
+    summary: 'One internet provider by id',
+    handle(ctx) {
+      const r = ctx.snap.use(prepare).provider.get({ id: ctx.params.id, locale: ctx.meta.locale }) as Row | undefined;
+      if (!r) throw notFound('internet provider');
+      return detail({ ...provider(r), support_details: r.support_details, strengths: parseJson(r.strengths), considerations: parseJson(r.considerations) }, ctx.meta);
+    },
+  }),
+  defineRoute<v.InferOutput<typeof PlanQuery>>({
+    path: '/v1/internet/plans', tag: 'Internet', kind: 'collection', query: PlanQuery, item: PLAN,
+    summary: 'Search internet plans',
+    description: 'max_monthly_price_cents compares the regular monthly price (after any introductory period).',
+    handle(ctx) {
+      const search = ctx.snap.use(prepare).plans;
+      const { q: text, ...rest } = ctx.query;
+      return page(ctx, (after, n) => search({ ...rest, fts: fts(text) }, after, n, ctx.meta.locale) as Row[], plan);
+    },
+  }),
+];

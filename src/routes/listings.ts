@@ -1,0 +1,198 @@
+// /v1/listings: search, detail, similar, stats. Filters go through the planner in ../listing-query.ts.
+import type { Database } from 'better-sqlite3';
+import * as v from 'valibot';
+import { defineRoute, type AppDeps, type Ctx } from '../app.ts';
+import { notFound } from '../errors.ts';
+import { ListingQueries, type ListingFilters } from '../listing-query.ts';
+import { cursor, ftsQuery, id120, int, limit, locale, minMax, oneOf, q, str } from '../query.ts';
+import { detail, bounded } from '../respond.ts';
+import { statsOf } from '../stats.ts';
+import { J, page, parseJson, tr } from './common.ts';
+
+const FURNISHING = ['SHELL', 'FURNISHED', 'UPHOLSTERED'] as const;
+const filterEntries = {
+  locale,
+  q,
+  location_id: v.optional(id120),
+  owner_id: v.optional(id120),
+  min_price: v.optional(int(0, 10_000_000)),
+  max_price: v.optional(int(0, 10_000_000)),
+  min_size: v.optional(int(0, 10_000_000)),
+  max_size: v.optional(int(0, 10_000_000)),
+  min_rooms: v.optional(int(0, 100)),
+  furnishing: v.optional(oneOf(FURNISHING, ' (case-sensitive)')),
+  property_type: v.optional(str(1, 120)),
+};
+const withMinMax = <T extends v.ObjectEntries>(entries: T) =>
+  v.pipe(v.strictObject(entries), minMax('min_price', 'max_price'), minMax('min_size', 'max_size'));
+export const SearchQuery = withMinMax({ ...filterEntries, limit: limit(100, 20), cursor });
+export const StatsQuery = withMinMax(filterEntries);
+const DetailQuery = v.strictObject({ locale });
+const SimilarQuery = v.strictObject({ locale, limit: limit(20, 10) });
+type Filters = {
+  locale: string; q?: string; location_id?: string; owner_id?: string; min_price?: number; max_price?: number;
+  min_size?: number; max_size?: number; min_rooms?: number; furnishing?: string; property_type?: string;
+};
+
+const SELECT = (where: string) => `
+  SELECT l.rid, l.id, l.slug, ${tr('l', ['title', 'description'])}, l.price_eur, l.size_m2, l.rooms, l.furnishing,
+         l.property_type, l.energy_label, l.owner_id, l.image_url, l.images, l.attributes, l.sources, l.created_at,
+         l.updated_at, COALESCE(ci.name, c.name) AS city, l.street, l.number, l.postcode, l.latitude, l.longitude
+  FROM listings l
+  LEFT JOIN listings_i18n t ON t.rid = l.rid AND t.locale = @locale
+  JOIN locations c ON c.id = l.city_id
+  LEFT JOIN locations_i18n ci ON ci.rid = c.rid AND ci.locale = @locale
+  WHERE ${where}`;
+
+export function prepare(db: Database) {
+  return {
+    planner: new ListingQueries(db),
+    byRids: db.prepare(SELECT('l.rid IN (SELECT value FROM json_each(@rids))') + ' ORDER BY l.rid'),
+    byId: db.prepare(SELECT('l.id = @id')),
+    ridAtOrBefore: db.prepare('SELECT rid FROM listings WHERE id <= ? ORDER BY id DESC LIMIT 1').pluck(),
+    location: db.prepare('SELECT type FROM locations WHERE id = ?').pluck(),
+    precomputed: db.prepare('SELECT count, min_price_eur, max_price_eur, average_price_eur, median_price_eur FROM listing_stats WHERE scope = ?'),
+    similarBand: db.prepare(`SELECT rid, price_eur, size_m2, id FROM listings INDEXED BY listings_city_type_price
+      WHERE city_id = @city AND property_type = @type AND price_eur BETWEEN @lo AND @hi AND rid <> @rid
+      ORDER BY price_eur LIMIT @n`),
+    similarBandDesc: db.prepare(`SELECT rid, price_eur, size_m2, id FROM listings INDEXED BY listings_city_type_price
+      WHERE city_id = @city AND property_type = @type AND price_eur BETWEEN @lo AND @hi AND rid <> @rid
+      ORDER BY price_eur DESC LIMIT @n`),
+    refOf: db.prepare('SELECT rid, city_id, property_type, price_eur, size_m2 FROM listings WHERE id = ?'),
+  };
+}
+type Stmts = ReturnType<typeof prepare>;
+type Row = Record<string, any>;
+
+export function summary(r: Row) {
+  return {
+    id: r.id, slug: r.slug, title: r.title, price_eur: r.price_eur, size_m2: r.size_m2, rooms: r.rooms,
+    furnishing: r.furnishing, property_type: r.property_type, energy_label: r.energy_label, owner_id: r.owner_id,
+    image_url: r.image_url, created_at: r.created_at, updated_at: r.updated_at,
+    location: { city: r.city, street: r.street, number: r.number, postcode: r.postcode, latitude: r.latitude, longitude: r.longitude },
+  };
+}
+function full(r: Row) {
+  return { ...summary(r), description: r.description, images: parseJson(r.images) ?? [], attributes: parseJson(r.attributes), sources: parseJson(r.sources) ?? [] };
+}
+
+/** Validated query → planner filters; an unknown location_id matches nothing (it names no level). */
+function toFilters(st: Stmts, f: Filters): ListingFilters {
+  const out: ListingFilters = {
+    owner_id: f.owner_id, min_price: f.min_price, max_price: f.max_price, min_size: f.min_size, max_size: f.max_size,
+    min_rooms: f.min_rooms, furnishing: f.furnishing, property_type: f.property_type,
+  };
+  if (f.q !== undefined) out.fts = ftsQuery(f.q);
+  if (f.location_id !== undefined) {
+    const type = st.location.get(f.location_id) as string | undefined;
+    out.location_column = type === 'province' ? 'province_id' : type === 'neighbourhood' ? 'neighbourhood_id' : 'city_id';
+    out.location_id = f.location_id;
+  }
+  return out;
+}
+
+function rowsByRids(st: Stmts, rids: number[], locale: string): Row[] {
+  return rids.length ? (st.byRids.all({ rids: JSON.stringify(rids), locale }) as Row[]) : [];
+}
+
+/**
+ * The spec's similar rule: same city and property type, price within ±25 %, ranked by relative price
+ * difference, then size difference, then id. Reads outward from the reference price, so the work is
+ * bounded by `limit` plus listings tied at the boundary price difference.
+ */
+function similar(st: Stmts, id: string, n: number, locale: string): Row[] {
+  const ref = st.refOf.get(id) as Row | undefined;
+  if (!ref) throw notFound('listing');
+  if (ref.price_eur === null || ref.property_type === null) return [];
+  const p = ref.price_eur as number;
+  const base = { city: ref.city_id, type: ref.property_type, rid: ref.rid };
+  const up = st.similarBand.all({ ...base, lo: p, hi: p * 1.25, n }) as Row[];
+  const down = st.similarBandDesc.all({ ...base, lo: p * 0.75, hi: p, n }) as Row[];
+  const diffs = [...up, ...down].map((r) => Math.abs(r.price_eur - p)).sort((a, b) => a - b);
+  if (diffs.length === 0) return [];
+  const bound = diffs[Math.min(n, diffs.length) - 1];
+  // Everything within the boundary difference, ties included, so size can break them correctly.
+  const cands = new Map<number, Row>();
+  for (const r of [...up, ...down]) cands.set(r.rid, r);
+  const hitLimit = (rows: Row[]) => rows.length === n && Math.abs(rows[rows.length - 1].price_eur - p) === bound;
+  if (hitLimit(up) || hitLimit(down)) {
+    const all = st.similarBand.all({ ...base, lo: Math.max(p - bound, p * 0.75), hi: Math.min(p + bound, p * 1.25), n: 1_000_000 }) as Row[];
+    for (const r of all) cands.set(r.rid, r);
+  }
+  const sizeDiff = (r: Row) => (r.size_m2 === null || ref.size_m2 === null ? Infinity : Math.abs(r.size_m2 - ref.size_m2));
+  const ranked = [...cands.values()]
+    .filter((r) => Math.abs(r.price_eur - p) <= bound)
+    .sort((a, b) => Math.abs(a.price_eur - p) - Math.abs(b.price_eur - p) || sizeDiff(a) - sizeDiff(b) || (a.id < b.id ? -1 : 1))
+    .slice(0, n);
+  const rows = rowsByRids(st, ranked.map((r) => r.rid), locale);
+  const byRid = new Map(rows.map((r) => [r.rid, r]));
+  return ranked.map((r) => byRid.get(r.rid)!).filter(Boolean);
+}
+
+function stats(st: Stmts, f: Filters) {
+  const filters = toFilters(st, f);
+  const keys = Object.entries(filters).filter(([, x]) => x !== undefined).map(([k]) => k);
+  const onlyLocation = keys.every((k) => k === 'location_id' || k === 'location_column');
+  if (onlyLocation) {
+    const pre = st.precomputed.get(filters.location_id === undefined ? '' : 'location:' + filters.location_id) as Row | undefined;
+    if (pre) return { count: pre.count, min_price_eur: pre.min_price_eur, max_price_eur: pre.max_price_eur, average_price_eur: pre.average_price_eur, median_price_eur: pre.median_price_eur };
+    if (filters.location_id !== undefined) return { count: 0, min_price_eur: null, max_price_eur: null, average_price_eur: null, median_price_eur: null };
+  }
+  const all = st.planner.matchingPrices(filters);
+  const prices = new Float64Array(all.length);
+  let k = 0;
+  for (const x of all) if (x !== null) prices[k++] = x;
+  const [min, max, avg, median] = statsOf(prices.subarray(0, k));
+  return { count: all.length, min_price_eur: min, max_price_eur: max, average_price_eur: avg, median_price_eur: median };
+}
+
+const LOCATION = J.object({ city: J.str, street: J.str, number: J.str, postcode: J.str, latitude: J.num, longitude: J.num });
+const SUMMARY_PROPS = {
+  id: { type: 'string' }, slug: J.str, title: J.str, price_eur: J.num, size_m2: J.num, rooms: J.num, furnishing: J.str,
+  property_type: J.str, energy_label: J.str, owner_id: J.str, image_url: J.str, created_at: J.ts, updated_at: J.ts,
+  location: LOCATION,
+};
+export const LISTING_SUMMARY = J.object(SUMMARY_PROPS);
+const LISTING_DETAIL = J.object({
+  ...SUMMARY_PROPS, description: J.str, images: { type: 'array', items: { type: 'string' } }, attributes: J.obj,
+  sources: { type: 'array', items: J.object({ url: { type: 'string' }, type: { type: 'string' } }) },
+});
+const STATS = J.object({ count: { type: 'integer' }, min_price_eur: J.num, max_price_eur: J.num, average_price_eur: J.num, median_price_eur: J.num });
+
+export const routes = (_deps: AppDeps) => [
+  defineRoute<Filters & { limit: number; cursor?: string }>({
+    path: '/v1/listings', tag: 'Listings', kind: 'collection', query: SearchQuery, item: LISTING_SUMMARY,
+    summary: 'Search active, published rental listings',
+    description: 'Ordered by ascending id. location_id may name a province, city or neighbourhood and covers everything inside it.',
+    handle(ctx) {
+      const st = ctx.snap.use(prepare);
+      const filters = toFilters(st, ctx.query);
+      return page(ctx, (afterId, n) => {
+        const afterRid = afterId === null ? 0 : ((st.ridAtOrBefore.get(afterId) as number | undefined) ?? 0);
+        return rowsByRids(st, st.planner.page(filters, afterRid, n), ctx.meta.locale) as (Row & { id: string })[];
+      }, summary);
+    },
+  }),
+  defineRoute<Filters>({
+    path: '/v1/listings/stats', tag: 'Listings', kind: 'detail', query: StatsQuery, item: STATS,
+    summary: 'Asking-rent statistics over the listings a search with the same filters returns',
+    description: 'count includes listings without a price; the price figures use listings with a price. The median of an even count is the mean of the two middle prices; average is rounded to cents. All price figures are null when no listing has a price.',
+    handle: (ctx) => detail(stats(ctx.snap.use(prepare), ctx.query), ctx.meta),
+  }),
+  defineRoute<v.InferOutput<typeof DetailQuery>>({
+    path: '/v1/listings/:id', tag: 'Listings', kind: 'detail', query: DetailQuery, item: LISTING_DETAIL,
+    summary: 'One listing by id',
+    handle(ctx) {
+      const row = ctx.snap.use(prepare).byId.get({ id: ctx.params.id, locale: ctx.meta.locale }) as Row | undefined;
+      if (!row) throw notFound('listing');
+      return detail(full(row), ctx.meta);
+    },
+  }),
+  defineRoute<v.InferOutput<typeof SimilarQuery>>({
+    path: '/v1/listings/:id/similar', tag: 'Listings', kind: 'bounded', query: SimilarQuery, item: LISTING_SUMMARY,
+    summary: 'Active listings like this one',
+    description: 'Same city and property type, price within 25 % of the reference, ranked by relative price difference, then size difference, then id. The reference itself is excluded. A reference without a price or property type has no similar listings (empty array).',
+    handle: (ctx) => bounded(similar(ctx.snap.use(prepare), ctx.params.id, ctx.query.limit, ctx.meta.locale).map(summary), ctx.meta),
+  }),
+];
+export type { Ctx };

@@ -1,0 +1,59 @@
+// /v1/market/metrics: metric discovery and monthly observations from the precomputed city cohorts.
+import type { Database } from 'better-sqlite3';
+import * as v from 'valibot';
+import { defineRoute, type AppDeps } from '../app.ts';
+import { badRequest, notFound } from '../errors.ts';
+import { date, id120, locale } from '../query.ts';
+import { bounded } from '../respond.ts';
+import { J, tr } from './common.ts';
+
+export const MAX_MONTHS = 24;
+const monthIndex = (d: string) => Number(d.slice(0, 4)) * 12 + Number(d.slice(5, 7)) - 1;
+
+const ListQuery = v.strictObject({ locale });
+const ObservationsQuery = v.pipe(
+  v.strictObject({ locale, location_id: id120, from: date(), to: date() }),
+  v.forward(v.partialCheck([['from'], ['to']], (i) => i.from <= i.to, 'must not be after to'), ['from']),
+  v.forward(
+    v.partialCheck([['from'], ['to']], (i) => monthIndex(i.to) - monthIndex(i.from) + 1 <= MAX_MONTHS, `and to must span at most ${MAX_MONTHS} calendar months`),
+    ['from'],
+  ),
+);
+
+export function prepare(db: Database) {
+  return {
+    metrics: db.prepare(`SELECT m.id, ${tr('m', ['name', 'description'])}, m.unit, m.min_sample_size
+      FROM metrics m LEFT JOIN metrics_i18n t ON t.rid = m.rid AND t.locale = @locale ORDER BY m.id`),
+    metric: db.prepare('SELECT id FROM metrics WHERE id = ?').pluck(),
+    location: db.prepare('SELECT type FROM locations WHERE id = ? AND published = 1').pluck(),
+    observations: db.prepare(`SELECT month AS date, value, sample_size FROM market_observations
+      WHERE metric_id = @metric AND city_id = @city AND month BETWEEN @from AND @to ORDER BY month`),
+  };
+}
+
+const METRIC = J.object({ id: { type: 'string' }, name: J.str, description: J.str, unit: J.str, min_sample_size: { type: 'integer' } });
+const OBSERVATION = J.object({ date: { type: 'string', format: 'date' }, value: { type: 'number' }, sample_size: { type: 'integer' } });
+
+export const routes = (_deps: AppDeps) => [
+  defineRoute<v.InferOutput<typeof ListQuery>>({
+    path: '/v1/market/metrics', tag: 'Market', kind: 'bounded', query: ListQuery, item: METRIC,
+    summary: 'The market indicators that have observations',
+    handle: (ctx) => bounded(ctx.snap.use(prepare).metrics.all({ locale: ctx.meta.locale }), ctx.meta),
+  }),
+  defineRoute<v.InferOutput<typeof ObservationsQuery>>({
+    path: '/v1/market/metrics/:id/observations', tag: 'Market', kind: 'bounded', query: ObservationsQuery, item: OBSERVATION,
+    summary: 'Monthly observations of one indicator for one city',
+    description: 'Cohorts of published rent listings (active or not) by the month they were first seen. date is the first day of the month; a month is included when it lies between the months of from and to (inclusive); the range spans at most 24 months. Months whose sample is below the indicator\'s minimum are omitted.',
+    handle(ctx) {
+      const st = ctx.snap.use(prepare);
+      if (!st.metric.get(ctx.params.id)) throw notFound('metric');
+      const type = st.location.get(ctx.query.location_id) as string | undefined;
+      if (type === undefined) throw badRequest(`Parameter "location_id" names no known location (got "${ctx.query.location_id}").`);
+      if (type !== 'city') throw badRequest(`Parameter "location_id" must be a city; "${ctx.query.location_id}" is a ${type}.`);
+      const rows = st.observations.all({
+        metric: ctx.params.id, city: ctx.query.location_id, from: ctx.query.from.slice(0, 7) + '-01', to: ctx.query.to.slice(0, 7) + '-01',
+      });
+      return bounded(rows, ctx.meta);
+    },
+  }),
+];

@@ -1,0 +1,53 @@
+// /v1/owners: search and detail of owners and agencies.
+import type { Database } from 'better-sqlite3';
+import * as v from 'valibot';
+import { defineRoute, type AppDeps } from '../app.ts';
+import { notFound } from '../errors.ts';
+import { cursor, ftsQuery, limit, locale, q, str } from '../query.ts';
+import { detail } from '../respond.ts';
+import { J, page, parseJson, smallSearch, tr } from './common.ts';
+
+const SearchQuery = v.strictObject({ locale, q, limit: limit(100, 20), cursor, type: v.optional(str(1, 120)) });
+const DetailQuery = v.strictObject({ locale });
+
+const SELECT = `SELECT o.id, o.slug, o.name, o.type, o.website_url, o.image_url, o.phone_numbers, o.emails, o.areas_served,
+  o.certifications, ${tr('o', ['description_short', 'description'])}, o.updated_at
+  FROM owners o LEFT JOIN owners_i18n t ON t.rid = o.rid AND t.locale = @locale`;
+
+export function prepare(db: Database) {
+  return {
+    search: smallSearch(db, { select: SELECT, alias: 'o', fts: 'owners_fts', clauses: { type: 'o.type = @type' } }),
+    byId: db.prepare(`${SELECT} WHERE o.id = @id`),
+  };
+}
+type Row = Record<string, any>;
+const summary = (r: Row) => ({
+  id: r.id, slug: r.slug, name: r.name, type: r.type, website_url: r.website_url, image_url: r.image_url,
+  phone_numbers: parseJson(r.phone_numbers), emails: parseJson(r.emails), areas_served: parseJson(r.areas_served),
+  certifications: parseJson(r.certifications), description_short: r.description_short, updated_at: r.updated_at,
+});
+const SUMMARY = {
+  id: { type: 'string' }, slug: J.str, name: J.str, type: J.str, website_url: J.str, image_url: J.str, phone_numbers: J.strs,
+  emails: J.strs, areas_served: J.strs, certifications: J.strs, description_short: J.str, updated_at: J.ts,
+};
+
+export const routes = (_deps: AppDeps) => [
+  defineRoute<v.InferOutput<typeof SearchQuery>>({
+    path: '/v1/owners', tag: 'Owners', kind: 'collection', query: SearchQuery, item: J.object(SUMMARY),
+    summary: 'Search owners and agencies',
+    handle(ctx) {
+      const search = ctx.snap.use(prepare).search;
+      const filters = { type: ctx.query.type, fts: ctx.query.q === undefined ? undefined : ftsQuery(ctx.query.q).expr };
+      return page(ctx, (after, n) => search(filters, after, n, ctx.meta.locale) as Row[], summary);
+    },
+  }),
+  defineRoute<v.InferOutput<typeof DetailQuery>>({
+    path: '/v1/owners/:id', tag: 'Owners', kind: 'detail', query: DetailQuery, item: J.object({ ...SUMMARY, description: J.str }),
+    summary: 'One owner or agency by id',
+    handle(ctx) {
+      const row = ctx.snap.use(prepare).byId.get({ id: ctx.params.id, locale: ctx.meta.locale }) as Row | undefined;
+      if (!row) throw notFound('owner');
+      return detail({ ...summary(row), description: row.description }, ctx.meta);
+    },
+  }),
+];
