@@ -131,7 +131,7 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
         case 'articles': ref(line, 'location_id', 'locations', rec.location_id); break;
       }
       if (rec.published !== false) held.push(rec);
-    }, (n) => log(`  ${r.file}: ${n.toLocaleString('en')} lines`));
+    }, (n) => log(`  ${r.file}: ${n.toLocaleString('en')} lines`), (id) => ids.get(table)!.add(id));
 
     if (table === 'locations') checkLocationTree(held, locations, (line, field, reason) => problem(line, field, reason));
     if (!report.failed) {

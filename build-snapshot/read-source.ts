@@ -32,10 +32,10 @@ function issueField(issue: v.BaseIssue<unknown>): string {
 
 /** Turns a valibot issue into a reason a data editor can act on. */
 function issueReason(issue: v.BaseIssue<unknown>, parentIsLocaleMap: boolean): string {
-  if (issue.type === 'strict_object') {
+  if (issue.kind === 'schema' && issue.input === undefined) return 'required field is missing';
+  if (issue.type === 'strict_object' && issue.expected === 'never') {
     return parentIsLocaleMap ? 'unknown locale key (allowed: en, nl, de, fr, es)' : 'unknown field';
   }
-  if (issue.kind === 'schema' && issue.input === undefined) return 'required field is missing';
   const got = issue.received ? ` (got ${issue.received})` : '';
   if (issue.kind === 'schema') return `expected ${issue.expected}${got}`;
   // Validation messages come from the schema (for example "must not be negative").
@@ -64,6 +64,8 @@ export async function readSource<S extends v.GenericSchema>(
   hash: Hash,
   onRecord: (rec: v.InferOutput<S>, line: number) => void,
   onProgress?: (lines: number) => void,
+  /** Called with the id of a record that failed validation, so references to it do not cascade into more errors. */
+  onInvalidId?: (id: string) => void,
 ): Promise<number> {
   const input = createReadStream(path, { encoding: 'utf8' });
   const rl = createInterface({ input, crlfDelay: Infinity });
@@ -89,6 +91,8 @@ export async function readSource<S extends v.GenericSchema>(
     const result = v.safeParse(schema, raw);
     if (!result.success) {
       for (const d of describeIssues(result.issues)) report.problem({ file: displayName, line, ...d });
+      const id = (raw as { id?: unknown }).id;
+      if (typeof id === 'string') onInvalidId?.(id);
       continue;
     }
     records++;

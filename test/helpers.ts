@@ -9,10 +9,13 @@ import { startService, type Service } from '../src/server.ts';
 
 export const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
 
+const tempDirs: string[] = [];
+process.on('exit', () => { for (const d of tempDirs) rmSync(d, { recursive: true, force: true }); });
+
 /** A fresh temporary folder, removed when the process exits. */
 export function tempDir(prefix = 'rental-api-test-'): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  tempDirs.push(dir);
   return dir;
 }
 

@@ -1,0 +1,277 @@
+// The snapshot compiler: public filtering, locale tables, closure, cohorts, determinism, and every class of bad input.
+import { describe, it, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync, readdirSync, existsSync, appendFileSync } from 'node:fs';
+import { join, dirname } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import Database from 'better-sqlite3';
+import { buildSnapshot } from '../build-snapshot/compile.ts';
+import { buildTestSnapshot, copyFixture, tempDir, FIXTURES } from './helpers.ts';
+
+const ROOT = join(FIXTURES, '..', '..');
+const open = (path: string) => new Database(path, { readonly: true });
+const ids = (db: Database.Database, table: string) => (db.prepare(`SELECT id FROM ${table} ORDER BY id`).pluck().all() as string[]);
+
+/** Dumps every ordinary table (FTS shadow tables excluded) for result comparisons. */
+function dump(path: string): Record<string, unknown[]> {
+  const db = open(path);
+  const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '%fts%' AND name NOT LIKE 'sqlite_%' ORDER BY name").pluck().all() as string[];
+  const out: Record<string, unknown[]> = {};
+  for (const t of tables) out[t] = db.prepare(`SELECT * FROM ${t}`).raw().all().map((r) => JSON.stringify(r)).sort();
+  delete out.snapshot_meta; // holds the build time
+  db.close();
+  return out;
+}
+
+describe('snapshot compiler: content', () => {
+  let path: string;
+  let db: Database.Database;
+  before(async () => {
+    path = (await buildTestSnapshot()).path;
+    db = open(path);
+  });
+
+  it('stores only active, published rent listings', () => {
+    // lst-004 inactive, lst-005 unpublished, lst-006 for sale
+    assert.deepEqual(ids(db, 'listings'), ['lst-001', 'lst-002', 'lst-003', 'lst-007', 'lst-008', 'lst-009', 'lst-010', 'lst-011', 'lst-012']);
+  });
+
+  it('stores only published records of the other resources', () => {
+    assert.deepEqual(ids(db, 'owners'), ['own-1', 'own-2']);
+    assert.deepEqual(ids(db, 'internet_providers'), ['inet-kpn', 'inet-zig']);
+    assert.deepEqual(ids(db, 'internet_plans'), ['plan-1', 'plan-2', 'plan-3']);
+    assert.deepEqual(ids(db, 'insurance_providers'), ['ins-centraal']);
+    assert.deepEqual(ids(db, 'insurance_products'), ['insp-1', 'insp-2']);
+    assert.deepEqual(ids(db, 'platforms'), ['plat-funda', 'plat-kamernet']);
+    assert.deepEqual(ids(db, 'articles'), ['art-1']);
+  });
+
+  it('assigns rid in ascending id order', () => {
+    const rows = db.prepare('SELECT id FROM listings ORDER BY rid').pluck().all();
+    assert.deepEqual(rows, ids(db, 'listings'));
+  });
+
+  it('keeps only real translations in the locale tables', () => {
+    const rows = db.prepare('SELECT l.id, t.locale, t.title FROM listings_i18n t JOIN listings l ON l.rid = t.rid ORDER BY l.id, t.locale').all();
+    assert.deepEqual(rows, [
+      { id: 'lst-001', locale: 'nl', title: 'Lichte woning in De Pijp' },
+      { id: 'lst-003', locale: 'de', title: 'Studio beim Vondelpark' },
+      { id: 'lst-007', locale: 'fr', title: 'Appartement centre La Haye' },
+      { id: 'lst-007', locale: 'nl', title: 'Appartement centrum Den Haag' },
+    ]);
+    assert.equal(db.prepare("SELECT count(*) FROM listings_i18n WHERE locale = 'en'").pluck().get(), 0);
+    const hague = db.prepare("SELECT t.locale, t.name FROM locations_i18n t JOIN locations l ON l.rid = t.rid WHERE l.id = 'loc-dh' ORDER BY t.locale").all();
+    assert.deepEqual(hague, [
+      { locale: 'de', name: 'Den Haag' }, { locale: 'es', name: 'La Haya' }, { locale: 'fr', name: 'La Haye' }, { locale: 'nl', name: 'Den Haag' },
+    ]);
+  });
+
+  it('builds the location closure including each location with itself', () => {
+    const up = db.prepare("SELECT ancestor_id, depth FROM location_closure WHERE descendant_id = 'loc-ams-pijp' ORDER BY depth").all();
+    assert.deepEqual(up, [{ ancestor_id: 'loc-ams-pijp', depth: 0 }, { ancestor_id: 'loc-ams', depth: 1 }, { ancestor_id: 'loc-nh', depth: 2 }]);
+    const down = db.prepare("SELECT descendant_id FROM location_closure WHERE ancestor_id = 'loc-nh' ORDER BY descendant_id").pluck().all();
+    assert.deepEqual(down, ['loc-ams', 'loc-ams-jordaan', 'loc-ams-pijp', 'loc-nh']);
+    const l = db.prepare("SELECT neighbourhood_id, city_id, province_id FROM listings WHERE id = 'lst-001'").get();
+    assert.deepEqual(l, { neighbourhood_id: 'loc-ams-pijp', city_id: 'loc-ams', province_id: 'loc-nh' });
+  });
+
+  it('computes market cohorts by hand-checked values (inactive counted, small months omitted)', () => {
+    const rows = db.prepare('SELECT metric_id, city_id, month, value, sample_size FROM market_observations ORDER BY metric_id, city_id, month').all();
+    assert.deepEqual(rows, [
+      // Amsterdam, Jan 2026: lst-001 2000, lst-002 2400, lst-003 1500 and the INACTIVE lst-004 1000 → median (1500+2000)/2
+      { metric_id: 'median_rent', city_id: 'loc-ams', month: '2026-01-01', value: 1750, sample_size: 4 },
+      // Amsterdam, Feb 2026 has one priced rent listing (lst-012) < minimum 2 → omitted. The Hague: 1300, 1400, 1350.
+      { metric_id: 'median_rent', city_id: 'loc-dh', month: '2026-02-01', value: 1350, sample_size: 3 },
+      // per m²: 2000/60=33.33, 2400/90=26.67, 1500/30=50, 1000/50=20 → (26.67+33.33)/2 = 30
+      { metric_id: 'median_rent_per_m2', city_id: 'loc-ams', month: '2026-01-01', value: 30, sample_size: 4 },
+      // 1300/65=20, 1400/70=20, 1350/60=22.5 → 20
+      { metric_id: 'median_rent_per_m2', city_id: 'loc-dh', month: '2026-02-01', value: 20, sample_size: 3 },
+      { metric_id: 'new_listings', city_id: 'loc-ams', month: '2026-01-01', value: 4, sample_size: 4 },
+      // Feb: lst-010 (no price) and lst-012; the unpublished lst-005 and the sale lst-006 are not supply
+      { metric_id: 'new_listings', city_id: 'loc-ams', month: '2026-02-01', value: 2, sample_size: 2 },
+      { metric_id: 'new_listings', city_id: 'loc-dh', month: '2026-02-01', value: 3, sample_size: 3 },
+      { metric_id: 'new_listings', city_id: 'loc-rdam', month: '2026-02-01', value: 1, sample_size: 1 },
+    ]);
+  });
+
+  it('precomputes statistics for all listings and each location', () => {
+    const all = db.prepare("SELECT * FROM listing_stats WHERE scope = ''").get();
+    // priced: 2000 2400 1500 1300 1400 700 1350 2100 → sorted 700 1300 1350 1400 1500 2000 2100 2400
+    assert.deepEqual(all, { scope: '', count: 9, min_price_eur: 700, max_price_eur: 2400, average_price_eur: 1593.75, median_price_eur: 1450 });
+    const zh = db.prepare("SELECT count, median_price_eur FROM listing_stats WHERE scope = 'location:loc-zh'").get();
+    assert.deepEqual(zh, { count: 4, median_price_eur: 1325 });
+  });
+
+  it('records meta: schema version, snapshot id, build time, counts', () => {
+    const meta = Object.fromEntries((db.prepare('SELECT key, value FROM snapshot_meta').all() as { key: string; value: string }[]).map((r) => [r.key, r.value]));
+    assert.equal(meta.schema_version, '1');
+    assert.match(meta.snapshot_id, /^snap_[0-9a-f]{24}$/);
+    assert.equal(meta.built_at, '2026-11-01T00:00:00.000Z');
+    assert.equal(JSON.parse(meta.counts).listings, 9);
+  });
+
+  it('uses a rollback journal and passes integrity_check', () => {
+    assert.equal(db.pragma('journal_mode', { simple: true }), 'delete');
+    assert.equal(db.pragma('integrity_check', { simple: true }), 'ok');
+    assert.ok(!existsSync(path + '-wal'));
+  });
+
+  it('indexes q in every locale (FTS)', () => {
+    const hit = (term: string) => db.prepare('SELECT count(*) FROM listings_fts WHERE listings_fts MATCH ?').pluck().get(term);
+    assert.equal(hit('"lichte"'), 1); // nl title of lst-001
+    assert.equal(hit('"haye"'), 3); // fr name of the city of lst-007, lst-008, lst-011
+    assert.equal(hit('"sauna"'), 1);
+  });
+});
+
+describe('snapshot compiler: determinism', () => {
+  it('gives the same snapshot id and the same rows for the same source', async () => {
+    const a = await buildTestSnapshot();
+    const b = await buildTestSnapshot();
+    assert.equal(a.result.snapshotId, b.result.snapshotId);
+    assert.deepEqual(dump(a.path), dump(b.path));
+  });
+
+  it('gives another snapshot id when the source changes', async () => {
+    const src = copyFixture();
+    appendFileSync(join(src, 'glossary.ndjson'), JSON.stringify({ id: 'gl-2', slug: 'servicekosten', term: { en: 'Service costs' }, definition: { en: 'Costs on top of rent.' }, published: true }) + '\n');
+    const a = await buildTestSnapshot();
+    const b = await buildTestSnapshot(src);
+    assert.notEqual(a.result.snapshotId, b.result.snapshotId);
+  });
+
+  it('orders rows by id even when the listings file is not sorted', async () => {
+    const src = copyFixture();
+    const lines = readFileSync(join(src, 'listings.ndjson'), 'utf8').trim().split('\n').reverse();
+    writeFileSync(join(src, 'listings.ndjson'), lines.join('\n') + '\n');
+    const sorted = dump((await buildTestSnapshot()).path);
+    const reversed = dump((await buildTestSnapshot(src)).path);
+    assert.deepEqual(reversed.listings, sorted.listings);
+    assert.deepEqual(reversed.listings_i18n, sorted.listings_i18n);
+    const db = open((await buildTestSnapshot(src)).path);
+    assert.deepEqual(db.prepare('SELECT id FROM listings ORDER BY rid').pluck().all(), ids(db, 'listings'));
+    assert.equal(db.prepare("SELECT count(*) FROM listings_fts WHERE listings_fts MATCH '\"sauna\"' AND rowid = (SELECT rid FROM listings WHERE id = 'lst-009')").pluck().get(), 1);
+  });
+});
+
+/** Applies `edit` to one file of a fixture copy, builds over an existing snapshot and returns the problems. */
+async function failingBuild(file: string, edit: (lines: string[]) => string[]) {
+  const src = copyFixture();
+  const p = join(src, file);
+  writeFileSync(p, edit(readFileSync(p, 'utf8').trimEnd().split('\n')).join('\n') + '\n');
+  const { path: out } = await buildTestSnapshot();
+  const before = readFileSync(out);
+  const result = await buildSnapshot({ source: src, out, log: () => {} });
+  assert.equal(result.ok, false, 'the build must fail');
+  assert.ok(readFileSync(out).equals(before), 'the existing snapshot must stay byte-identical');
+  assert.deepEqual(readdirSync(dirname(out)).filter((f) => f.includes('.tmp-')), [], 'no temporary file is left behind');
+  return result.problems;
+}
+const setLine = (n: number, f: (rec: any) => unknown) => (lines: string[]) => lines.map((l, i) => (i === n - 1 ? JSON.stringify(f(JSON.parse(l))) : l));
+
+describe('snapshot compiler: bad input fails with file:line and leaves the old snapshot untouched', () => {
+  it('malformed JSON', async () => {
+    const p = await failingBuild('owners.ndjson', (l) => [l[0], '{"id": "own-x", ', ...l.slice(1)]);
+    assert.equal(p.length, 1);
+    assert.match(p[0], /^owners\.ndjson:2: \(record\): malformed JSON: /);
+  });
+  it('missing required field', async () => {
+    const p = await failingBuild('listings.ndjson', setLine(3, ({ title, ...rest }) => rest));
+    assert.deepEqual(p, ['listings.ndjson:3: title: required field is missing']);
+  });
+  it('wrong type', async () => {
+    const p = await failingBuild('listings.ndjson', setLine(1, (r) => ({ ...r, rooms: 'three' })));
+    assert.deepEqual(p, ['listings.ndjson:1: rooms: expected number (got "three")']);
+  });
+  it('negative price', async () => {
+    const p = await failingBuild('listings.ndjson', setLine(2, (r) => ({ ...r, price_eur: -5 })));
+    assert.deepEqual(p, ['listings.ndjson:2: price_eur: must not be negative']);
+  });
+  it('bad date', async () => {
+    const p = await failingBuild('listings.ndjson', setLine(4, (r) => ({ ...r, first_seen_at: '2026-13-45' })));
+    assert.equal(p.length, 1);
+    assert.match(p[0], /^listings\.ndjson:4: first_seen_at: must be an ISO 8601 timestamp/);
+  });
+  it('unknown locale key', async () => {
+    const p = await failingBuild('listings.ndjson', setLine(1, (r) => ({ ...r, title: { ...r.title, it: 'Appartamento' } })));
+    assert.deepEqual(p, ['listings.ndjson:1: title.it: unknown locale key (allowed: en, nl, de, fr, es)']);
+  });
+  it('unknown field', async () => {
+    const p = await failingBuild('owners.ndjson', setLine(2, (r) => ({ ...r, nickname: 'P' })));
+    assert.deepEqual(p, ['owners.ndjson:2: nickname: unknown field']);
+  });
+  it('duplicate id', async () => {
+    const p = await failingBuild('listings.ndjson', (l) => [...l, l[0]]);
+    assert.deepEqual(p, ['listings.ndjson:13: id: duplicate id "lst-001" (first at line 1)']);
+  });
+  it('unknown owner', async () => {
+    const p = await failingBuild('listings.ndjson', setLine(2, (r) => ({ ...r, owner_id: 'own-404' })));
+    assert.deepEqual(p, ['listings.ndjson:2: owner_id: unknown owner "own-404"']);
+  });
+  it('unknown location', async () => {
+    const p = await failingBuild('listings.ndjson', setLine(2, (r) => ({ ...r, location_id: 'loc-404' })));
+    assert.deepEqual(p, ['listings.ndjson:2: location_id: unknown location "loc-404"']);
+  });
+  it('listing placed in a province', async () => {
+    const p = await failingBuild('listings.ndjson', setLine(2, (r) => ({ ...r, location_id: 'loc-nh' })));
+    assert.deepEqual(p, ['listings.ndjson:2: location_id: "loc-nh" is a province; a listing lies in a city or neighbourhood']);
+  });
+  it('unknown provider', async () => {
+    const p = await failingBuild('internet_plans.ndjson', setLine(3, (r) => ({ ...r, provider_id: 'inet-404' })));
+    assert.deepEqual(p, ['internet_plans.ndjson:3: provider_id: unknown internet provider "inet-404"']);
+  });
+  it('unknown parent location', async () => {
+    const p = await failingBuild('locations.ndjson', setLine(6, (r) => ({ ...r, parent_id: 'loc-404' })));
+    assert.deepEqual(p, ['locations.ndjson:6: parent_id: unknown location "loc-404"']);
+  });
+  it('parent of the wrong level', async () => {
+    const p = await failingBuild('locations.ndjson', setLine(6, (r) => ({ ...r, parent_id: 'loc-nh' })));
+    assert.deepEqual(p, ['locations.ndjson:6: parent_id: the parent of neighbourhood "loc-ams-pijp" must be a city, "loc-nh" is a province']);
+  });
+  it('a missing source file', async () => {
+    const src = copyFixture();
+    const { rmSync } = await import('node:fs');
+    rmSync(join(src, 'platforms.ndjson'));
+    const { path: out } = await buildTestSnapshot();
+    const before = readFileSync(out);
+    const r = await buildSnapshot({ source: src, out, log: () => {} });
+    assert.equal(r.ok, false);
+    assert.match(r.problems[0], /^platforms\.ndjson:0: \(file\): missing source file/);
+    assert.ok(readFileSync(out).equals(before));
+  });
+  it('reports many problems, capped, with a count of the rest', async () => {
+    const p = await failingBuild('listings.ndjson', (l) => Array.from({ length: 80 }, () => '{oops'));
+    assert.equal(p.length, 51);
+    assert.equal(p[50], '… and 30 more problems');
+  });
+});
+
+describe('snapshot compiler: command line', () => {
+  const cli = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'build-snapshot/main.ts', ...args], { cwd: ROOT, encoding: 'utf8' });
+
+  it('exits 0 and prints a one-line summary on success', () => {
+    const out = join(tempDir(), 'ok.db');
+    const r = cli(['--source', join(FIXTURES, 'basic'), '--out', out]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, /build-snapshot: OK snap_[0-9a-f]{24} → .*ok\.db \([\d.]+ MiB\) in [\d.]+s; stored\/valid: locations 8\/8, owners 2\/3, listings 9\/12/);
+    assert.ok(existsSync(out));
+  });
+
+  it('exits 1, prints file:line problems and leaves no output on bad data', () => {
+    const src = copyFixture();
+    writeFileSync(join(src, 'metrics.ndjson'), '{"id":"m","name":{"en":"M"},"unit":"EUR","aggregation":"mode","min_sample_size":0}\n');
+    const out = join(tempDir(), 'bad.db');
+    const r = cli(['--source', src, '--out', out]);
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /metrics\.ndjson:1: aggregation: /);
+    assert.match(r.stderr, /metrics\.ndjson:1: min_sample_size: must be at least 1/);
+    assert.match(r.stderr, /FAILED .* was not changed/);
+    assert.ok(!existsSync(out));
+  });
+
+  it('exits 2 on unknown arguments', () => {
+    const r = cli(['--sauce', 'x']);
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /usage: npm run build-snapshot/);
+  });
+});
