@@ -1,9 +1,9 @@
 // Editorial content for the source-data generator: articles (city guides built from the city table plus general
 // guides) and the glossary of Dutch rental terms. Translations are deliberately partial, so locale fallback to
 // English is visible in the API.
-import type { ArticleRec, GlossaryRec, Locale } from './source-schema.js';
-import { CITIES } from './generate-places.js';
-import { DAY_MS, REFERENCE_MS, chance, int, iso, localized, pad, pickLocales, rngFor, slugify, type LocaleSet, type Tr } from './generate-random.js';
+import type { ArticleRec, GlossaryRec, Locale } from './source-schema.ts';
+import { CITIES } from './generate-places.ts';
+import { DAY_MS, REFERENCE_MS, chance, int, iso, localized, pad, pickLocales, rngFor, slugify, type LocaleSet, type Tr } from './generate-random.ts';
 
 const ALL: LocaleSet = ['en', 'nl', 'de', 'fr', 'es'];
 const AND: Tr = { en: 'and', nl: 'en', de: 'und', fr: 'et', es: 'y' };

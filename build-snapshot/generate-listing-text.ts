@@ -1,8 +1,8 @@
 // Listing vocabulary for the source-data generator: property types, adjectives, features and sentence templates
 // in en/nl/de/fr/es, with the grammar (gender, inflection) each language needs. Titles and descriptions are
 // composed from these, so every translation says the same thing as the English text.
-import type { Locale } from './source-schema.js';
-import type { Tr } from './generate-random.js';
+import type { Locale } from './source-schema.ts';
+import type { Tr } from './generate-random.ts';
 
 export interface PropertyType {
   code: string;
@@ -103,7 +103,7 @@ const SALE_SENTENCE: Tr = {
 /** Words that occur in fewer than 0.1% of listings (every `stride`-th listing, see data/README.md). */
 export const RARE: (Tr & { word: string; stride: number; offset: number })[] = [
   { word: 'rooftop', stride: 1201, offset: 7, en: 'Residents share a rooftop garden with views over the city.', nl: 'Bewoners delen een daktuin met uitzicht over de stad.', de: 'Die Bewohner teilen sich einen Dachgarten mit Blick über die Stadt.', fr: 'Les résidents partagent un jardin sur le toit avec vue sur la ville.', es: 'Los residentes comparten un jardín en la azotea con vistas a la ciudad.' },
-  { word: 'sauna', stride: 1301, offset: 11, en: 'The building has a private sauna for residents.', nl: 'Het gebouw heeft een eigen sauna voor bewoners.', de: 'Das Gebäude verfügt über eine Sauna für die Bewohner.', fr: "L'immeuble dispose d'un sauna réservé aux résidents.", es: 'El edificio cuenta con una sauna para los residentes.' },
+  { word: 'sauna', stride: 1301, offset: 11, en: 'The building has a shared sauna for residents.', nl: 'Het gebouw heeft een gezamenlijke sauna voor bewoners.', de: 'Das Gebäude verfügt über eine gemeinsame Sauna für die Bewohner.', fr: "L'immeuble dispose d'un sauna commun pour les résidents.", es: 'El edificio cuenta con una sauna para los residentes.' },
   { word: 'houseboat', stride: 1409, offset: 13, en: 'From the living room you look out over a houseboat in the canal.', nl: 'Vanuit de woonkamer kijk je uit op een woonboot in de gracht.', de: 'Vom Wohnzimmer aus blickt man auf ein Hausboot im Kanal.', fr: 'Depuis le séjour, vue sur une péniche amarrée dans le canal.', es: 'Desde el salón se ve una casa flotante en el canal.' },
   { word: 'windmill', stride: 1499, offset: 17, en: 'A historic windmill stands at the end of the street.', nl: 'Aan het eind van de straat staat een historische molen.', de: 'Am Ende der Straße steht eine historische Windmühle.', fr: 'Un moulin à vent historique se dresse au bout de la rue.', es: 'Al final de la calle se alza un molino de viento histórico.' },
 ];

@@ -2,8 +2,8 @@
 // neighbourhoods and street names, plus the locations.ndjson records built from them.
 // Coordinates are real city/neighbourhood centres (neighbourhoods without listed coordinates get a deterministic
 // offset of a few km from the city centre). Median rents are synthetic but in a realistic range.
-import type { LocationRec } from './source-schema.js';
-import { hash32, mulberry32, pad, round, slugify, type Tr } from './generate-random.js';
+import type { LocationRec } from './source-schema.ts';
+import { hash32, mulberry32, pad, round, slugify, type Tr } from './generate-random.ts';
 
 export interface Province {
   key: string;
@@ -215,7 +215,7 @@ export function buildGeography(): Geography {
   for (const p of PROVINCES) {
     const id = nextId();
     provinceIds.set(p.key, id);
-    records.push({ id, slug: slugify(p.name.nl!), type: 'province', parent_id: null, name: p.name, latitude: p.lat, longitude: p.lon, postcode_prefixes: null, published: true });
+    records.push({ id, slug: `${slugify(p.name.nl!)}-province`, type: 'province', parent_id: null, name: p.name, latitude: p.lat, longitude: p.lon, postcode_prefixes: null, published: true });
   }
   const cityIds = CITIES.map((c) => {
     const id = nextId();

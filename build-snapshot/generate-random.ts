@@ -1,6 +1,6 @@
 // Seeded randomness and small helpers shared by the source-data generator (build-snapshot/generate.ts).
 // Nothing here reads the clock or Math.random: the same seed always yields the same sequence.
-import type { Locale } from './source-schema.js';
+import type { Locale } from './source-schema.ts';
 
 export type Rng = () => number;
 
@@ -103,16 +103,32 @@ export function permutation(rng: Rng, n: number): Int32Array {
 export const pad = (n: number, width: number): string => String(n).padStart(width, '0');
 
 export function slugify(s: string): string {
-  return s
-    .normalize('NFD')
+  return (/[^\x00-\x7f]/.test(s) ? s.normalize('NFD') : s) // normalize only when needed: it is slow
     .replace(/[\u0300-\u036f]/g, '')
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+|-+$/g, '');
 }
 
-/** ISO 8601 UTC timestamp with whole seconds, e.g. 2025-01-31T12:00:00Z. */
-export const iso = (ms: number): string => new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+const p2 = (n: number) => (n < 10 ? `0${n}` : String(n));
+
+/** ISO 8601 UTC timestamp with whole seconds, e.g. 2025-01-31T12:00:00Z. Hand-rolled (days → civil date,
+ *  H. Hinnant's algorithm) because Date#toISOString dominated the listing loop; same output for years 1000-9999. */
+export function iso(ms: number): string {
+  const secs = Math.floor(ms / 1000);
+  const days = Math.floor(secs / 86_400);
+  const rem = secs - days * 86_400;
+  const z = days + 719_468;
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const m = mp < 10 ? mp + 3 : mp - 9;
+  const y = yoe + era * 400 + (m <= 2 ? 1 : 0);
+  return `${y}-${p2(m)}-${p2(d)}T${p2(Math.floor(rem / 3600))}:${p2(Math.floor((rem % 3600) / 60))}:${p2(rem % 60)}Z`;
+}
 export const isoDate = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
 export const round = (x: number, digits: number): number => {

@@ -3,12 +3,12 @@
 // (prices, fees, speeds, availability) is synthetic sample data.
 import type {
   InsuranceProductRec, InsuranceProviderRec, InternetPlanRec, InternetProviderRec, Locale, MetricRec, OwnerRec, PlatformRec,
-} from './source-schema.js';
-import { CITIES } from './generate-places.js';
+} from './source-schema.ts';
+import { CITIES } from './generate-places.ts';
 import {
   DAY_MS, REFERENCE_MS, Weighted, chance, int, iso, localized, only, pad, permutation, pick, pickLocales, rngFor, slugify,
   type LocaleSet, type Rng, type Tr,
-} from './generate-random.js';
+} from './generate-random.ts';
 
 const ALL: LocaleSet = ['en', 'nl', 'de', 'fr', 'es'];
 const recent = (rng: Rng, maxDays: number) => iso(REFERENCE_MS - int(rng, 1, maxDays) * DAY_MS - int(rng, 0, 86_399) * 1000);
@@ -64,7 +64,17 @@ const OWNER_POINTS: Tr<string[]> = {
 };
 const AREA_CODES = ['20', '10', '70', '30', '40', '50', '13', '76', '24', '26', '23', '53', '33', '73', '38', '71', '43', '78', '58', '72', '15', '57', '35', '36'];
 
-export function buildOwners(seed: number, count: number): { records: OwnerRec[]; info: OwnerInfo[]; picker: Weighted<number> } {
+/** Owners plus, for listings, who owns what: nationwide owners (about 40% of listings) and per-city local owners,
+ *  each group weighted by a power law (weight 1/rank), so a few owners hold a large share of all listings. */
+export interface Owners {
+  records: OwnerRec[];
+  info: OwnerInfo[];
+  national: Weighted<number>;
+  /** Per city index: its local owners, or null when the city has none. */
+  local: (Weighted<number> | null)[];
+}
+
+export function buildOwners(seed: number, count: number): Owners {
   const rng = rngFor(seed, 'owners');
   const rank = permutation(rng, count);
   const national = Math.max(3, Math.ceil(count * 0.01));
@@ -108,9 +118,11 @@ export function buildOwners(seed: number, count: number): { records: OwnerRec[];
     });
     info.push({ id, slug, type, home });
   }
-  // Power law: the owner with rank r gets weight 1/(r+1); a few owners hold a large share of all listings.
-  const picker = new Weighted(info.map((_o, i) => i), info.map((_o, i) => 1 / (rank[i]! + 1)));
-  return { records, info, picker };
+  const group = (keep: (o: OwnerInfo) => boolean) => {
+    const idx = info.flatMap((o, i) => (keep(o) ? [i] : []));
+    return idx.length ? new Weighted(idx, idx.map((i) => 1 / (rank[i]! + 1))) : null;
+  };
+  return { records, info, national: group((o) => o.home < 0)!, local: CITIES.map((_c, ci) => group((o) => o.home === ci)) };
 }
 
 // ---------------------------------------------------------------------------------------------------- internet

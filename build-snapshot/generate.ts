@@ -11,14 +11,14 @@ import { createWriteStream, mkdirSync, renameSync, statSync, writeFileSync } fro
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as v from 'valibot';
-import { ListingSource, RESOURCES, type ListingRec, type ResourceName } from './source-schema.js';
-import { buildArticles, buildGlossary } from './generate-content.js';
-import { ADJECTIVES, FEATURES, PROPERTY_TYPES, RARE, SURROUNDINGS, listingDescription, listingTitle, type ListingText, type PropertyType } from './generate-listing-text.js';
-import { CITIES, buildGeography, type Geography } from './generate-places.js';
+import { ListingSource, RESOURCES, type ListingRec, type ResourceName } from './source-schema.ts';
+import { buildArticles, buildGlossary } from './generate-content.ts';
+import { ADJECTIVES, FEATURES, PROPERTY_TYPES, RARE, SURROUNDINGS, listingDescription, listingTitle, type ListingText, type PropertyType } from './generate-listing-text.ts';
+import { CITIES, buildGeography, type Geography } from './generate-places.ts';
 import {
   DAY_MS, REFERENCE_MS, Weighted, chance, int, iso, isoDate, localized, normal, pad, pick, pickLocales, rngFor, round, slugify,
-} from './generate-random.js';
-import { LISTING_SOURCE_PLATFORMS, METRICS, buildInsurance, buildInternet, buildOwners, buildPlatforms, type OwnerInfo } from './generate-resources.js';
+} from './generate-random.ts';
+import { LISTING_SOURCE_PLATFORMS, METRICS, buildInsurance, buildInternet, buildOwners, buildPlatforms, type Owners } from './generate-resources.ts';
 
 const MAX_LISTINGS = 5_000_000;
 const USAGE = 'usage: npx tsx build-snapshot/generate.ts --listings N --out DIR [--seed S]\n'
@@ -51,6 +51,8 @@ function parseCli(): { listings: number; out: string; seed: number } {
     usageError(`--listings must be a positive integer up to ${MAX_LISTINGS}, got "${values.listings}"`);
   }
   if (values.out === undefined || values.out.trim() === '') usageError('--out is required');
+  const existing = statSync(values.out, { throwIfNoEntry: false });
+  if (existing && !existing.isDirectory()) usageError(`--out must be a directory, "${values.out}" is a file`);
   const seedText = values.seed ?? '1';
   if (!/^\d+$/.test(seedText) || Number(seedText) > 0xffffffff) usageError(`--seed must be an integer 0-4294967295, got "${seedText}"`);
   return { listings: Number(values.listings), out: values.out, seed: Number(seedText) };
@@ -73,7 +75,7 @@ const ROOMS: Record<string, Weighted<number>> = {
 };
 const PRICE_TYPE: Record<string, number> = { apartment: 1, studio: 1.05, room: 1, house: 0.95, maisonette: 1, penthouse: 1.35 };
 /** Scales the per-city median so that a city's realised median rent lands near its CITIES[].medianRent. */
-const PRICE_CALIBRATION = 1;
+const PRICE_CALIBRATION = 0.97;
 const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const SUFFIXES = ['A', 'B', 'C', '-1', '-2', '-3', '-H', 'bis'];
 const HISTORY_MS = REFERENCE_MS - Date.UTC(2023, 9, 31); // 36 months
@@ -90,7 +92,7 @@ function sizeFor(rng: () => number, t: PropertyType, rooms: number): number {
   return Math.round(Math.min(250, Math.max(20, m2)));
 }
 
-function makeListingFactory(seed: number, geo: Geography, owners: { info: OwnerInfo[]; picker: Weighted<number> }) {
+function makeListingFactory(seed: number, geo: Geography, owners: Owners) {
   const rng = rngFor(seed, 'listings');
   const cityPicker = new Weighted(CITIES.map((_c, i) => i), CITIES.map((_c, i) => 1 / (i + 1) ** 0.95));
 
@@ -113,9 +115,12 @@ function makeListingFactory(seed: number, geo: Geography, owners: { info: OwnerI
       else { offer = 'sale'; active = false; published = rng() < 0.5; }
     }
 
-    const ownerIdx = chance(rng, 0.05) ? -1 : owners.picker.pick(rng);
+    // City first (Zipf over CITIES order), then an owner: ~5% none, else nationwide or local to the city.
+    const ci = cityPicker.pick(rng);
+    const o = rng();
+    const local = owners.local[ci];
+    const ownerIdx = o < 0.05 ? -1 : o < 0.43 || !local ? owners.national.pick(rng) : local.pick(rng);
     const owner = ownerIdx >= 0 ? owners.info[ownerIdx]! : null;
-    const ci = owner && owner.home >= 0 && chance(rng, 0.85) ? owner.home : cityPicker.pick(rng);
     const city = CITIES[ci]!;
     const places = geo.places[ci]!;
     const place = places.length > 1 && chance(rng, 0.7) ? places[1 + Math.floor(rng() * (places.length - 1))]! : places[0]!;
@@ -171,7 +176,8 @@ function makeListingFactory(seed: number, geo: Geography, owners: { info: OwnerI
     const description = !rare && chance(rng, 0.02) ? null : localized(locales, (l) => listingDescription(text, l));
 
     const nImages = IMAGES.pick(rng);
-    const images = nImages === 0 ? (chance(rng, 0.5) ? null : []) : Array.from({ length: nImages }, (_x, k) => `https://images.example.nl/listings/${id}/${k + 1}.jpg`);
+    const images: string[] | null = nImages === 0 && chance(rng, 0.5) ? null : [];
+    for (let k = 1; k <= nImages; k++) images!.push(`https://images.example.nl/listings/${id}/${k}.jpg`);
 
     let sources: { url: string; type: string }[] | null = null;
     if (!chance(rng, 0.03)) {
@@ -182,6 +188,7 @@ function makeListingFactory(seed: number, geo: Geography, owners: { info: OwnerI
       if (sources.length === 0 || chance(rng, 0.35)) sources.push({ url: `https://${platform}.example.nl/listing/${id}`, type: 'platform' });
     }
 
+    const firstSeen = iso(first);
     return {
       id,
       slug: `${slugify(title.en)}-${pad(i, 7)}`,
@@ -207,8 +214,8 @@ function makeListingFactory(seed: number, geo: Geography, owners: { info: OwnerI
       images,
       attributes,
       sources,
-      first_seen_at: iso(first),
-      created_at: iso(first),
+      first_seen_at: firstSeen,
+      created_at: firstSeen,
       updated_at: iso(updated),
     };
   };
@@ -273,7 +280,6 @@ async function main(): Promise<void> {
     if (i <= 1000) checkAll('listings', ListingSource, [rec]);
     chunk += JSON.stringify(rec) + '\n';
     if (chunk.length >= 262_144 || i === n) {
-      bytes += Buffer.byteLength(chunk);
       if (!ws.write(chunk)) await Promise.race([once(ws, 'drain'), failed]);
       chunk = '';
     }
@@ -286,11 +292,14 @@ async function main(): Promise<void> {
   counts.splice(2, 0, `${n} listings`);
 
   for (const { file } of RESOURCES) renameSync(tmp(file), join(out, file));
-  const mb = (statSync(join(out, 'listings.ndjson')).size / 1e6).toFixed(1);
+  const listingBytes = statSync(join(out, 'listings.ndjson')).size;
+  bytes += listingBytes;
+  const mb = (listingBytes / 1e6).toFixed(1);
   process.stderr.write(`generate: wrote ${counts.join(', ')} to ${out} (seed ${seed}, ${(bytes / 1e6).toFixed(1)} MB, listings ${mb} MB) in ${((performance.now() - started) / 1000).toFixed(1)}s\n`);
 }
 
 main().catch((e: unknown) => {
-  process.stderr.write(`generate: ${(e as Error).stack ?? String(e)}\n`);
+  const err = e as NodeJS.ErrnoException;
+  process.stderr.write(`generate: ${err.code ? err.message : (err.stack ?? String(e))}\n`); // fs errors: message only
   process.exit(1);
 });

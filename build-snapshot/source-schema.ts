@@ -10,8 +10,20 @@ export const Id = v.pipe(v.string(), v.minLength(1), v.maxLength(120), v.regex(i
 const Ref = Id;
 const Str = (max = 500) => v.pipe(v.string(), v.minLength(1), v.maxLength(max));
 const Code = v.pipe(v.string(), v.minLength(1), v.maxLength(120));
-const Url = v.pipe(v.string(), v.maxLength(2048), v.url('must be an absolute URL'));
-const Timestamp = v.pipe(v.string(), v.isoTimestamp('must be an ISO 8601 timestamp with time zone, e.g. 2025-01-31T12:00:00Z'));
+const Url = v.pipe(v.string(), v.maxLength(2048), v.url('must be an absolute URL'), v.regex(/^https?:\/\//i, 'must be an http or https URL'));
+/** A real calendar date (no 31 February). */
+const realDate = (s: string) => {
+  const [y, m, d] = [Number(s.slice(0, 4)), Number(s.slice(5, 7)), Number(s.slice(8, 10))];
+  const t = new Date(Date.UTC(y, m - 1, d));
+  return t.getUTCFullYear() === y && t.getUTCMonth() === m - 1 && t.getUTCDate() === d;
+};
+const Timestamp = v.pipe(
+  v.string(),
+  v.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/, 'must be an ISO 8601 timestamp with time zone, e.g. 2025-01-31T12:00:00Z'),
+  v.check(realDate, 'must be an ISO 8601 timestamp with time zone, e.g. 2025-01-31T12:00:00Z (not a real calendar date)'),
+);
+/** Free-form attributes: any JSON object, at most 16 KB serialised. */
+const Attributes = v.pipe(v.record(v.string(), v.unknown()), v.check((o) => JSON.stringify(o).length <= 16_384, 'must be at most 16 KB as JSON'));
 const NonNegative = v.pipe(v.number(), v.finite(), v.minValue(0, 'must not be negative'));
 const NonNegativeInt = v.pipe(v.number(), v.integer('must be an integer'), v.minValue(0, 'must not be negative'));
 const Cents = NonNegativeInt;
@@ -61,12 +73,13 @@ export const ListingSource = v.strictObject({
   location_id: Ref,
   street: opt(Str(200)),
   number: opt(Str(40)),
-  postcode: opt(v.pipe(v.string(), v.regex(/^[1-9][0-9]{3} ?[A-Z]{2}$/, 'must be a Dutch postcode like 1012 AB'))),
+  // Stored in one form, "1012 AB", whether the source wrote "1012AB" or "1012 AB".
+  postcode: opt(v.pipe(v.string(), v.regex(/^[1-9][0-9]{3} ?[A-Z]{2}$/, 'must be a Dutch postcode like 1012 AB'), v.transform((p) => `${p.slice(0, 4)} ${p.slice(-2)}`))),
   latitude: opt(v.pipe(v.number(), v.minValue(-90), v.maxValue(90))),
   longitude: opt(v.pipe(v.number(), v.minValue(-180), v.maxValue(180))),
   image_url: opt(Url),
   images: opt(v.array(Url)),
-  attributes: opt(v.record(v.string(), v.unknown())),
+  attributes: opt(Attributes),
   sources: opt(v.array(v.strictObject({ url: Url, type: Code }))),
   first_seen_at: Timestamp,
   created_at: Timestamp,
@@ -176,7 +189,7 @@ export const PlatformSource = v.strictObject({
   fee_currency: opt(v.pipe(v.string(), v.regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code like EUR'))),
   headline: opt(Text(500)),
   features: opt(TextList()),
-  attributes: opt(v.record(v.string(), v.unknown())),
+  attributes: opt(Attributes),
   description: opt(Text()),
   pricing_details: opt(Text()),
   content: opt(Text()),
