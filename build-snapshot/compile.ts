@@ -6,8 +6,10 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import * as S from './source-schema.ts';
 import { Report, readSource } from './read-source.ts';
-import { TABLES, tableWriter, type TableName } from './write.ts';
-import { CohortCollector, deriveAll } from './derive.ts';
+import { TABLES, tableWriter, type TableName, type TableWriter } from './write.ts';
+import { CohortCollector, ListingStatsCollector, deriveAll } from './derive.ts';
+import type { Batch, Done, ListingsJob } from './listings-worker.ts';
+import { Worker } from 'node:worker_threads';
 import { runChecks } from './checks.ts';
 
 export const SCHEMA_VERSION = 1;
@@ -64,7 +66,7 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
   db.pragma('page_size = 4096');
   db.pragma('journal_mode = OFF');
   db.pragma('synchronous = OFF');
-  db.pragma('cache_size = -131072'); // 128 MiB
+  db.pragma('cache_size = -65536'); // 64 MiB: the load appends in rid order, so a larger cache buys little
   db.pragma('temp_store = FILE');
   const { tables, indexes } = splitSchema();
   db.exec(tables);
@@ -81,6 +83,9 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
   const locations = new Map<string, { type: string; parent: string | null; line: number }>();
   const ids = new Map<string, Set<string>>();
   const cohorts = new CohortCollector();
+  const listingStats = new ListingStatsCollector();
+  let heldLocations: Record<string, unknown>[] = [];
+  let listingsSorted = true;
 
   db.exec('BEGIN');
   for (const r of S.RESOURCES) {
@@ -94,9 +99,24 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
     // Small resources are held and sorted by id; listings stream in file order and are re-ranked if unsorted.
     const held: Record<string, unknown>[] = [];
     let stored = 0;
-    let lastListingId = '';
-    let listingsSorted = true;
     const problem = (line: number, field: string, reason: string) => report.problem({ file: r.file, line, field, reason });
+    if (table === 'listings') {
+      let res: Done;
+      try {
+        res = await loadListings(db, writer, file, r.file, [...ids.get('owners')!], locations, locationText(heldLocations), report, (n) => log(`  ${r.file}: ${n.toLocaleString('en')} lines`));
+      } catch (e) {
+        problem(0, '(file)', `could not be read: ${(e as Error).message}`);
+        break;
+      }
+      hash.update(res.digest);
+      counts.listings = { read: res.read, stored: res.stored };
+      cohorts.groups = res.cohorts;
+      Object.assign(listingStats, res.stats);
+      listingsSorted = res.sorted;
+      if (!report.failed && !res.sorted) rerankListings(db);
+      log(`  ${r.file}: ${res.read.toLocaleString('en')} valid records, ${res.stored.toLocaleString('en')} stored`);
+      continue;
+    }
     const ref = (line: number, field: string, target: string, id: unknown) => {
       if (id != null && !ids.get(target)!.has(id as string)) problem(line, field, `unknown ${target.replace(/s$/, '').replace(/_/g, ' ')} "${id}"`);
     };
@@ -111,21 +131,6 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
           held.push(rec);
           return;
         }
-        case 'listings': {
-          ref(line, 'owner_id', 'owners', rec.owner_id);
-          const loc = locations.get(rec.location_id as string);
-          if (!loc) { problem(line, 'location_id', `unknown location "${rec.location_id}"`); return; }
-          if (loc.type === 'province') { problem(line, 'location_id', `"${rec.location_id}" is a province; a listing lies in a city or neighbourhood`); return; }
-          if (report.failed) return; // no point writing rows that will be thrown away
-          const hierarchy = hierarchyOf(rec.location_id as string, locations);
-          if (rec.offer_type === 'rent' && rec.published) cohorts.add(hierarchy.city_id, rec.first_seen_at as string, rec.price_eur as number | null, rec.size_m2 as number | null);
-          if (!(rec.offer_type === 'rent' && rec.active && rec.published)) return;
-          if (rec.id <= lastListingId) listingsSorted = false;
-          lastListingId = rec.id;
-          stored++;
-          writer.insert(stored, { ...rec, ...hierarchy });
-          return;
-        }
         case 'internet_plans': ref(line, 'provider_id', 'internet_providers', rec.provider_id); break;
         case 'insurance_products': ref(line, 'provider_id', 'insurance_providers', rec.provider_id); break;
         case 'articles': ref(line, 'location_id', 'locations', rec.location_id); break;
@@ -137,8 +142,8 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
     if (!report.failed) {
       held.sort((a, b) => ((a.id as string) < (b.id as string) ? -1 : 1));
       held.forEach((rec, i) => writer.insert(i + 1, table === 'locations' ? { ...rec, depth: depthOf(rec.type as string) } : rec));
-      if (table !== 'listings') stored = held.length;
-      if (table === 'listings' && !listingsSorted) rerankListings(db);
+      stored = held.length;
+      if (table === 'locations') heldLocations = held;
     }
     counts[table] = { read, stored };
     log(`  ${r.file}: ${read.toLocaleString('en')} valid records, ${stored.toLocaleString('en')} stored`);
@@ -150,7 +155,7 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
 
   const snapshotId = 'snap_' + hash.digest('hex').slice(0, 24);
   phase('deriving: location closure, full-text indexes, market cohorts, statistics');
-  deriveAll(db, cohorts);
+  deriveAll(db, cohorts, listingStats, listingsSorted);
   const meta = db.prepare('INSERT INTO snapshot_meta (key, value) VALUES (?, ?)');
   meta.run('schema_version', String(SCHEMA_VERSION));
   meta.run('snapshot_id', snapshotId);
@@ -165,9 +170,10 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
   phase('checking');
   const problems = runChecks(db);
   if (problems.length) return fail(problems);
+  // Rows were written in rid order and indexes built after the load, so the file is already compact;
+  // VACUUM (a full rewrite) is only worth it when re-ranking unsorted listings left free pages behind.
+  if (!listingsSorted) { phase('vacuuming'); db.exec('VACUUM'); }
   db.pragma('journal_mode = DELETE');
-  phase('vacuuming');
-  db.exec('VACUUM');
   db.close();
   db = undefined;
 
@@ -201,17 +207,51 @@ function checkLocationTree(recs: Record<string, unknown>[], all: Map<string, Loc
   void recs;
 }
 
-function hierarchyOf(locationId: string, all: Map<string, LocInfo>) {
-  const h: { neighbourhood_id: string | null; city_id: string; province_id: string | null } = { neighbourhood_id: null, city_id: '', province_id: null };
-  let id: string | null = locationId;
-  while (id) {
-    const loc: LocInfo = all.get(id)!;
-    if (loc.type === 'neighbourhood') h.neighbourhood_id = id;
-    else if (loc.type === 'city') h.city_id = id;
-    else h.province_id = id;
-    id = loc.parent;
+/** Every name (all locales) of each location and its ancestors: listings are found by q through them. */
+function locationText(held: Record<string, unknown>[]): [string, string][] {
+  const byId = new Map(held.map((l) => [l.id as string, l]));
+  const out: [string, string][] = [];
+  for (const l of held) {
+    const names: string[] = [];
+    for (let cur: Record<string, unknown> | undefined = l; cur; cur = byId.get(cur.parent_id as string)) {
+      names.push(...Object.values(cur.name as Record<string, string>));
+    }
+    out.push([l.id as string, names.join(' ')]);
   }
-  return h;
+  return out;
+}
+
+/**
+ * Runs listings.ndjson through the listings worker (parse, validate, rows) while this thread writes
+ * the rows it sends; one acknowledgement per batch keeps at most a few batches in memory.
+ */
+function loadListings(
+  db: Database.Database, writer: TableWriter, file: string, displayName: string, ownerIds: string[],
+  locations: Map<string, LocInfo>, text: [string, string][], report: Report, progress: (lines: number) => void,
+): Promise<Done> {
+  const job: ListingsJob = { file, displayName, ownerIds, locations: [...locations].map(([id, l]) => [id, l.type, l.parent]), locationText: text, failed: report.failed };
+  const fts = db.prepare('INSERT INTO listings_fts (rowid, body) VALUES (?, ?)');
+  // Under tsx (TypeScript sources) the worker needs the same loader; a bundled build runs plain JS.
+  const ts = import.meta.url.endsWith('.ts');
+  const entry = new URL(ts ? './listings-worker.ts' : './listings-worker.js', import.meta.url).href;
+  const worker = ts
+    ? new Worker(`import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`, { eval: true, workerData: { kind: 'listings', job } })
+    : new Worker(new URL(entry), { workerData: { kind: 'listings', job } });
+  let lastProgress = 0;
+  return new Promise<Done>((resolve, reject) => {
+    worker.on('message', (m: Batch | Done) => {
+      if (m.type === 'done') { resolve(m); void worker.terminate(); return; }
+      for (const p of m.problems) report.problem(p);
+      if (!report.failed) {
+        for (const rows of m.rows) writer.insertRows(rows);
+        for (const [rid, body] of m.fts) fts.run(rid, body);
+      }
+      if (m.lines - lastProgress >= 100_000) { progress(m.lines); lastProgress = m.lines; }
+      worker.postMessage('ack');
+    });
+    worker.on('error', reject);
+    worker.on('exit', (code) => { if (code !== 0) reject(new Error(`listings worker exited with code ${code}`)); });
+  });
 }
 
 /** Listings arrived out of id order: renumber rid so that rid order is id order again. */
@@ -224,5 +264,6 @@ function rerankListings(db: Database.Database) {
     UPDATE listings_i18n SET rid = -rid;
     UPDATE listings_i18n SET rid = (SELECT new FROM rid_map WHERE old = -listings_i18n.rid);
     DROP TABLE rid_map;
+    INSERT INTO listings_fts (listings_fts) VALUES ('delete-all');
   `);
 }

@@ -5,7 +5,7 @@ import { median, round2, statsOf } from '../src/stats.ts';
 /** Groups published rent listings (active or not) by city and first-seen month while the source streams. */
 export class CohortCollector {
   // city → month → values; prices and price per m² kept as plain arrays (a few numbers per listing).
-  readonly groups = new Map<string, Map<string, { n: number; prices: number[]; perM2: number[] }>>();
+  groups = new Map<string, Map<string, { n: number; prices: number[]; perM2: number[] }>>();
   add(cityId: string, firstSeenAt: string, price: number | null, size: number | null) {
     const month = firstSeenAt.slice(0, 7) + '-01';
     let byMonth = this.groups.get(cityId);
@@ -20,11 +20,12 @@ export class CohortCollector {
   }
 }
 
-export function deriveAll(db: Database, cohorts: CohortCollector) {
+/** `listingsFtsDone`: the listings full-text rows were written during the load (rid order was final). */
+export function deriveAll(db: Database, cohorts: CohortCollector, stats: ListingStatsCollector, listingsFtsDone: boolean) {
   deriveClosure(db);
-  deriveFullText(db);
+  deriveFullText(db, listingsFtsDone);
   deriveCohorts(db, cohorts);
-  deriveListingStats(db);
+  deriveListingStats(db, stats);
 }
 
 function deriveClosure(db: Database) {
@@ -46,7 +47,7 @@ function i18nText(table: string, cols: string[]) {
   return `${base} || ' ' || ifnull((SELECT group_concat(${tr}, ' ') FROM ${table}_i18n x WHERE x.rid = t.rid), '')`;
 }
 
-function deriveFullText(db: Database) {
+function deriveFullText(db: Database, listingsFtsDone: boolean) {
   // Every name of a location and of its ancestors, in every locale, so q can match "Den Haag" or "The Hague".
   db.exec(`
     CREATE TEMP TABLE location_text AS
@@ -56,7 +57,7 @@ function deriveFullText(db: Database) {
     GROUP BY c.descendant_id;
     CREATE UNIQUE INDEX temp.location_text_id ON location_text(id);
   `);
-  db.exec(`INSERT INTO listings_fts (rowid, body)
+  if (!listingsFtsDone) db.exec(`INSERT INTO listings_fts (rowid, body)
     SELECT t.rid, ${i18nText('listings', ['title', 'description'])} || ' ' || ifnull(t.street, '') || ' ' || ifnull(t.postcode, '')
            || ' ' || ifnull((SELECT body FROM location_text WHERE id = t.location_id), '')
     FROM listings t ORDER BY t.rid`);
@@ -98,45 +99,49 @@ function deriveCohorts(db: Database, cohorts: CohortCollector) {
   }
 }
 
+/** Per-listing accumulation of the precomputed statistics and planner statistics (pure; runs in the listings worker). */
+export class ListingStatsCollector {
+  readonly scopes = new Map<string, { count: number; prices: number[] }>([['', { count: 0, prices: [] }]]);
+  /** column → value → number of listings */
+  readonly valueCounts = new Map<string, Map<string, number>>(EQ_COLUMNS.map((c) => [c, new Map()]));
+  readonly ranges: Record<string, number[]> = { price_eur: [], size_m2: [], rooms: [] };
+  add(row: Record<string, unknown>) {
+    const price = row.price_eur as number | null;
+    this.scope('', price);
+    if (row.neighbourhood_id != null) this.scope('location:' + row.neighbourhood_id, price);
+    this.scope('location:' + row.city_id, price);
+    if (row.province_id != null) this.scope('location:' + row.province_id, price);
+    for (const c of EQ_COLUMNS) {
+      const v = row[c] as string | null;
+      if (v != null) { const m = this.valueCounts.get(c)!; m.set(v, (m.get(v) ?? 0) + 1); }
+    }
+    for (const c of RANGE_COLUMNS) if (row[c] != null) this.ranges[c].push(row[c] as number);
+  }
+  private scope(scope: string, price: number | null) {
+    let s = this.scopes.get(scope);
+    if (!s) this.scopes.set(scope, (s = { count: 0, prices: [] }));
+    s.count++;
+    if (price != null) s.prices.push(price);
+  }
+}
+const EQ_COLUMNS = ['owner_id', 'property_type', 'furnishing', 'neighbourhood_id', 'city_id', 'province_id'] as const;
+const RANGE_COLUMNS = ['price_eur', 'size_m2', 'rooms'] as const;
+export const QUANTILES = 1024;
+
 /**
  * Statistics for all listings and for each location at any level (the scopes that would otherwise
  * scan), plus the planner statistics: listings per value of each equality filter and quantiles of
  * each range filter.
  */
-function deriveListingStats(db: Database) {
-  const scopes = new Map<string, { count: number; prices: number[] }>();
-  const at = (scope: string) => {
-    let s = scopes.get(scope);
-    if (!s) scopes.set(scope, (s = { count: 0, prices: [] }));
-    return s;
-  };
-  const EQ = ['owner_id', 'property_type', 'furnishing', 'neighbourhood_id', 'city_id', 'province_id'] as const;
-  const RANGE = ['price_eur', 'size_m2', 'rooms'] as const;
-  const valueCounts = new Map<string, number>();
-  const ranges: Record<string, number[]> = { price_eur: [], size_m2: [], rooms: [] };
-  const rows = db.prepare(`SELECT ${[...RANGE, ...EQ].join(', ')} FROM listings`).iterate() as IterableIterator<Record<string, string | number | null>>;
-  for (const row of rows) {
-    const price = row.price_eur as number | null;
-    for (const scope of ['', row.neighbourhood_id, row.city_id, row.province_id]) {
-      if (scope === null) continue;
-      const s = at(scope === '' ? '' : 'location:' + scope);
-      s.count++;
-      if (price !== null) s.prices.push(price);
-    }
-    for (const c of EQ) if (row[c] !== null) { const k = c + '\u0000' + row[c]; valueCounts.set(k, (valueCounts.get(k) ?? 0) + 1); }
-    for (const c of RANGE) if (row[c] !== null) ranges[c].push(row[c] as number);
-  }
-  at(''); // the empty snapshot still has an all-listings row
+function deriveListingStats(db: Database, c: ListingStatsCollector) {
   const insert = db.prepare('INSERT INTO listing_stats (scope, count, min_price_eur, max_price_eur, average_price_eur, median_price_eur) VALUES (?, ?, ?, ?, ?, ?)');
-  for (const [scope, s] of scopes) insert.run(scope, s.count, ...statsOf(s.prices));
+  for (const [scope, s] of c.scopes) insert.run(scope, s.count, ...statsOf(s.prices));
   const vc = db.prepare('INSERT INTO listing_value_counts (column, value, n) VALUES (?, ?, ?)');
-  for (const [k, n] of valueCounts) { const [c, v] = k.split('\u0000'); vc.run(c, v, n); }
+  for (const [col, m] of c.valueCounts) for (const [v, n] of m) vc.run(col, v, n);
   const q = db.prepare('INSERT INTO listing_quantiles (column, k, value, nonnull) VALUES (?, ?, ?, ?)');
-  for (const c of RANGE) {
-    const sorted = Float64Array.from(ranges[c]).sort();
+  for (const col of RANGE_COLUMNS) {
+    const sorted = Float64Array.from(c.ranges[col]).sort();
     if (sorted.length === 0) continue;
-    for (let k = 0; k <= QUANTILES; k++) q.run(c, k, sorted[Math.min(sorted.length - 1, Math.floor((k * (sorted.length - 1)) / QUANTILES))], sorted.length);
+    for (let k = 0; k <= QUANTILES; k++) q.run(col, k, sorted[Math.min(sorted.length - 1, Math.floor((k * (sorted.length - 1)) / QUANTILES))], sorted.length);
   }
 }
-export const QUANTILES = 1024;
-

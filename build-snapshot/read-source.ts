@@ -54,7 +54,7 @@ export function describeIssues(issues: readonly v.BaseIssue<unknown>[]): { field
 /**
  * Calls `onRecord` for every valid record of `path`, in file order. Invalid lines are reported and
  * skipped (the build fails at the end, so one run shows many problems). Blank lines are ignored.
- * Every raw line is fed into `hash` so the snapshot id follows the source content.
+ * The raw file content is fed into `hash` so the snapshot id follows the source content.
  */
 export async function readSource<S extends v.GenericSchema>(
   path: string,
@@ -68,13 +68,12 @@ export async function readSource<S extends v.GenericSchema>(
   onInvalidId?: (id: string) => void,
 ): Promise<number> {
   const input = createReadStream(path, { encoding: 'utf8' });
+  input.on('data', (chunk) => hash.update(chunk)); // the raw content, chunk by chunk
   const rl = createInterface({ input, crlfDelay: Infinity });
   let line = 0;
   let records = 0;
   for await (const text of rl) {
     line++;
-    hash.update(text);
-    hash.update('\n');
     if (onProgress && line % 100_000 === 0) onProgress(line);
     if (text.trim() === '') continue;
     let raw: unknown;

@@ -10,17 +10,17 @@ export const Id = v.pipe(v.string(), v.minLength(1), v.maxLength(120), v.regex(i
 const Ref = Id;
 const Str = (max = 500) => v.pipe(v.string(), v.minLength(1), v.maxLength(max));
 const Code = v.pipe(v.string(), v.minLength(1), v.maxLength(120));
-const Url = v.pipe(v.string(), v.maxLength(2048), v.url('must be an absolute URL'), v.regex(/^https?:\/\//i, 'must be an http or https URL'));
+const Url = v.pipe(v.string(), v.maxLength(2048), v.regex(/^https?:\/\/[^\s/?#]+[^\s]*$/i, 'must be an absolute http or https URL'));
 /** A real calendar date (no 31 February). */
 const realDate = (s: string) => {
   const [y, m, d] = [Number(s.slice(0, 4)), Number(s.slice(5, 7)), Number(s.slice(8, 10))];
   const t = new Date(Date.UTC(y, m - 1, d));
   return t.getUTCFullYear() === y && t.getUTCMonth() === m - 1 && t.getUTCDate() === d;
 };
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 const Timestamp = v.pipe(
   v.string(),
-  v.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/, 'must be an ISO 8601 timestamp with time zone, e.g. 2025-01-31T12:00:00Z'),
-  v.check(realDate, 'must be an ISO 8601 timestamp with time zone, e.g. 2025-01-31T12:00:00Z (not a real calendar date)'),
+  v.check((s) => TIMESTAMP.test(s) && realDate(s), 'must be an ISO 8601 timestamp with time zone on a real calendar date, e.g. 2025-01-31T12:00:00Z'),
 );
 /** Free-form attributes: any JSON object, at most 16 KB serialised. */
 const Attributes = v.pipe(v.record(v.string(), v.unknown()), v.check((o) => JSON.stringify(o).length <= 16_384, 'must be at most 16 KB as JSON'));

@@ -83,44 +83,56 @@ function columnValue(kind: Kind, value: unknown, locale: string): unknown {
   }
 }
 
-/** Prepared inserts for one table and its locale table. */
+/** A record as positional rows: the base row and one row per locale that has any translation. */
+export interface Rows { base: unknown[]; i18n: unknown[][]; missing: string[] }
+
+/** Pure (no database): usable in a worker thread. Column order: rid, id, then the spec's columns. */
+export function rowsOf(t: TableSpec, rid: number, rec: Rec): Rows {
+  const names = Object.keys(t.cols);
+  const base: unknown[] = [rid, rec.id];
+  for (const c of names) base.push(columnValue(t.cols[c], rec[c], 'en'));
+  const i18n: unknown[][] = [];
+  const missing: string[] = [];
+  if (t.i18n) {
+    const translated = translatedColumns(t);
+    for (const locale of TRANSLATED_LOCALES) {
+      const row: unknown[] = [rid, locale];
+      let any = false;
+      let gap = false;
+      for (const c of translated) {
+        const value = columnValue(t.cols[c], rec[c], locale);
+        row.push(value);
+        if (value !== null) any = true;
+        else if (rec[c] != null) gap = true;
+      }
+      if (gap) missing.push(locale);
+      if (any) i18n.push(row);
+    }
+  }
+  return { base, i18n, missing };
+}
+
+const translatedColumns = (t: TableSpec) => Object.keys(t.cols).filter((c) => t.cols[c] === 'text' || t.cols[c] === 'textlist');
+
+/** Positional inserts for one table and its locale table. */
 export interface TableWriter {
   spec: TableSpec;
-  insert(rid: number, rec: Rec): number;
+  insert(rid: number, rec: Rec): void;
+  insertRows(rows: Rows): void;
 }
 
 /** `onMissingTranslation(locale)` is called once per record and locale that lacks a translation of some text. */
 export function tableWriter(db: Database, t: TableSpec, onMissingTranslation?: (locale: string) => void): TableWriter {
   const names = Object.keys(t.cols);
-  const translated = names.filter((c) => t.cols[c] === 'text' || t.cols[c] === 'textlist');
-  const base: Statement = db.prepare(
-    `INSERT INTO ${t.table} (rid, id, ${names.join(', ')}) VALUES (@rid, @id, ${names.map((c) => '@' + c).join(', ')})`,
-  );
+  const translated = translatedColumns(t);
+  const base: Statement = db.prepare(`INSERT INTO ${t.table} (rid, id, ${names.join(', ')}) VALUES (${['rid', 'id', ...names].map(() => '?').join(', ')})`);
   const i18n: Statement | null = t.i18n
-    ? db.prepare(`INSERT INTO ${t.table}_i18n (rid, locale, ${translated.join(', ')}) VALUES (@rid, @locale, ${translated.map((c) => '@' + c).join(', ')})`)
+    ? db.prepare(`INSERT INTO ${t.table}_i18n (rid, locale, ${translated.join(', ')}) VALUES (${['rid', 'locale', ...translated].map(() => '?').join(', ')})`)
     : null;
-  return {
-    spec: t,
-    insert(rid, rec) {
-      const row: Rec = { rid, id: rec.id };
-      for (const c of names) row[c] = columnValue(t.cols[c], rec[c], 'en');
-      base.run(row);
-      let translations = 0;
-      if (!i18n) return translations;
-      for (const locale of TRANSLATED_LOCALES) {
-        const tr: Rec = { rid, locale };
-        let any = false;
-        let gap = false;
-        for (const c of translated) {
-          const value = columnValue(t.cols[c], rec[c], locale);
-          tr[c] = value;
-          if (value !== null) any = true;
-          else if (rec[c] != null) gap = true;
-        }
-        if (gap) onMissingTranslation?.(locale);
-        if (any) { i18n.run(tr); translations++; }
-      }
-      return translations;
-    },
+  const insertRows = (rows: Rows) => {
+    base.run(rows.base);
+    for (const r of rows.i18n) i18n!.run(r);
+    if (onMissingTranslation) for (const l of rows.missing) onMissingTranslation(l);
   };
+  return { spec: t, insertRows, insert: (rid, rec) => insertRows(rowsOf(t, rid, rec)) };
 }

@@ -1,0 +1,145 @@
+// Worker thread for listings.ndjson: read, hash, parse, validate, check references, build rows, accumulate
+// statistics. The main thread only writes what this sends, so parsing and SQLite run on two cores.
+import { createHash } from 'node:crypto';
+import { closeSync, openSync, readSync } from 'node:fs';
+import { parentPort, workerData } from 'node:worker_threads';
+import * as v from 'valibot';
+import { ListingSource } from './source-schema.ts';
+import { describeIssues, type Problem } from './read-source.ts';
+import { TABLES, rowsOf, type Rows } from './write.ts';
+import { CohortCollector, ListingStatsCollector } from './derive.ts';
+
+export interface ListingsJob {
+  file: string;
+  displayName: string;
+  ownerIds: string[];
+  /** id → [type, parent id] */
+  locations: [string, string, string | null][];
+  /** id → every name of the location and its ancestors, in every locale (for q). */
+  locationText: [string, string][];
+  /** Earlier files already failed: validate only, build nothing. */
+  failed: boolean;
+}
+export interface Batch { type: 'batch'; rows: Rows[]; fts: [number, string][]; problems: Problem[]; lines: number }
+export interface Done {
+  type: 'done'; digest: string; read: number; stored: number; sorted: boolean;
+  cohorts: CohortCollector['groups']; stats: { scopes: ListingStatsCollector['scopes']; valueCounts: ListingStatsCollector['valueCounts']; ranges: ListingStatsCollector['ranges'] };
+}
+
+const BATCH = 1000;
+const MAX_IN_FLIGHT = 4;
+
+async function run(job: ListingsJob) {
+  const port = parentPort!;
+  let credits = MAX_IN_FLIGHT;
+  let wake: (() => void) | null = null;
+  port.on('message', () => { credits++; wake?.(); wake = null; });
+  const owners = new Set(job.ownerIds);
+  const locations = new Map(job.locations.map(([id, type, parent]) => [id, { type, parent }]));
+  const locationText = new Map(job.locationText);
+  const seen = new Map<string, number>();
+  const cohorts = new CohortCollector();
+  const stats = new ListingStatsCollector();
+  const hash = createHash('sha256');
+  let failed = job.failed;
+  let read = 0, stored = 0, lineNo = 0, lastId = '', sorted = true;
+  let batch: Batch = { type: 'batch', rows: [], fts: [], problems: [], lines: 0 };
+
+  const flush = async () => {
+    batch.lines = lineNo;
+    while (credits === 0) await new Promise<void>((r) => (wake = r));
+    credits--;
+    port.postMessage(batch);
+    batch = { type: 'batch', rows: [], fts: [], problems: [], lines: 0 };
+  };
+  const problem = (field: string, reason: string) => { failed = true; batch.problems.push({ file: job.displayName, line: lineNo, field, reason }); };
+
+  const onLine = (text: string) => {
+    if (text.trim() === '') return;
+    let raw: unknown;
+    try { raw = JSON.parse(text); } catch (e) { problem('(record)', `malformed JSON: ${(e as Error).message}`); return; }
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) { problem('(record)', 'expected a JSON object'); return; }
+    const result = v.safeParse(ListingSource, raw);
+    if (!result.success) {
+      for (const d of describeIssues(result.issues)) problem(d.field, d.reason);
+      return;
+    }
+    read++;
+    const rec = result.output;
+    const prior = seen.get(rec.id);
+    if (prior !== undefined) { problem('id', `duplicate id "${rec.id}" (first at line ${prior})`); return; }
+    seen.set(rec.id, lineNo);
+    if (rec.owner_id != null && !owners.has(rec.owner_id)) problem('owner_id', `unknown owner "${rec.owner_id}"`);
+    const loc = locations.get(rec.location_id);
+    if (!loc) { problem('location_id', `unknown location "${rec.location_id}"`); return; }
+    if (loc.type === 'province') { problem('location_id', `"${rec.location_id}" is a province; a listing lies in a city or neighbourhood`); return; }
+    if (failed) return; // keep validating for more problems, but build nothing that will be thrown away
+    const h = hierarchyOf(rec.location_id, locations);
+    if (rec.offer_type === 'rent' && rec.published) cohorts.add(h.city_id, rec.first_seen_at, rec.price_eur, rec.size_m2);
+    if (!(rec.offer_type === 'rent' && rec.active && rec.published)) return;
+    if (rec.id <= lastId) sorted = false;
+    lastId = rec.id;
+    stored++;
+    const full = Object.assign(rec, h);
+    stats.add(full);
+    batch.rows.push(rowsOf(TABLES.listings, stored, full));
+    batch.fts.push([stored, ftsBody(rec, locationText.get(rec.location_id) ?? '')]);
+  };
+
+  const fd = openSync(job.file, 'r');
+  const chunk = Buffer.allocUnsafe(4 << 20);
+  let carry = Buffer.alloc(0);
+  try {
+    for (;;) {
+      const n = readSync(fd, chunk, 0, chunk.length, null);
+      if (n === 0) break;
+      const data = chunk.subarray(0, n);
+      hash.update(data);
+      let start = 0;
+      for (let nl = data.indexOf(10, start); nl !== -1; nl = data.indexOf(10, start)) {
+        const piece = carry.length ? Buffer.concat([carry, data.subarray(start, nl)]) : data.subarray(start, nl);
+        carry = Buffer.alloc(0);
+        lineNo++;
+        onLine(piece.toString('utf8'));
+        start = nl + 1;
+        if (batch.rows.length >= BATCH || batch.problems.length >= BATCH) await flush();
+      }
+      carry = Buffer.concat([carry, data.subarray(start)]);
+    }
+    if (carry.length) { lineNo++; onLine(carry.toString('utf8')); }
+  } finally {
+    closeSync(fd);
+  }
+  await flush();
+  const done: Done = {
+    type: 'done', digest: hash.digest('hex'), read, stored, sorted, cohorts: cohorts.groups,
+    stats: { scopes: stats.scopes, valueCounts: stats.valueCounts, ranges: stats.ranges },
+  };
+  port.postMessage(done);
+}
+
+/** Title and description in every locale, street, postcode and the location's names: what q searches. */
+export function ftsBody(rec: v.InferOutput<typeof ListingSource>, locationText: string): string {
+  const parts: string[] = [];
+  for (const text of [rec.title, rec.description]) if (text) for (const value of Object.values(text)) parts.push(value as string);
+  parts.push(rec.street ?? '', rec.postcode ?? '', locationText);
+  return parts.join(' ');
+}
+
+export function hierarchyOf(locationId: string, all: Map<string, { type: string; parent: string | null }>) {
+  const h: { neighbourhood_id: string | null; city_id: string; province_id: string | null } = { neighbourhood_id: null, city_id: '', province_id: null };
+  let id: string | null = locationId;
+  while (id) {
+    const loc = all.get(id);
+    if (!loc) break; // a broken tree was reported while reading locations
+    if (loc.type === 'neighbourhood') h.neighbourhood_id = id;
+    else if (loc.type === 'city') h.city_id = id;
+    else h.province_id = id;
+    id = loc.parent;
+  }
+  return h;
+}
+
+if (parentPort && workerData?.kind === 'listings') {
+  run(workerData.job as ListingsJob).catch((e) => { throw e; });
+}
