@@ -48,9 +48,10 @@ export interface RouteDef<Q = any> {
 
 /**
  * The access-control slot (see src/access.ts): runs before routing on every request; it may answer
- * (preflight, redirect, 401, 429) and return true to stop the pipeline.
+ * (preflight, redirect) and return true to stop the pipeline, or throw an ApiError (401, 429, 503).
+ * It may be async (the rate limiter is).
  */
-export type Guard = (req: Req, res: ServerResponse, route: { public: boolean }) => boolean;
+export type Guard = (req: Req, res: ServerResponse, route: { public: boolean }) => boolean | Promise<boolean>;
 
 export interface AppDeps {
   snapshots: SnapshotSource;
@@ -95,14 +96,16 @@ export function createApp(deps: AppDeps) {
         ms: Number(process.hrtime.bigint() - started) / 1e6, key_id: req.keyId,
       }));
     }
+    if (!deps.guard) return next();
     const route = lookup(req.path);
+    const fail = (e: unknown) => sendError(res, req.id, e, deps.log);
     try {
-      if (deps.guard && deps.guard(req, res, { public: route?.public ?? false })) return;
+      const answered = deps.guard(req, res, { public: route?.public ?? false });
+      if (typeof answered === 'boolean') { if (!answered) next(); }
+      else answered.then((a) => { if (!a) next(); }).catch(fail);
     } catch (e) {
-      sendError(res, req.id, e, deps.log);
-      return;
+      fail(e);
     }
-    next();
   });
 
   for (const r of routes) {

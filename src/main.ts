@@ -1,8 +1,9 @@
-// The only reader of process.env: loadConfig → (sample snapshot if missing) → startService.
+// The only reader of process.env: loadConfig → (sample snapshot if missing) → startService → (dev key if the key store is empty).
 import { existsSync } from 'node:fs';
-import { ConfigError, loadConfig } from './config.ts';
+import { type Config, ConfigError, loadConfig } from './config.ts';
 import { SnapshotError } from './snapshot.ts';
-import { startService } from './server.ts';
+import { isLoopback, startService } from './server.ts';
+import { countKeys, createKey, KeyStoreError, openKeyStore } from './keys.ts';
 import { buildSnapshot } from '../build-snapshot/compile.ts';
 
 const log = (line: Record<string, unknown>) => process.stdout.write(JSON.stringify({ time: new Date().toISOString(), ...line }) + '\n');
@@ -16,6 +17,8 @@ async function main() {
   }
   const service = await startService(config, { log });
   log({ level: 'info', msg: 'listening', url: service.url, snapshot_id: service.snapshots.get().meta.snapshot_id });
+  const devKey = createDevKey(config); // after listening: a key is never made that a failed start-up could not show
+  if (devKey) printDevKey(devKey, service.url);
   const stop = () => {
     setTimeout(() => process.exit(0), 5000).unref();
     service.close().then(() => process.exit(0));
@@ -24,8 +27,52 @@ async function main() {
   process.on('SIGINT', stop);
 }
 
+/**
+ * DEV_KEY=1 and an empty key store: issue one local development key so a newcomer can call the API
+ * at once. Only when listening on loopback: on any other address an empty store stays empty (and the
+ * log says how to issue a key), so a deployment never prints a working key into its logs.
+ */
+function createDevKey(config: Config): { id: string; key: string } | null {
+  if (!config.DEV_KEY) return null;
+  let db;
+  try {
+    db = openKeyStore(config.KEYS_PATH, { create: true });
+  } catch (e) { // e.g. a read-only store: the server runs on; keys come from npm run keys
+    log({ level: 'warn', msg: 'could not check the key store for a development key', error: (e as Error).message });
+    return null;
+  }
+  try {
+    if (countKeys(db) > 0) return null;
+    if (!isLoopback(config.HOST)) {
+      log({ level: 'warn', msg: 'the key store is empty; issue a key with: npm run keys -- create --name NAME (no development key is made on a non-loopback HOST)', keys_path: config.KEYS_PATH });
+      return null;
+    }
+    const k = createKey(db, { name: 'local development key (made by npm start)' });
+    log({ level: 'info', msg: 'created a local development key (printed once on stderr)', key_id: k.id });
+    return k;
+  } finally {
+    db.close();
+  }
+}
+
+/** The one place a key is ever printed by the server: stderr, once, at its creation. */
+function printDevKey(k: { id: string; key: string }, url: string) {
+  process.stderr.write([
+    '',
+    '  A local development API key was created (the key store was empty). It is shown only this once:',
+    '',
+    `    ${k.key}`,
+    '',
+    `  Key id: ${k.id}. Try it:`,
+    `    curl -H "Authorization: Bearer ${k.key}" '${url}/v1/listings?limit=1'`,
+    '',
+    `  Manage keys with npm run keys -- list | disable ${k.id} | revoke ${k.id}.`,
+    '',
+  ].join('\n') + '\n');
+}
+
 main().catch((e) => {
-  if (e instanceof ConfigError || e instanceof SnapshotError) {
+  if (e instanceof ConfigError || e instanceof SnapshotError || e instanceof KeyStoreError) {
     process.stderr.write(`start-up failed: ${e.message}\n`);
     process.exit(1);
   }

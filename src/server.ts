@@ -1,39 +1,96 @@
-// startService(config): snapshot + app + listener(s); shared by main.ts and the tests, so both run the same wiring.
+// startService(config): snapshot + key store + access guard + app + listener(s); shared by main.ts and the tests, so both run the same wiring.
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Config } from './config.ts';
 import { cursorCodec } from './cursor.ts';
 import { SnapshotSource } from './snapshot.ts';
 import { createApp, type Log } from './app.ts';
+import { KeyReader } from './keys.ts';
+import { createLimits } from './rate-limit.ts';
+import { accessGuard, httpsRedirect } from './access.ts';
 
 export interface Service {
+  /** http://… for plain HTTP, https://… when the service terminates TLS itself. */
   url: string;
+  /** The HTTP_REDIRECT_PORT listener (http://…), when configured. */
+  redirectUrl?: string;
   snapshots: SnapshotSource;
+  keys: KeyReader;
   servers: Server[];
   close(): Promise<void>;
 }
 
-export async function startService(config: Config, opts: { log: Log; now?: () => number }): Promise<Service> {
-  const snapshots = new SnapshotSource(config.SNAPSHOT_PATH, { checkIntervalMs: config.SNAPSHOT_CHECK_MS, log: opts.log, now: opts.now });
-  const app = createApp({ snapshots, cursor: cursorCodec(config.CURSOR_SECRET, opts.now), log: opts.log, logRequests: config.LOG_REQUESTS });
-  const server = createServer(app.handler as never);
-  server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
-  server.requestTimeout = 30_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.PORT, config.HOST, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
-  const servers = [server];
-  return {
-    url: `http://${host}:${port}`,
-    snapshots,
-    servers,
-    close: async () => {
-      await Promise.all(servers.map((s) => new Promise<void>((r) => { s.closeAllConnections?.(); s.close(() => r()); })));
-      snapshots.close();
-    },
-  };
+export interface ServiceOptions {
+  log: Log;
+  now?: () => number;
+  /** Length of the rate-limit window in seconds. Always 60 in production (the settings are per minute); tests shorten it. */
+  rateWindowSeconds?: number;
+  /** How often an unreadable key store is retried, in ms (default 1000). */
+  keysRetryMs?: number;
 }
+
+function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve((server.address() as AddressInfo).port));
+  });
+}
+
+function readPem(path: string, what: string): Buffer {
+  try { return readFileSync(path); } catch (e) { throw new Error(`cannot read ${what} ${path}: ${(e as Error).message}`); }
+}
+
+export async function startService(config: Config, opts: ServiceOptions): Promise<Service> {
+  const snapshots = new SnapshotSource(config.SNAPSHOT_PATH, { checkIntervalMs: config.SNAPSHOT_CHECK_MS, log: opts.log, now: opts.now });
+  let keys: KeyReader;
+  try {
+    keys = new KeyReader(config.KEYS_PATH, { retryMs: opts.keysRetryMs, log: opts.log, now: opts.now });
+  } catch (e) {
+    snapshots.close();
+    throw e;
+  }
+  const tls = config.TLS_CERT_PATH !== undefined && config.TLS_KEY_PATH !== undefined;
+  const guard = accessGuard({
+    lookup: keys.lookup,
+    limits: createLimits({ perKey: config.RATE_LIMIT_PER_MINUTE, authFailures: config.AUTH_FAILURES_PER_MINUTE, windowSeconds: opts.rateWindowSeconds }),
+    tls, trustProxy: config.TRUST_PROXY, playgroundOrigin: config.PLAYGROUND_ORIGIN, now: opts.now,
+  });
+  const app = createApp({ snapshots, cursor: cursorCodec(config.CURSOR_SECRET, opts.now), log: opts.log, logRequests: config.LOG_REQUESTS, guard });
+  const servers: Server[] = [];
+  const close = async () => {
+    await Promise.all(servers.map((s) => new Promise<void>((r) => { s.closeAllConnections?.(); s.close(() => r()); })));
+    snapshots.close();
+    keys.close();
+  };
+
+  try {
+    const server: Server = tls
+      ? createHttpsServer({ cert: readPem(config.TLS_CERT_PATH!, 'TLS certificate'), key: readPem(config.TLS_KEY_PATH!, 'TLS key') }, app.handler as never)
+      : createServer(app.handler as never);
+    server.keepAliveTimeout = 65_000;
+    server.headersTimeout = 66_000;
+    server.requestTimeout = 30_000;
+    servers.push(server);
+    const port = await listen(server, config.PORT, config.HOST);
+    const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+    let redirectUrl: string | undefined;
+    if (tls && config.HTTP_REDIRECT_PORT !== undefined) {
+      const plain = createServer(httpsRedirect(port, opts.log));
+      plain.headersTimeout = 10_000;
+      plain.requestTimeout = 10_000;
+      servers.push(plain);
+      redirectUrl = `http://${host}:${await listen(plain, config.HTTP_REDIRECT_PORT, config.HOST)}`;
+    }
+    if (!tls && !config.TRUST_PROXY && !isLoopback(config.HOST)) {
+      opts.log({ level: 'warn', msg: 'serving plain HTTP on a non-loopback address: API keys would cross the network in clear text; set TLS_CERT_PATH/TLS_KEY_PATH, or TRUST_PROXY=1 behind a TLS-terminating proxy', host: config.HOST });
+    }
+    return { url: `${tls ? 'https' : 'http'}://${host}:${port}`, redirectUrl, snapshots, keys, servers, close };
+  } catch (e) {
+    await close();
+    throw e;
+  }
+}
+
+export const isLoopback = (host: string) => host === 'localhost' || host === '::1' || /^127\./.test(host);

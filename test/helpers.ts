@@ -5,7 +5,8 @@ import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildSnapshot, type BuildResult } from '../build-snapshot/compile.ts';
 import { loadConfig } from '../src/config.ts';
-import { startService, type Service } from '../src/server.ts';
+import { createKey, openKeyStore } from '../src/keys.ts';
+import { startService, type Service, type ServiceOptions } from '../src/server.ts';
 
 export const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
 
@@ -33,21 +34,51 @@ export async function buildTestSnapshot(source = join(FIXTURES, 'basic'), out = 
   return { path: out, result };
 }
 
+/** Issues a key in the key store at `keysPath` (created if missing), as `npm run keys -- create` does. */
+export function issueKey(keysPath: string, opts: { name?: string; expiresAt?: string | null; now?: number } = {}): { id: string; key: string } {
+  const db = openKeyStore(keysPath, { create: true });
+  try {
+    const k = createKey(db, { name: opts.name ?? 'test', expiresAt: opts.expiresAt, now: opts.now });
+    return { id: k.id, key: k.key };
+  } finally { db.close(); }
+}
+
 export interface TestServer extends Service {
   logs: Record<string, unknown>[];
+  /** A valid key in the server's key store; get() sends it unless told otherwise. */
+  key: string;
+  keyId: string;
+  keysPath: string;
+  /** Sends "Authorization: Bearer <server.key>" unless `key` is given (null: no header) or `headers` has an Authorization. */
   get(path: string, init?: { key?: string | null; headers?: Record<string, string>; method?: string }): Promise<{ status: number; headers: Headers; body: any; text: string }>;
 }
 
-/** Starts the real service (same wiring as npm start) on 127.0.0.1:0 with the given environment. */
-export async function startServer(env: Record<string, string> = {}): Promise<TestServer> {
-  const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', LOG_REQUESTS: '0', DEV_KEY: '0', CURSOR_SECRET: 'test-cursor-secret-0123456789', ...env });
+/**
+ * Starts the real service (same wiring as npm start) on 127.0.0.1:0 with the given environment.
+ * `opts.now` replaces the service clock (cursor expiry, snapshot checks, key expiry); omitted, the real clock is used.
+ * The key store (a temp file unless KEYS_PATH is given) gets one key: `server.key`. Rate limits default to
+ * values no ordinary test reaches; set RATE_LIMIT_PER_MINUTE / AUTH_FAILURES_PER_MINUTE (and
+ * `opts.rateWindowSeconds`) to test them.
+ */
+export async function startServer(env: Record<string, string> = {}, opts: Omit<ServiceOptions, 'log'> = {}): Promise<TestServer> {
+  const keysPath = env.KEYS_PATH ?? join(tempDir(), 'keys.db');
+  const { id: keyId, key } = issueKey(keysPath);
+  const config = loadConfig({
+    HOST: '127.0.0.1', PORT: '0', LOG_REQUESTS: '0', DEV_KEY: '0', CURSOR_SECRET: 'test-cursor-secret-0123456789',
+    RATE_LIMIT_PER_MINUTE: '1000000', AUTH_FAILURES_PER_MINUTE: '1000000', ...env, KEYS_PATH: keysPath,
+  });
   const logs: Record<string, unknown>[] = [];
-  const service = await startService(config, { log: (l) => logs.push(l) });
+  const service = await startService(config, { ...opts, log: (l) => logs.push(l) });
   return {
     ...service,
     logs,
+    key,
+    keyId,
+    keysPath,
     async get(path, init = {}) {
       const headers: Record<string, string> = { ...(init.headers ?? {}) };
+      const explicit = Object.keys(headers).some((h) => h.toLowerCase() === 'authorization');
+      if (!explicit && init.key !== null) headers.Authorization = `Bearer ${init.key ?? key}`;
       const res = await fetch(service.url + path, { method: init.method ?? 'GET', headers });
       const text = await res.text();
       let body: unknown = undefined;

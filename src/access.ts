@@ -1,0 +1,128 @@
+// The access-control guard (runs before routing): HTTPS redirect and HSTS, CORS and preflight, key-in-query refusal, Bearer auth, rate limits.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isIP } from 'node:net';
+import type { Guard, Log, Req } from './app.ts';
+import { authenticate, unauthorized, type KeyLookup } from './auth.ts';
+import { ApiError, badRequest, sendError } from './errors.ts';
+import { isRefusal, type Limits, type Refusal } from './rate-limit.ts';
+
+export interface AccessOptions {
+  lookup: KeyLookup;
+  limits: Limits;
+  /** The service itself terminates TLS (TLS_CERT_PATH): every response gets HSTS. */
+  tls: boolean;
+  /** TRUST_PROXY: honour X-Forwarded-Proto and X-Forwarded-For. */
+  trustProxy: boolean;
+  /** PLAYGROUND_ORIGIN: the one origin that gets CORS headers. */
+  playgroundOrigin?: string;
+  now?: () => number;
+}
+
+const HSTS = 'max-age=31536000';
+const EXPOSE = 'X-Request-Id, RateLimit, RateLimit-Policy, Retry-After';
+/** Query parameters that look like a key: refused outright, so a key in a URL (logged, cached, shared) is never used. */
+const KEY_PARAMS = new Set(['api_key', 'apikey', 'key', 'token', 'access_token']);
+const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+const HOST_RE = new RegExp(`^(?:${LABEL}(?:\\.${LABEL})*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$`);
+
+/** The Host header when it is a plain host name or address with an optional port; null for anything else. */
+export function validHost(host: string | undefined): string | null {
+  return host !== undefined && host.length <= 255 && HOST_RE.test(host) ? host : null;
+}
+
+/** Host without its port (IPv6 literals keep their brackets). */
+const hostname = (host: string) => (host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d+$/, ''));
+/** The request target as sent (path and query); an absolute-form target is never echoed into Location. */
+const target = (req: IncomingMessage) => (req.url?.startsWith('/') ? req.url : '/');
+
+function redirect(req: IncomingMessage, res: ServerResponse, host: string): void {
+  res.writeHead(308, { Location: `https://${host}${target(req)}`, 'Content-Length': 0, 'Cache-Control': 'no-store' });
+  res.end();
+}
+
+/**
+ * The HTTP_REDIRECT_PORT listener's handler: every request is answered 308 to the same path and query
+ * on the HTTPS port of the same host. A missing or malformed Host is a 400, never reflected.
+ */
+export function httpsRedirect(httpsPort: number, log: Log) {
+  return (req: IncomingMessage, res: ServerResponse) => {
+    const host = validHost(req.headers.host);
+    if (host === null) return sendError(res, randomUUID(), badRequest('The Host header is missing or invalid.'), log);
+    redirect(req, res, httpsPort === 443 ? hostname(host) : `${hostname(host)}:${httpsPort}`);
+  };
+}
+
+const forwarded = (req: IncomingMessage, name: string) => {
+  const v = req.headers[name];
+  return (Array.isArray(v) ? v[0] : v)?.split(',')[0].trim();
+};
+
+/** The client address the limits count: the first X-Forwarded-For entry behind a trusted proxy, else the peer. */
+export function clientAddress(req: IncomingMessage, trustProxy: boolean): string {
+  const fwd = trustProxy ? forwarded(req, 'x-forwarded-for') : undefined;
+  return fwd && isIP(fwd) ? fwd : (req.socket.remoteAddress ?? 'unknown');
+}
+
+const tooMany = (r: Refusal, message: string) => new ApiError('rate_limited', message, r.headers);
+
+export function accessGuard(o: AccessOptions): Guard {
+  const now = o.now ?? Date.now;
+  return async (req: Req, res: ServerResponse, route: { public: boolean }) => {
+    // Transport: behind a trusted proxy, a request that reached it over plain HTTP is sent to HTTPS.
+    const proto = o.trustProxy ? forwarded(req, 'x-forwarded-proto')?.toLowerCase() : undefined;
+    if (proto === 'http') {
+      const host = validHost(req.headers.host);
+      if (host === null) throw badRequest('The Host header is missing or invalid.');
+      redirect(req, res, host.replace(/:80$/, ''));
+      return true;
+    }
+    if (o.tls || proto === 'https') res.setHeader('Strict-Transport-Security', HSTS);
+
+    // CORS: only the playground origin gets headers; the answer depends on Origin, so caches must vary on it.
+    const origin = req.headers.origin;
+    const allowed = o.playgroundOrigin !== undefined && origin === o.playgroundOrigin;
+    if (o.playgroundOrigin !== undefined) res.setHeader('Vary', 'Origin');
+    if (allowed) {
+      res.setHeader('Access-Control-Allow-Origin', origin);
+      res.setHeader('Access-Control-Expose-Headers', EXPOSE);
+    }
+    if (req.method === 'OPTIONS') {
+      if (origin === undefined || req.headers['access-control-request-method'] === undefined) return false; // not a preflight: 405 from routing
+      if (allowed) {
+        res.setHeader('Access-Control-Allow-Methods', 'GET, HEAD');
+        res.setHeader('Access-Control-Allow-Headers', 'Authorization');
+        res.setHeader('Access-Control-Max-Age', '600');
+      }
+      // Another origin's preflight also gets a bare 204: without Allow-Origin the browser refuses the call.
+      res.writeHead(204, { 'Content-Length': 0 });
+      res.end();
+      return true;
+    }
+
+    // A key never travels in a URL.
+    if (req.search) {
+      for (const name of new URLSearchParams(req.search).keys()) {
+        if (KEY_PARAMS.has(name.toLowerCase())) throw badRequest(`Query parameter "${name}" is not accepted: send the API key only in the header "Authorization: Bearer <key>".`);
+      }
+    }
+    if (route.public) return false;
+
+    // Authentication, with failures limited per client address (a blocked address cannot test keys at all).
+    const address = clientAddress(req, o.trustProxy);
+    const blocked = await o.limits.checkAddress(address);
+    if (blocked) throw tooMany(blocked, `Too many failed authentications from this address; retry after ${blocked.retryAfter} s.`);
+    const header = req.headers.authorization;
+    const keyId = authenticate(header, o.lookup, now()); // a 503 from the key store propagates as is
+    if (keyId === null) {
+      await o.limits.recordFailure(address);
+      throw unauthorized();
+    }
+    req.keyId = keyId;
+
+    const r = await o.limits.consumeKey(keyId);
+    if (isRefusal(r)) throw tooMany(r, `Rate limit for this key exceeded; retry after ${r.retryAfter} s.`);
+    for (const [k, v] of Object.entries(r.headers)) res.setHeader(k, v);
+    return false;
+  };
+}

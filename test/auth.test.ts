@@ -1,0 +1,267 @@
+// Authentication, key-in-query refusal, rate limits and fail-closed key store, over HTTP against the real service.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { copyFileSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { buildTestSnapshot, issueKey, startServer, tempDir, type TestServer } from './helpers.ts';
+import { digestKey, generateKey, isWellFormedKey, KEY_PATTERN, parseBearer, UNAUTHORIZED_MESSAGE } from '../src/auth.ts';
+import { changeKey, openKeyStore } from '../src/keys.ts';
+import { addressBucket, createLimits } from '../src/rate-limit.ts';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+let snapshotPath: string;
+before(async () => { snapshotPath = (await buildTestSnapshot()).path; });
+
+function assertUnauthorized(r: { status: number; headers: Headers; body: any }, what: string) {
+  assert.equal(r.status, 401, what);
+  assert.equal(r.headers.get('www-authenticate'), 'Bearer', what);
+  assert.deepEqual(Object.keys(r.body.error).sort(), ['code', 'message', 'request_id'], what);
+  assert.equal(r.body.error.code, 'unauthorized', what);
+  assert.equal(r.body.error.message, UNAUTHORIZED_MESSAGE, what);
+}
+
+const change = (keysPath: string, id: string, action: 'disable' | 'enable' | 'revoke') => {
+  const db = openKeyStore(keysPath, { create: false });
+  try { changeKey(db, id, action); } finally { db.close(); }
+};
+
+describe('key format', () => {
+  it('generates prefixed keys with a valid checksum and distinct secrets', () => {
+    const a = generateKey();
+    const b = generateKey();
+    assert.match(a, KEY_PATTERN);
+    assert.ok(a.startsWith('nlr_live_'));
+    assert.equal(a.length, 'nlr_live_'.length + 40 + 6);
+    assert.notEqual(a, b);
+    assert.ok(isWellFormedKey(a));
+  });
+
+  it('rejects a key with any one character changed, without a lookup', () => {
+    const k = generateKey();
+    for (const i of [9, 20, k.length - 7, k.length - 1]) {
+      const c = k[i] === 'A' ? 'B' : 'A';
+      assert.equal(isWellFormedKey(k.slice(0, i) + c + k.slice(i + 1)), false, `position ${i}`);
+    }
+    assert.equal(isWellFormedKey('xyz_live_' + k.slice(9)), false);
+    assert.equal(isWellFormedKey(k + 'A'), false);
+  });
+
+  it('parses only "Bearer <key>" with one space and no quotes', () => {
+    assert.equal(parseBearer('Bearer abc'), 'abc');
+    for (const bad of [undefined, '', 'bearer abc', 'Bearer  abc', 'Bearer "abc"', "Bearer 'abc'", 'Bearer abc ', ' Bearer abc', 'Bearer', 'Bearer ', 'Basic abc', 'Bearer\tabc', 'Bearer a b']) {
+      assert.equal(parseBearer(bad), null, JSON.stringify(bad));
+    }
+  });
+
+  it('digests with SHA-256', () => {
+    assert.equal(digestKey('x').toString('hex'), createHash('sha256').update('x').digest('hex'));
+  });
+});
+
+describe('authentication', () => {
+  let server: TestServer;
+  before(async () => { server = await startServer({ SNAPSHOT_PATH: snapshotPath, LOG_REQUESTS: '1' }); });
+  after(() => server.close());
+
+  it('serves ping and the OpenAPI document without a key', async () => {
+    assert.equal((await server.get('/v1/ping', { key: null })).status, 200);
+    assert.equal((await server.get('/v1/openapi.json', { key: null })).status, 200);
+  });
+
+  it('serves data with a valid key, on GET and HEAD', async () => {
+    const r = await server.get('/v1/listings/lst-001');
+    assert.equal(r.status, 200);
+    assert.equal(r.body.data.id, 'lst-001');
+    assert.equal((await server.get('/v1/listings', { method: 'HEAD' })).status, 200);
+  });
+
+  it('answers every kind of bad key with the same 401', async () => {
+    const expired = issueKey(server.keysPath, { expiresAt: '2020-01-01T00:00:00.000Z' });
+    const disabled = issueKey(server.keysPath);
+    change(server.keysPath, disabled.id, 'disable');
+    const revoked = issueKey(server.keysPath);
+    change(server.keysPath, revoked.id, 'revoke');
+    const k = server.key;
+    const flipped = k.slice(0, -1) + (k.at(-1) === 'A' ? 'B' : 'A');
+    const cases: [string, Record<string, string>][] = [
+      ['missing', {}],
+      ['lowercase bearer', { Authorization: `bearer ${k}` }],
+      ['two spaces', { Authorization: `Bearer  ${k}` }],
+      ['quoted key', { Authorization: `Bearer "${k}"` }],
+      ['tab instead of space', { Authorization: `Bearer\t${k}` }],
+      ['two keys', { Authorization: `Bearer ${k} ${k}` }],
+      ['Basic scheme', { Authorization: `Basic ${Buffer.from(`u:${k}`).toString('base64')}` }],
+      ['no key', { Authorization: 'Bearer' }],
+      ['wrong prefix', { Authorization: `Bearer abc_live_${k.slice(9)}` }],
+      ['bad checksum', { Authorization: `Bearer ${flipped}` }],
+      ['unknown key', { Authorization: `Bearer ${generateKey()}` }],
+      ['expired key', { Authorization: `Bearer ${expired.key}` }],
+      ['disabled key', { Authorization: `Bearer ${disabled.key}` }],
+      ['revoked key', { Authorization: `Bearer ${revoked.key}` }],
+    ];
+    for (const [what, headers] of cases) {
+      for (const path of ['/v1/listings', '/v1/listings/lst-001', '/v1/no-such-endpoint']) {
+        assertUnauthorized(await server.get(path, { headers, key: null }), `${what} ${path}`);
+      }
+    }
+  });
+
+  it('accepts a key whose expiry is in the future', async () => {
+    const k = issueKey(server.keysPath, { expiresAt: new Date(Date.now() + 3600_000).toISOString() });
+    assert.equal((await server.get('/v1/listings', { key: k.key })).status, 200);
+  });
+
+  it('rejects a key on its next request after it is disabled or revoked while the server runs', async () => {
+    const k = issueKey(server.keysPath);
+    assert.equal((await server.get('/v1/listings', { key: k.key })).status, 200);
+    change(server.keysPath, k.id, 'disable');
+    assertUnauthorized(await server.get('/v1/listings', { key: k.key }), 'disabled');
+    change(server.keysPath, k.id, 'enable');
+    assert.equal((await server.get('/v1/listings', { key: k.key })).status, 200);
+    change(server.keysPath, k.id, 'revoke');
+    assertUnauthorized(await server.get('/v1/listings', { key: k.key }), 'revoked');
+    assert.equal((await server.get('/v1/listings')).status, 200, 'other keys unaffected');
+  });
+
+  it('refuses a key in the query string with 400, with or without a header', async () => {
+    for (const name of ['api_key', 'apikey', 'key', 'token', 'access_token', 'API_KEY']) {
+      for (const key of [null, undefined]) {
+        const r = await server.get(`/v1/listings?${name}=${server.key}`, { key });
+        assert.equal(r.status, 400, `${name} ${key}`);
+        assert.equal(r.body.error.code, 'invalid_request');
+        assert.match(r.body.error.message, /Authorization: Bearer/);
+        assert.ok(!r.text.includes(server.key), 'the key is not echoed');
+      }
+    }
+    assert.equal((await server.get(`/v1/ping?token=${server.key}`, { key: null })).status, 400);
+  });
+
+  it('logs the key id and never a key', async () => {
+    const bad = generateKey();
+    await server.get('/v1/listings');
+    await server.get('/v1/listings', { key: bad });
+    await server.get(`/v1/listings?api_key=${server.key}`);
+    const text = JSON.stringify(server.logs);
+    assert.ok(!text.includes(server.key) && !text.includes(server.key.slice(9, 49)), 'no key or secret in the logs');
+    assert.ok(!text.includes(bad.slice(9, 49)));
+    assert.ok(server.logs.some((l) => l.key_id === server.keyId && l.status === 200));
+  });
+});
+
+describe('rate limits', () => {
+  it('answers 429 with a truthful Retry-After once a key used its allowance, and counts down RateLimit', async () => {
+    const server = await startServer({ SNAPSHOT_PATH: snapshotPath, RATE_LIMIT_PER_MINUTE: '3' }, { rateWindowSeconds: 2 });
+    try {
+      const other = issueKey(server.keysPath);
+      for (const left of [2, 1, 0]) {
+        const r = await server.get('/v1/listings?limit=1');
+        assert.equal(r.status, 200);
+        assert.equal(r.headers.get('ratelimit-policy'), '"per-key";q=3;w=2');
+        assert.match(r.headers.get('ratelimit')!, new RegExp(`^"per-key";r=${left};t=[12]$`));
+      }
+      const r = await server.get('/v1/listings?limit=1');
+      assert.equal(r.status, 429);
+      assert.equal(r.body.error.code, 'rate_limited');
+      const wait = Number(r.headers.get('retry-after'));
+      assert.ok(Number.isInteger(wait) && wait >= 1 && wait <= 2, `Retry-After ${wait}`);
+      assert.match(r.headers.get('ratelimit')!, /^"per-key";r=0;t=[12]$/);
+      assert.equal((await server.get('/v1/listings?limit=1', { key: other.key })).status, 200, 'limits are per key');
+      assert.equal((await server.get('/v1/ping', { key: null })).status, 200, 'ping is not limited');
+      await sleep(wait * 1000);
+      assert.equal((await server.get('/v1/listings?limit=1')).status, 200, 'after Retry-After the key gets through');
+    } finally { await server.close(); }
+  });
+
+  it('answers 429 to an address after too many failed authentications, even with a valid key, until Retry-After', async () => {
+    const server = await startServer({ SNAPSHOT_PATH: snapshotPath, AUTH_FAILURES_PER_MINUTE: '2', TRUST_PROXY: '1' }, { rateWindowSeconds: 2 });
+    try {
+      const from = (ip: string) => ({ 'X-Forwarded-For': `${ip}, 10.0.0.1`, Authorization: 'Bearer nope' });
+      assertUnauthorized(await server.get('/v1/listings', { headers: from('203.0.113.7') }), 'first');
+      assertUnauthorized(await server.get('/v1/listings', { headers: from('203.0.113.7') }), 'second');
+      const r = await server.get('/v1/listings', { headers: { 'X-Forwarded-For': '203.0.113.7' } }); // valid key
+      assert.equal(r.status, 429);
+      assert.equal(r.body.error.code, 'rate_limited');
+      const wait = Number(r.headers.get('retry-after'));
+      assert.ok(Number.isInteger(wait) && wait >= 1 && wait <= 2, `Retry-After ${wait}`);
+      assert.equal((await server.get('/v1/listings', { headers: { 'X-Forwarded-For': '198.51.100.1' } })).status, 200, 'another address is unaffected');
+      assert.equal((await server.get('/v1/ping', { key: null, headers: { 'X-Forwarded-For': '203.0.113.7' } })).status, 200, 'ping stays public');
+      await sleep(wait * 1000);
+      assert.equal((await server.get('/v1/listings', { headers: { 'X-Forwarded-For': '203.0.113.7' } })).status, 200);
+    } finally { await server.close(); }
+  });
+
+  it('keeps memory bounded: entries vanish when their window ends', async () => {
+    const limits = createLimits({ perKey: 5, authFailures: 5, windowSeconds: 0.2 });
+    for (let i = 0; i < 2000; i++) await limits.recordFailure(`10.${i >> 8}.${i & 255}.1`);
+    for (let i = 0; i < 500; i++) await limits.consumeKey(`key_${i}`);
+    assert.equal(limits.size(), 2500);
+    await sleep(400);
+    assert.equal(limits.size(), 0);
+  });
+
+  it('groups IPv6 addresses by /64 and unwraps IPv4-mapped addresses', () => {
+    assert.equal(addressBucket('2001:db8:1:2:aaaa::1'), addressBucket('2001:db8:1:2:bbbb:cccc:dddd:eeee'));
+    assert.notEqual(addressBucket('2001:db8:1:2::1'), addressBucket('2001:db8:1:3::1'));
+    assert.equal(addressBucket('::ffff:192.0.2.1'), '192.0.2.1');
+    assert.equal(addressBucket('192.0.2.1'), '192.0.2.1');
+  });
+});
+
+describe('fail closed: the key store', () => {
+  it('answers 503 while the key store is missing or garbage, and recovers when it is back', async () => {
+    const server = await startServer({ SNAPSHOT_PATH: snapshotPath }, { keysRetryMs: 50 });
+    try {
+      const backup = tempDir() + '/keys.bak';
+      copyFileSync(server.keysPath, backup);
+      const unavailable = async (what: string) => {
+        const r = await server.get('/v1/listings');
+        assert.equal(r.status, 503, what);
+        assert.equal(r.body.error.code, 'service_unavailable', what);
+        assert.match(r.headers.get('retry-after') ?? '', /^\d+$/, what);
+        assert.equal((await server.get('/v1/ping', { key: null })).status, 200, `${what}: ping still answers`);
+      };
+
+      rmSync(server.keysPath);
+      await unavailable('deleted');
+      await unavailable('still deleted');
+      copyFileSync(backup, server.keysPath);
+      await sleep(60);
+      assert.equal((await server.get('/v1/listings')).status, 200, 'recovered after restore');
+
+      writeFileSync(server.keysPath, Buffer.alloc(8192, 0x41)); // garbage in place (same inode)
+      await unavailable('garbage');
+      await sleep(60);
+      await unavailable('garbage, retried');
+      writeFileSync(server.keysPath, readFileSync(backup));
+      await sleep(60);
+      assert.equal((await server.get('/v1/listings')).status, 200, 'recovered after rewrite');
+      assert.ok(server.logs.some((l) => l.msg === 'key store unavailable; failing closed'));
+    } finally { await server.close(); }
+  });
+
+  it('answers 503 (not 500) for data while the snapshot is missing, with a valid key', async () => {
+    const snap = (await buildTestSnapshot()).path;
+    const server = await startServer({ SNAPSHOT_PATH: snap, SNAPSHOT_CHECK_MS: '1' });
+    try {
+      rmSync(snap);
+      await sleep(5);
+      const r = await server.get('/v1/listings');
+      assert.equal(r.status, 503);
+      assert.equal(r.body.error.code, 'service_unavailable');
+      assert.ok(r.headers.get('retry-after'));
+    } finally { await server.close(); }
+  });
+
+  it('creates an empty key store at start-up when none exists, and refuses a file that is not a key store', async () => {
+    const { startService } = await import('../src/server.ts');
+    const { loadConfig } = await import('../src/config.ts');
+    const dir = tempDir();
+    const base = { HOST: '127.0.0.1', PORT: '0', LOG_REQUESTS: '0', SNAPSHOT_PATH: snapshotPath };
+    const s = await startService(loadConfig({ ...base, KEYS_PATH: `${dir}/new/keys.db` }), { log: () => {} });
+    try {
+      const r = await fetch(`${s.url}/v1/listings`);
+      assert.equal(r.status, 401);
+    } finally { await s.close(); }
+    await assert.rejects(startService(loadConfig({ ...base, KEYS_PATH: snapshotPath }), { log: () => {} }), /not a key store/);
+  });
+});

@@ -1,0 +1,190 @@
+// The operator's key command (spawned like npm run keys) and the development key made by npm start.
+import { describe, it, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { buildTestSnapshot, startServer, tempDir } from './helpers.ts';
+import { digestKey, KEY_PATTERN } from '../src/auth.ts';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+/** `tsx file.ts` without the extra wrapper process: node with tsx's loader, as `npm run keys` runs it. */
+const TSX = [process.execPath, '--import', 'tsx'];
+
+function keys(keysPath: string, ...args: string[]) {
+  const r = spawnSync(TSX[0], [...TSX.slice(1), 'src/keys-cli.ts', ...args], { cwd: ROOT, env: { ...process.env, KEYS_PATH: keysPath }, encoding: 'utf8' });
+  return {
+    code: r.status, stdout: r.stdout, stderr: r.stderr,
+    get lines() { return r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l)); },
+  };
+}
+
+let snapshotPath: string;
+before(async () => { snapshotPath = (await buildTestSnapshot()).path; });
+
+describe('npm run keys', () => {
+  it('creates a key, shows it once, and stores only its digest', () => {
+    const path = join(tempDir(), 'sub', 'keys.db');
+    const r = keys(path, 'create', '--name', 'partner A');
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.lines.length, 1);
+    const k = r.lines[0];
+    assert.match(k.id, /^key_[0-9A-Za-z]{16}$/);
+    assert.match(k.key, KEY_PATTERN);
+    assert.equal(k.name, 'partner A');
+    assert.equal(k.status, 'active');
+    assert.equal(k.expires, null);
+    assert.match(r.stderr, /shown only this once/);
+
+    const db = new Database(path, { readonly: true });
+    const rows = db.prepare('SELECT * FROM api_keys').all() as Record<string, unknown>[];
+    db.close();
+    assert.equal(rows.length, 1);
+    assert.deepEqual(rows[0].digest, digestKey(k.key));
+    assert.ok(!readFileSync(path).includes(k.key.slice(9, 49)), 'the secret is nowhere in the file');
+  });
+
+  it('lists keys one JSON object per line, without secrets or digests', () => {
+    const path = join(tempDir(), 'keys.db');
+    const a = keys(path, 'create', '--name', 'a').lines[0];
+    const b = keys(path, 'create', '--name', 'b', '--expires-at', '2099-01-31T12:00:00+01:00').lines[0];
+    assert.equal(b.expires, '2099-01-31T11:00:00.000Z');
+    const r = keys(path, 'list');
+    assert.equal(r.code, 0);
+    assert.deepEqual(r.lines.map((l) => l.id), [a.id, b.id]);
+    for (const l of r.lines) assert.deepEqual(Object.keys(l).sort(), ['created', 'expires', 'id', 'name', 'status']);
+    assert.ok(!r.stdout.includes(a.key) && !r.stdout.includes(b.key));
+  });
+
+  it('disables, enables and revokes keys, and a running server follows at once; revocation is final', async () => {
+    const path = join(tempDir(), 'keys.db');
+    const server = await startServer({ SNAPSHOT_PATH: snapshotPath, KEYS_PATH: path });
+    try {
+      const k = keys(path, 'create', '--name', 'c').lines[0];
+      const status = async () => (await server.get('/v1/listings?limit=1', { key: k.key })).status;
+      assert.equal(await status(), 200);
+
+      let r = keys(path, 'disable', k.id);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.lines[0].status, 'disabled');
+      assert.equal(await status(), 401);
+      assert.equal(keys(path, 'disable', k.id).code, 0, 'disabling twice is harmless');
+
+      r = keys(path, 'enable', k.id);
+      assert.equal(r.lines[0].status, 'active');
+      assert.equal(await status(), 200);
+
+      r = keys(path, 'revoke', k.id);
+      assert.equal(r.lines[0].status, 'revoked');
+      assert.equal(await status(), 401);
+
+      r = keys(path, 'enable', k.id);
+      assert.equal(r.code, 1);
+      assert.match(r.stderr, /revoked; revocation is final/);
+      assert.equal(keys(path, 'disable', k.id).code, 1);
+      assert.equal(await status(), 401);
+      assert.equal(keys(path, 'list').lines.find((l) => l.id === k.id).status, 'revoked');
+      assert.equal((await server.get('/v1/listings?limit=1')).status, 200, 'the other key still works');
+    } finally { await server.close(); }
+  });
+
+  it('exits 1 with a message for an unknown id or a missing store', () => {
+    const path = join(tempDir(), 'keys.db');
+    let r = keys(path, 'list');
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /no key store at/);
+    keys(path, 'create', '--name', 'x');
+    for (const cmd of ['disable', 'enable', 'revoke']) {
+      r = keys(path, cmd, 'key_doesnotexist0000');
+      assert.equal(r.code, 1, cmd);
+      assert.match(r.stderr, /no key with id "key_doesnotexist0000"/);
+    }
+  });
+
+  it('exits 2 with a usage message for bad arguments', () => {
+    const path = join(tempDir(), 'keys.db');
+    const cases: [string[], RegExp][] = [
+      [[], /missing command/],
+      [['frobnicate'], /unknown command "frobnicate"/],
+      [['create'], /create needs --name/],
+      [['create', '--name', '   '], /create needs --name/],
+      [['create', '--name'], /argument missing|--name/],
+      [['create', '--name', 'x', '--expires-at', 'tomorrow'], /--expires-at must be an ISO-8601/],
+      [['create', '--name', 'x', '--expires-at', '2027-01-31T12:00:00'], /--expires-at must be an ISO-8601/],
+      [['create', '--name', 'x', '--expires-at', '2020-01-01'], /must be in the future/],
+      [['create', '--name', 'x', 'extra'], /no positional arguments/],
+      [['create', '--name', 'x', '--bogus'], /Unknown option '--bogus'/],
+      [['list', 'extra'], /list takes no arguments/],
+      [['list', '--name', 'x'], /takes no --name/],
+      [['disable'], /needs exactly one key id/],
+      [['revoke', 'a', 'b'], /needs exactly one key id/],
+    ];
+    for (const [args, message] of cases) {
+      const r = keys(path, ...args);
+      assert.equal(r.code, 2, args.join(' '));
+      assert.match(r.stderr, message, args.join(' '));
+      assert.match(r.stderr, /Usage: npm run keys/, args.join(' '));
+      assert.equal(r.stdout, '', args.join(' '));
+    }
+    const help = keys(path, '--help');
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /Usage: npm run keys/);
+  });
+});
+
+/** Runs src/main.ts as npm start does, until it logs "listening"; returns its url and stderr. */
+async function start(env: Record<string, string>): Promise<{ url: string; stderr: string; stdout: string; stop(): Promise<void> }> {
+  const child = spawn(TSX[0], [...TSX.slice(1), 'src/main.ts'], { cwd: ROOT, env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_REQUESTS: '0', ...env } });
+  let stdout = '';
+  let stderr = '';
+  child.stderr.on('data', (d) => { stderr += d; });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      stdout += d;
+      for (const line of stdout.split('\n')) {
+        if (line.includes('"listening"')) resolve(JSON.parse(line).url);
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`main.ts exited ${code}: ${stderr}`)));
+  });
+  await new Promise((r) => setTimeout(r, 200)); // the dev key banner follows the listening line
+  return {
+    url, get stderr() { return stderr; }, get stdout() { return stdout; },
+    stop: () => new Promise<void>((r) => { child.once('exit', () => r()); child.kill('SIGTERM'); }),
+  };
+}
+
+describe('npm start', () => {
+  it('creates and prints one development key when the key store is empty, and only then', async () => {
+    const path = join(tempDir(), 'keys.db');
+    const first = await start({ SNAPSHOT_PATH: snapshotPath, KEYS_PATH: path, DEV_KEY: '1' });
+    let key: string;
+    try {
+      const m = /(nlr_live_[0-9A-Za-z]{46})/.exec(first.stderr);
+      assert.ok(m, `a key on stderr: ${first.stderr}`);
+      key = m[1];
+      assert.match(first.stderr, /curl -H "Authorization: Bearer nlr_live_/);
+      assert.ok(!first.stdout.includes(key), 'the key is not in the JSON log');
+      const r = await fetch(`${first.url}/v1/listings?limit=1`, { headers: { Authorization: `Bearer ${key}` } });
+      assert.equal(r.status, 200);
+    } finally { await first.stop(); }
+
+    const second = await start({ SNAPSHOT_PATH: snapshotPath, KEYS_PATH: path, DEV_KEY: '1' });
+    try {
+      assert.ok(!/nlr_live_/.test(second.stderr), 'no second key');
+      assert.equal(keys(path, 'list').lines.length, 1);
+      assert.equal((await fetch(`${second.url}/v1/listings?limit=1`, { headers: { Authorization: `Bearer ${key}` } })).status, 200);
+    } finally { await second.stop(); }
+  });
+
+  it('makes no development key with DEV_KEY=0', async () => {
+    const path = join(tempDir(), 'keys.db');
+    const s = await start({ SNAPSHOT_PATH: snapshotPath, KEYS_PATH: path, DEV_KEY: '0' });
+    try {
+      assert.ok(!/nlr_live_/.test(s.stderr));
+      assert.equal(keys(path, 'list').lines.length, 0, 'the store exists and is empty');
+    } finally { await s.stop(); }
+  });
+});

@@ -1,0 +1,179 @@
+// Transport and browsers: HTTPS with HSTS, the 308 redirect listener, X-Forwarded-Proto behind a proxy, CORS and preflight.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { join } from 'node:path';
+import { buildTestSnapshot, startServer, tempDir, type TestServer } from './helpers.ts';
+
+interface Reply { status: number; headers: IncomingHttpHeaders; body: any }
+
+/** One request with full control of the headers (fetch cannot set Host) and, for HTTPS, a trusted CA. */
+function send(url: string, opts: { method?: string; headers?: Record<string, string>; ca?: Buffer } = {}): Promise<Reply> {
+  const u = new URL(url);
+  const request = u.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const req = request({ host: u.hostname, port: u.port, path: u.pathname + u.search, method: opts.method ?? 'GET', headers: opts.headers, ca: opts.ca, agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => { text += d; });
+      res.on('end', () => {
+        let body: unknown;
+        try { body = text ? JSON.parse(text) : undefined; } catch { body = text; }
+        resolve({ status: res.statusCode!, headers: res.headers, body });
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const corsHeaders = (h: IncomingHttpHeaders | Headers) =>
+  (h instanceof Headers ? [...h.keys()] : Object.keys(h)).filter((k) => k.toLowerCase().startsWith('access-control-'));
+
+let snapshotPath: string;
+before(async () => { snapshotPath = (await buildTestSnapshot()).path; });
+
+describe('HTTPS', () => {
+  let server: TestServer;
+  let ca: Buffer;
+  before(async () => {
+    const dir = tempDir();
+    const cert = join(dir, 'cert.pem');
+    const key = join(dir, 'key.pem');
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=localhost', '-days', '1',
+      '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1', '-keyout', key, '-out', cert], { stdio: 'ignore' });
+    ca = readFileSync(cert);
+    server = await startServer({ SNAPSHOT_PATH: snapshotPath, TLS_CERT_PATH: cert, TLS_KEY_PATH: key, HTTP_REDIRECT_PORT: '0' });
+  });
+  after(() => server.close());
+
+  it('serves HTTPS with HSTS on every response', async () => {
+    assert.match(server.url, /^https:\/\/127\.0\.0\.1:\d+$/);
+    const auth = { Authorization: `Bearer ${server.key}` };
+    for (const [path, headers, status] of [['/v1/ping', {}, 200], ['/v1/listings/lst-001', auth, 200], ['/v1/listings', {}, 401]] as const) {
+      const r = await send(server.url + path, { headers, ca });
+      assert.equal(r.status, status, path);
+      assert.equal(r.headers['strict-transport-security'], 'max-age=31536000', path);
+    }
+  });
+
+  it('refuses a client that does not trust the certificate (no silent plain fallback)', async () => {
+    await assert.rejects(send(server.url + '/v1/ping'), /self[- ]signed|certificate/i);
+  });
+
+  it('redirects every plain-HTTP request to the same path and query over HTTPS with 308', async () => {
+    const port = new URL(server.url).port;
+    for (const path of ['/v1/listings?limit=1&locale=nl', '/v1/ping', '/anything/else?x=1']) {
+      const r = await send(server.redirectUrl! + path, { headers: { Host: 'localhost:8081' } });
+      assert.equal(r.status, 308, path);
+      assert.equal(r.headers.location, `https://localhost:${port}${path}`);
+      assert.equal(r.headers['strict-transport-security'], undefined, 'no HSTS over plain HTTP');
+    }
+    const r = await send(server.redirectUrl! + '/v1/ping');
+    assert.equal(r.status, 308);
+    assert.equal(r.headers.location, `https://127.0.0.1:${port}/v1/ping`);
+  });
+
+  it('never reflects a malformed Host header into a redirect', async () => {
+    for (const host of ['evil.example/path', 'a b', 'x'.repeat(300), 'host:port', '"quoted"', 'evil.example@other']) {
+      const r = await send(server.redirectUrl! + '/v1/ping', { headers: { Host: host } });
+      assert.equal(r.status, 400, host);
+      assert.equal(r.headers.location, undefined);
+      assert.equal(r.body.error.code, 'invalid_request');
+    }
+  });
+
+  it('follows a redirect to a working HTTPS answer', async () => {
+    const r = await send(server.redirectUrl! + '/v1/listings/lst-001');
+    const next = await send(r.headers.location!, { headers: { Authorization: `Bearer ${server.key}` }, ca });
+    assert.equal(next.status, 200);
+    assert.equal(next.body.data.id, 'lst-001');
+  });
+});
+
+describe('behind a TLS-terminating proxy', () => {
+  let proxied: TestServer;
+  let direct: TestServer;
+  before(async () => {
+    proxied = await startServer({ SNAPSHOT_PATH: snapshotPath, TRUST_PROXY: '1' });
+    direct = await startServer({ SNAPSHOT_PATH: snapshotPath });
+  });
+  after(async () => { await proxied.close(); await direct.close(); });
+
+  it('redirects X-Forwarded-Proto: http to https://<Host><path> with 308 under TRUST_PROXY=1', async () => {
+    const r = await send(proxied.url + '/v1/listings?limit=2', { headers: { Host: 'api.example.com', 'X-Forwarded-Proto': 'http' } });
+    assert.equal(r.status, 308);
+    assert.equal(r.headers.location, 'https://api.example.com/v1/listings?limit=2');
+    const bad = await send(proxied.url + '/v1/ping', { headers: { Host: 'bad host', 'X-Forwarded-Proto': 'http' } });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.headers.location, undefined);
+  });
+
+  it('serves X-Forwarded-Proto: https with HSTS', async () => {
+    const r = await send(proxied.url + '/v1/listings?limit=1', { headers: { 'X-Forwarded-Proto': 'https', Authorization: `Bearer ${proxied.key}` } });
+    assert.equal(r.status, 200);
+    assert.equal(r.headers['strict-transport-security'], 'max-age=31536000');
+  });
+
+  it('ignores X-Forwarded-Proto without TRUST_PROXY, and local plain HTTP has no HSTS', async () => {
+    const r = await send(direct.url + '/v1/listings?limit=1', { headers: { 'X-Forwarded-Proto': 'http', Authorization: `Bearer ${direct.key}` } });
+    assert.equal(r.status, 200);
+    assert.equal(r.headers['strict-transport-security'], undefined);
+  });
+});
+
+describe('CORS', () => {
+  const PLAYGROUND = 'https://playground.example.com';
+  let server: TestServer;
+  let closed: TestServer;
+  before(async () => {
+    server = await startServer({ SNAPSHOT_PATH: snapshotPath, PLAYGROUND_ORIGIN: PLAYGROUND });
+    closed = await startServer({ SNAPSHOT_PATH: snapshotPath });
+  });
+  after(async () => { await server.close(); await closed.close(); });
+
+  it('gives the playground origin CORS headers on success and on errors', async () => {
+    for (const [key, status] of [[undefined, 200], [null, 401]] as const) {
+      const r = await server.get('/v1/listings?limit=1', { key, headers: { Origin: PLAYGROUND } });
+      assert.equal(r.status, status);
+      assert.equal(r.headers.get('access-control-allow-origin'), PLAYGROUND);
+      assert.equal(r.headers.get('access-control-expose-headers'), 'X-Request-Id, RateLimit, RateLimit-Policy, Retry-After');
+      assert.equal(r.headers.get('vary'), 'Origin');
+      assert.equal(r.headers.get('access-control-allow-credentials'), null);
+    }
+  });
+
+  it('gives any other origin no CORS headers', async () => {
+    for (const origin of ['https://evil.example.com', 'http://playground.example.com', 'null', `${PLAYGROUND}.evil.com`]) {
+      const r = await server.get('/v1/listings?limit=1', { headers: { Origin: origin } });
+      assert.equal(r.status, 200, 'server-to-server style calls are unaffected');
+      assert.deepEqual(corsHeaders(r.headers), [], origin);
+      assert.equal(r.headers.get('vary'), 'Origin');
+    }
+    const r = await closed.get('/v1/listings?limit=1', { headers: { Origin: PLAYGROUND } });
+    assert.deepEqual(corsHeaders(r.headers), [], 'no PLAYGROUND_ORIGIN: no CORS at all');
+  });
+
+  it('answers the playground preflight with 204 and the allowed methods and headers', async () => {
+    const r = await server.get('/v1/listings?limit=1', { method: 'OPTIONS', key: null, headers: { Origin: PLAYGROUND, 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'authorization' } });
+    assert.equal(r.status, 204);
+    assert.equal(r.headers.get('access-control-allow-origin'), PLAYGROUND);
+    assert.equal(r.headers.get('access-control-allow-methods'), 'GET, HEAD');
+    assert.equal(r.headers.get('access-control-allow-headers'), 'Authorization');
+    assert.equal(r.headers.get('access-control-max-age'), '600');
+    assert.equal(r.headers.get('vary'), 'Origin');
+    assert.equal(r.text, '');
+  });
+
+  it('answers another origin\'s preflight with a bare 204 (no CORS headers), and a non-preflight OPTIONS with 405', async () => {
+    const r = await server.get('/v1/listings', { method: 'OPTIONS', key: null, headers: { Origin: 'https://evil.example.com', 'Access-Control-Request-Method': 'GET' } });
+    assert.equal(r.status, 204);
+    assert.deepEqual(corsHeaders(r.headers), []);
+    const plain = await server.get('/v1/listings', { method: 'OPTIONS' });
+    assert.equal(plain.status, 405);
+    assert.equal(plain.body.error.code, 'method_not_allowed');
+  });
+});
