@@ -86,11 +86,16 @@ export function openapiDocument(routes: RouteDef[]) {
     },
     paths,
   };
+  const summary = 'This OpenAPI 3.1 document';
+  // The document lists itself too; added before it is serialised so that the served copy has it.
+  paths['/v1/openapi.json'] = { get: {
+    operationId: 'openapi', summary, tags: ['Service'], security: [], parameters: [],
+    responses: { 200: { description: 'OK', content: { 'application/json': { schema: { type: 'object' } } } }, 400: err('Invalid query: this document takes no parameters') },
+  } };
   const text = JSON.stringify(doc);
   const route: RouteDef = {
     path: '/v1/openapi.json', tag: 'Service', kind: 'plain', public: true, query: v.strictObject({}), item: { type: 'object' },
-    summary: 'This OpenAPI 3.1 document', handle: () => JSON.parse(text),
+    summary, handle: () => JSON.parse(text),
   };
-  (paths as Record<string, unknown>)['/v1/openapi.json'] = { get: { operationId: 'openapi', summary: route.summary, tags: ['Service'], security: [], parameters: [], responses: { 200: { description: 'OK', content: { 'application/json': { schema: { type: 'object' } } } } } } };
   return { doc, route };
 }

@@ -34,7 +34,8 @@ export function parseRawQuery(search: string): Record<string, string> {
   return out;
 }
 
-const printable = (s: string) => (s.length > 40 ? s.slice(0, 40) + '…' : s).replace(/[^\x20-\x7e]/g, '?');
+/** A client value quoted in a message: printable ASCII only, long values cut to 40 characters and "...". */
+const printable = (s: string) => (s.length > 40 ? s.slice(0, 40) : s).replace(/[^\x20-\x7e]/g, '?') + (s.length > 40 ? '...' : '');
 
 // ---- schema pieces: each carries the message that names its rule ----
 export const str = (min: number, max: number) =>
@@ -101,14 +102,16 @@ export function validateQuery<S extends QuerySchema>(schema: S, raw: Record<stri
   if (result.success) return result.output;
   const issue = result.issues[0];
   const key = issue.path?.map((p: { key: unknown }) => String(p.key)).join('.') ?? '';
+  if (raw[key] === undefined && key in entries) throw badRequest(`Parameter "${key}" is required.`);
   const got = raw[key] !== undefined ? ` (got "${printable(raw[key])}")` : '';
   throw badRequest(`Parameter "${key}" ${issue.message}${got}.`);
 }
 
-/** Path ids follow the same rule everywhere: 1 to 120 characters. */
-export function pathId(raw: string, name = 'id'): string {
-  let id: string;
-  try { id = decodeURIComponent(raw); } catch { throw badRequest(`Path parameter "${name}" is not correctly percent-encoded.`); }
+/**
+ * Path ids follow the same rule everywhere: 1 to 120 characters. The value is already percent-decoded
+ * (polka decodes route params); decoding it again would make "%252D" mean "-".
+ */
+export function pathId(id: string, name = 'id'): string {
   if (id.length < 1 || id.length > 120) throw badRequest(`Path parameter "${name}" must be 1 to 120 characters.`);
   return id;
 }

@@ -43,8 +43,9 @@ export function page<T extends Record<string, any>>(
 /**
  * Search over a small table: each filter one fixed clause, q through the table's FTS index, keyset
  * on id. One statement per present-filter set, prepared on first use and cached per snapshot.
+ * `where` is a condition that always applies (the select itself must not have a WHERE clause).
  */
-export function smallSearch(db: Database, opts: { select: string; alias: string; fts?: string; clauses: Record<string, string> }) {
+export function smallSearch(db: Database, opts: { select: string; alias: string; fts?: string; clauses: Record<string, string>; where?: string }) {
   const cache = new Map<string, Statement>();
   return (filters: Record<string, unknown>, afterId: string | null, n: number, locale: string): Record<string, unknown>[] => {
     const present = Object.keys(opts.clauses).filter((k) => filters[k] !== undefined);
@@ -52,7 +53,7 @@ export function smallSearch(db: Database, opts: { select: string; alias: string;
     const key = present.join(',') + (useFts ? '|fts' : '') + (afterId === null ? '' : '|after');
     let stmt = cache.get(key);
     if (!stmt) {
-      const where = present.map((k) => opts.clauses[k]);
+      const where = [...(opts.where ? [opts.where] : []), ...present.map((k) => opts.clauses[k])];
       if (useFts) where.push(`${opts.alias}.rid IN (SELECT rowid FROM ${opts.fts} WHERE ${opts.fts} MATCH @fts)`);
       if (afterId !== null) where.push(`${opts.alias}.id > @after`);
       stmt = db.prepare(`${opts.select}${where.length ? ' WHERE ' + where.join(' AND ') : ''} ORDER BY ${opts.alias}.id LIMIT @n`);

@@ -55,8 +55,9 @@ export function prepare(db: Database) {
     similarBand: db.prepare(`SELECT rid, price_eur, size_m2, id FROM listings INDEXED BY listings_city_type_price
       WHERE city_id = @city AND property_type = @type AND price_eur BETWEEN @lo AND @hi AND rid <> @rid
       ORDER BY price_eur LIMIT @n`),
+    // Strictly below the reference price: rows at exactly the reference price belong to the upward read.
     similarBandDesc: db.prepare(`SELECT rid, price_eur, size_m2, id FROM listings INDEXED BY listings_city_type_price
-      WHERE city_id = @city AND property_type = @type AND price_eur BETWEEN @lo AND @hi AND rid <> @rid
+      WHERE city_id = @city AND property_type = @type AND price_eur >= @lo AND price_eur < @hi AND rid <> @rid
       ORDER BY price_eur DESC LIMIT @n`),
     refOf: db.prepare('SELECT rid, city_id, property_type, price_eur, size_m2 FROM listings WHERE id = ?'),
   };

@@ -15,7 +15,7 @@ const SELECT = `SELECT l.id, l.slug, l.type, COALESCE(t.name, l.name) AS name, l
 
 export function prepare(db: Database) {
   return {
-    search: smallSearch(db, { select: SELECT + ' WHERE l.published = 1', alias: 'l', fts: 'locations_fts', clauses: { type: 'l.type = @type', parent_id: 'l.parent_id = @parent_id' } }),
+    search: smallSearch(db, { select: SELECT, where: 'l.published = 1', alias: 'l', fts: 'locations_fts', clauses: { type: 'l.type = @type', parent_id: 'l.parent_id = @parent_id' } }),
     byId: db.prepare(`${SELECT} WHERE l.id = @id AND l.published = 1`),
     parents: db.prepare(`SELECT l.id, l.slug, l.type, COALESCE(t.name, l.name) AS name FROM location_closure c
       JOIN locations l ON l.id = c.ancestor_id LEFT JOIN locations_i18n t ON t.rid = l.rid AND t.locale = @locale

@@ -1,0 +1,180 @@
+// Paging cursors: the codec as a pure module, and over HTTP every bad cursor (tampered, expired, foreign scope,
+// too long, from another secret) is a 400 that names the cursor; a good one continues the walk.
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { ApiError } from '../src/errors.ts';
+import { CURSOR_TTL_SECONDS, cursorCodec } from '../src/cursor.ts';
+import { buildTestSnapshot, startServer, type TestServer } from './helpers.ts';
+import { assert400 } from './support.ts';
+
+/** Replaces the character in the middle of a part of the cursor (payload or signature) by another one. */
+function flip(cursor: string, part: 'payload' | 'signature'): string {
+  const dot = cursor.indexOf('.');
+  const i = part === 'payload' ? Math.floor(dot / 2) : dot + 1 + Math.floor((cursor.length - dot - 1) / 2);
+  const c = cursor[i] === 'A' ? 'B' : 'A';
+  return cursor.slice(0, i) + c + cursor.slice(i + 1);
+}
+const b64 = (s: string) => Buffer.from(s).toString('base64url');
+
+function rejects(fn: () => unknown, re: RegExp = /cursor/) {
+  assert.throws(fn, (e: unknown) => e instanceof ApiError && e.status === 400 && re.test(e.message));
+}
+
+describe('cursor codec (unit)', () => {
+  const SECRET = 'unit-test-secret-0123456789';
+  let t = Date.UTC(2026, 10, 1);
+  const codec = cursorCodec(SECRET, () => t);
+  const scope = codec.scope('/v1/listings', { locale: 'en', limit: 2, location_id: 'loc-ams' });
+
+  it('round-trips the position for the same scope', () => {
+    assert.equal(codec.verify(codec.sign('lst-002', scope), scope), 'lst-002');
+  });
+  it('binds the scope to endpoint, every filter value, locale and limit, ignoring the cursor and absent filters', () => {
+    const base = { locale: 'en', limit: 2, location_id: 'loc-ams' };
+    assert.equal(codec.scope('/v1/listings', { ...base, cursor: 'x', q: undefined }), scope);
+    assert.equal(codec.scope('/v1/listings', { limit: 2, location_id: 'loc-ams', locale: 'en' }), scope, 'parameter order does not matter');
+    for (const other of [{ ...base, locale: 'nl' }, { ...base, limit: 3 }, { ...base, location_id: 'loc-dh' }, { ...base, q: 'x' }]) {
+      assert.notEqual(codec.scope('/v1/listings', other), scope);
+    }
+    assert.notEqual(codec.scope('/v1/owners', base), scope);
+  });
+  it('rejects a cursor for another scope', () => {
+    rejects(() => codec.verify(codec.sign('lst-002', scope), codec.scope('/v1/owners', { locale: 'en', limit: 2 })));
+  });
+  it('rejects a tampered payload or signature', () => {
+    const c = codec.sign('lst-002', scope);
+    rejects(() => codec.verify(flip(c, 'payload'), scope));
+    rejects(() => codec.verify(flip(c, 'signature'), scope));
+  });
+  it('rejects a payload re-signed with another secret', () => {
+    const payload = b64(JSON.stringify({ a: 'lst-999', s: scope, e: Math.floor(t / 1000) + 60 }));
+    const sig = createHmac('sha256', 'another-secret-0123456789').update(payload).digest('base64url');
+    rejects(() => codec.verify(`${payload}.${sig}`, scope));
+  });
+  it('rejects well-signed payloads of the wrong form', () => {
+    const signed = (body: unknown) => { const p = b64(JSON.stringify(body)); return `${p}.${createHmac('sha256', SECRET).update(p).digest('base64url')}`; };
+    rejects(() => codec.verify(signed({ a: 5, s: scope, e: 9e9 }), scope));
+    rejects(() => codec.verify(signed({ a: 'x', s: scope }), scope));
+    rejects(() => codec.verify(signed(['x', scope, 9e9]), scope));
+    const p = b64('not json');
+    rejects(() => codec.verify(`${p}.${createHmac('sha256', SECRET).update(p).digest('base64url')}`, scope));
+  });
+  it('rejects malformed cursors (no dot, empty parts, over 4096 characters)', () => {
+    for (const c of ['abc', '.abc', 'abc.', '', 'a'.repeat(5000) + '.x']) rejects(() => codec.verify(c, scope));
+  });
+  it('accepts a cursor until 24 hours after issue and rejects it after', () => {
+    const start = t;
+    const c = codec.sign('lst-002', scope);
+    t = start + CURSOR_TTL_SECONDS * 1000 - 1000;
+    assert.equal(codec.verify(c, scope), 'lst-002');
+    t = start + CURSOR_TTL_SECONDS * 1000 + 1000;
+    rejects(() => codec.verify(c, scope), /expired/);
+    t = start;
+  });
+  it('keeps an issued cursor well under 4096 characters for a 120-character id', () => {
+    assert.ok(codec.sign('x'.repeat(120), scope).length < 1000);
+  });
+});
+
+describe('cursors over HTTP', () => {
+  let server: TestServer;
+  let clock = Date.UTC(2026, 10, 1, 12);
+  let snapshotPath: string;
+  before(async () => {
+    snapshotPath = (await buildTestSnapshot()).path;
+    server = await startServer({ SNAPSHOT_PATH: snapshotPath }, { now: () => clock });
+  });
+  after(async () => { await server?.close(); });
+
+  const firstCursor = async (path = '/v1/listings?limit=2') => {
+    const res = await server.get(path);
+    assert.equal(res.status, 200);
+    assert.equal(typeof res.body.pagination.next_cursor, 'string');
+    return res.body.pagination.next_cursor as string;
+  };
+  const withCursor = (path: string, c: string) => `${path}${path.includes('?') ? '&' : '?'}cursor=${encodeURIComponent(c)}`;
+
+  it('continues the walk with the next page, and the same cursor gives the same page again', async () => {
+    const c = await firstCursor();
+    const a = await server.get(withCursor('/v1/listings?limit=2', c));
+    const b = await server.get(withCursor('/v1/listings?limit=2', c));
+    assert.equal(a.status, 200);
+    assert.deepEqual(a.body.data.map((x: any) => x.id), ['lst-003', 'lst-007']);
+    assert.deepEqual(b.body.data, a.body.data);
+  });
+  it('returns 400 for a cursor with a flipped signature character', async () => {
+    assert400(await server.get(withCursor('/v1/listings?limit=2', flip(await firstCursor(), 'signature'))), 'cursor');
+  });
+  it('returns 400 for a cursor with a flipped payload character', async () => {
+    assert400(await server.get(withCursor('/v1/listings?limit=2', flip(await firstCursor(), 'payload'))), 'cursor');
+  });
+  it('returns 400 for a cursor that is not one (garbage, no signature, truncated)', async () => {
+    const c = await firstCursor();
+    for (const bad of ['abc', 'abc.def', c.split('.')[0], c.slice(0, -5), `${c}x`]) {
+      assert400(await server.get(withCursor('/v1/listings?limit=2', bad)), 'cursor');
+    }
+  });
+  it('returns 400 for a cursor issued by a server with another secret', async () => {
+    const other = await startServer({ SNAPSHOT_PATH: snapshotPath, CURSOR_SECRET: 'another-cursor-secret-987654321' });
+    try {
+      const res = await other.get('/v1/listings?limit=2');
+      assert400(await server.get(withCursor('/v1/listings?limit=2', res.body.pagination.next_cursor)), 'cursor');
+    } finally { await other.close(); }
+  });
+  it('accepts a cursor just before 24 hours and returns 400 once it has expired', async () => {
+    const start = clock;
+    const c = await firstCursor();
+    try {
+      clock = start + 24 * 3600_000 - 5000;
+      assert.equal((await server.get(withCursor('/v1/listings?limit=2', c))).status, 200);
+      clock = start + 24 * 3600_000 + 5000;
+      const res = await server.get(withCursor('/v1/listings?limit=2', c));
+      assert400(res, 'cursor');
+      assert.match(res.body.error.message, /expired/);
+    } finally { clock = start; }
+  });
+  it('returns 400 for a cursor used with a different filter', async () => {
+    const c = await firstCursor('/v1/listings?limit=2');
+    assert400(await server.get(withCursor('/v1/listings?limit=2&location_id=loc-ams', c)), 'cursor');
+    const f = await firstCursor('/v1/listings?limit=2&location_id=loc-ams');
+    assert400(await server.get(withCursor('/v1/listings?limit=2', f)), 'cursor'); // a filter dropped
+    assert400(await server.get(withCursor('/v1/listings?limit=2&location_id=loc-nh', f)), 'cursor');
+  });
+  it('returns 400 for a cursor used with a different limit', async () => {
+    const c = await firstCursor('/v1/listings?limit=2');
+    assert400(await server.get(withCursor('/v1/listings?limit=3', c)), 'cursor');
+    assert400(await server.get(withCursor('/v1/listings', c)), 'cursor');
+  });
+  it('returns 400 for a cursor used with a different locale', async () => {
+    const c = await firstCursor('/v1/listings?limit=2');
+    assert400(await server.get(withCursor('/v1/listings?limit=2&locale=nl', c)), 'cursor');
+  });
+  it('returns 400 for a /v1/listings cursor used on /v1/owners, /v1/locations and /v1/platforms', async () => {
+    const c = await firstCursor('/v1/listings?limit=1');
+    for (const path of ['/v1/owners?limit=1', '/v1/locations?limit=1', '/v1/platforms?limit=1']) {
+      assert400(await server.get(withCursor(path, c)), 'cursor');
+    }
+  });
+  it('returns 400 for an /v1/owners cursor used on /v1/listings', async () => {
+    const c = await firstCursor('/v1/owners?limit=1');
+    assert400(await server.get(withCursor('/v1/listings?limit=1', c)), 'cursor');
+  });
+  it('returns 400 for a cursor over 4096 characters', async () => {
+    const c = await firstCursor();
+    assert400(await server.get(withCursor('/v1/listings?limit=2', c + 'A'.repeat(4097 - c.length))), 'cursor');
+  });
+  it('treats an explicit locale=en as the same request as leaving it out, in any parameter order', async () => {
+    const res = await server.get('/v1/listings?limit=1');
+    const c = res.body.pagination.next_cursor;
+    assert.equal((await server.get(withCursor('/v1/listings?limit=1&locale=en', c))).status, 200);
+    const q = await firstCursor('/v1/listings?limit=1&q=balcony');
+    assert.equal((await server.get(withCursor('/v1/listings?q=balcony&limit=1', q))).status, 200, 'parameter order does not matter');
+  });
+  it('does not let a cursor change the filters it was issued for', async () => {
+    const f = await firstCursor('/v1/listings?limit=1&location_id=loc-dh');
+    const res = await server.get(withCursor('/v1/listings?limit=1&location_id=loc-dh', f));
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body.data.map((x: any) => x.id), ['lst-008']);
+  });
+});

@@ -1,0 +1,167 @@
+// Locale over HTTP: translated free text where the fixture has it, English field by field where it does not,
+// location display names in the locale, and ids, enum codes and numbers unchanged across locales.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { buildTestSnapshot, startServer, type TestServer } from './helpers.ts';
+import { assert400 } from './support.ts';
+
+let server: TestServer;
+before(async () => {
+  const { path } = await buildTestSnapshot();
+  server = await startServer({ SNAPSHOT_PATH: path });
+});
+after(async () => { await server?.close(); });
+
+const LOCALES = ['en', 'nl', 'de', 'fr', 'es'] as const;
+const data = async (path: string, locale?: string) => {
+  const res = await server.get(locale ? path + (path.includes('?') ? '&' : '?') + `locale=${locale}` : path);
+  assert.equal(res.status, 200, `${path} ${locale}: ${res.text.slice(0, 300)}`);
+  assert.equal(res.body.meta.locale, locale ?? 'en');
+  return res.body.data;
+};
+const find = (xs: any[], id: string) => xs.find((x) => x.id === id);
+
+describe('listings: translated titles with English fallback', () => {
+  it('serves the Dutch title in nl and English in the locales without a translation (lst-001)', async () => {
+    assert.equal((await data('/v1/listings/lst-001', 'nl')).title, 'Lichte woning in De Pijp');
+    for (const l of ['en', 'de', 'fr', 'es']) assert.equal((await data('/v1/listings/lst-001', l)).title, 'Bright apartment in De Pijp', l);
+  });
+  it('falls back field by field: a translated title with an English description', async () => {
+    const d = await data('/v1/listings/lst-001', 'nl');
+    assert.equal(d.title, 'Lichte woning in De Pijp');
+    assert.equal(d.description, 'Description of lst-001 with balcony');
+  });
+  it('serves the German title only in de (lst-003)', async () => {
+    assert.equal((await data('/v1/listings/lst-003', 'de')).title, 'Studio beim Vondelpark');
+    assert.equal((await data('/v1/listings/lst-003', 'nl')).title, 'Studio near Vondelpark');
+  });
+  it('serves nl and fr titles of lst-007 and English in de and es', async () => {
+    assert.equal((await data('/v1/listings/lst-007', 'nl')).title, 'Appartement centrum Den Haag');
+    assert.equal((await data('/v1/listings/lst-007', 'fr')).title, 'Appartement centre La Haye');
+    assert.equal((await data('/v1/listings/lst-007', 'de')).title, 'Apartment Den Haag centre');
+    assert.equal((await data('/v1/listings/lst-007', 'es')).title, 'Apartment Den Haag centre');
+  });
+  it('translates search results the same way as the detail', async () => {
+    for (const l of LOCALES) {
+      const list = await data('/v1/listings?limit=100', l);
+      for (const id of ['lst-001', 'lst-003', 'lst-007']) assert.equal(find(list, id).title, (await data(`/v1/listings/${id}`, l)).title, `${id} ${l}`);
+    }
+  });
+  it('defaults to English without a locale parameter', async () => {
+    assert.equal((await data('/v1/listings/lst-007')).title, 'Apartment Den Haag centre');
+    assert.equal((await data('/v1/listings/lst-007')).location.city, 'The Hague');
+  });
+});
+
+describe('location display names follow the locale', () => {
+  const HAGUE = { en: 'The Hague', nl: 'Den Haag', de: 'Den Haag', fr: 'La Haye', es: 'La Haya' } as const;
+  for (const l of LOCALES) {
+    it(`names loc-dh "${HAGUE[l]}" in ${l}, in the listing detail, search and similar results`, async () => {
+      assert.equal((await data('/v1/listings/lst-008', l)).location.city, HAGUE[l]);
+      assert.equal(find(await data('/v1/listings?location_id=loc-dh', l), 'lst-008').location.city, HAGUE[l]);
+      assert.equal(find(await data('/v1/listings/lst-007/similar', l), 'lst-008').location.city, HAGUE[l]);
+    });
+  }
+  it(`names loc-dh in the locations endpoints in the locale`, async () => {
+    for (const l of LOCALES) {
+      assert.equal((await data('/v1/locations/loc-dh', l)).name, HAGUE[l]);
+      assert.equal(find(await data('/v1/locations?type=city', l), 'loc-dh').name, HAGUE[l]);
+    }
+  });
+  it('falls back to the English name where a location has no translation (Amsterdam, North Holland in fr)', async () => {
+    assert.equal((await data('/v1/listings/lst-001', 'fr')).location.city, 'Amsterdam');
+    assert.equal((await data('/v1/locations/loc-nh', 'fr')).name, 'North Holland');
+    assert.equal((await data('/v1/locations/loc-nh', 'de')).name, 'Nordholland');
+  });
+  it('names the parent chain in the locale', async () => {
+    const parents = (await data('/v1/locations/loc-ams-pijp', 'nl')).parents;
+    assert.deepEqual(parents.map((p: any) => p.name), ['Noord-Holland', 'Amsterdam']);
+  });
+});
+
+describe('other resources: translated free text with English fallback', () => {
+  it('owners: Dutch short description, English long description in nl', async () => {
+    const o = await data('/v1/owners/own-1', 'nl');
+    assert.equal(o.description_short, 'Amsterdams makelaarskantoor');
+    assert.equal(o.description, 'A long description of Canal Homes.');
+    assert.equal(find(await data('/v1/owners', 'nl'), 'own-1').description_short, 'Amsterdams makelaarskantoor');
+    assert.equal((await data('/v1/owners/own-1', 'fr')).description_short, 'Amsterdam agency');
+  });
+  it('internet providers: Dutch description and strengths, English support details and considerations in nl', async () => {
+    const p = await data('/v1/internet/providers/inet-kpn', 'nl');
+    assert.equal(p.description, 'Nederlandse telecomaanbieder');
+    assert.deepEqual(p.strengths, ['Glasvezeldekking', 'Stabiel']);
+    assert.deepEqual(p.considerations, ['Pricier']);
+    assert.equal(p.support_details, 'Phone support 8-22');
+    assert.equal((await data('/v1/internet/providers/inet-kpn', 'de')).description, 'Dutch telecom incumbent');
+  });
+  it('internet plans: Dutch description in nl, English in es', async () => {
+    assert.equal(find(await data('/v1/internet/plans', 'nl'), 'plan-1').description, 'Snelle glasvezel');
+    assert.equal(find(await data('/v1/internet/plans', 'es'), 'plan-1').description, 'Fast fibre');
+  });
+  it('insurance products: Dutch headline, English summary in nl', async () => {
+    const p = find(await data('/v1/insurance/products', 'nl'), 'insp-1');
+    assert.equal(p.headline, 'Verzeker je spullen');
+    assert.equal(p.summary, 'Covers theft and fire.');
+  });
+  it('platforms: Dutch headline, English features, description and content in nl', async () => {
+    const p = await data('/v1/platforms/plat-funda', 'nl');
+    assert.equal(p.headline, 'De grootste woningsite');
+    assert.deepEqual(p.features, ['Alerts', 'Map search']);
+    assert.equal(p.description, 'Funda lists homes.');
+    assert.equal(p.content, '# Funda\nLong **Markdown** content.');
+  });
+  it('articles: Dutch title, English description in nl', async () => {
+    const a = await data('/v1/articles/art-1', 'nl');
+    assert.equal(a.title, 'Huren in Amsterdam');
+    assert.equal(a.description, 'A guide');
+  });
+  it('metrics: Dutch name where translated, English otherwise', async () => {
+    const ms = await data('/v1/market/metrics', 'nl');
+    assert.equal(find(ms, 'median_rent').name, 'Mediane vraaghuur');
+    assert.equal(find(ms, 'new_listings').name, 'New listings');
+    assert.equal(find(await data('/v1/market/metrics', 'fr'), 'median_rent').name, 'Median asking rent');
+  });
+});
+
+describe('ids, codes and numbers do not depend on the locale', () => {
+  /** The record without its translated fields (free text and location display names). */
+  const strip = (x: any, fields: string[]) => {
+    const c = structuredClone(x);
+    for (const f of fields) delete c[f];
+    if (c.location) delete c.location.city;
+    if (c.parents) c.parents = c.parents.map((p: any) => ({ ...p, name: undefined }));
+    return c;
+  };
+  const CASES: [string, string[]][] = [
+    ['/v1/listings/lst-007', ['title', 'description']],
+    ['/v1/listings?limit=100', ['title']],
+    ['/v1/listings/lst-007/similar', ['title']],
+    ['/v1/listings/stats', []],
+    ['/v1/owners/own-1', ['description_short', 'description']],
+    ['/v1/internet/providers/inet-kpn', ['description', 'support_details', 'strengths', 'considerations']],
+    ['/v1/internet/plans', ['description']],
+    ['/v1/insurance/products', ['headline', 'summary']],
+    ['/v1/insurance/providers/ins-centraal', []],
+    ['/v1/platforms/plat-funda', ['headline', 'features', 'description', 'pricing_details', 'content']],
+    ['/v1/articles/art-1', ['title', 'description', 'content']],
+    ['/v1/locations/loc-ams-pijp', ['name']],
+    ['/v1/market/metrics', ['name', 'description']],
+    ['/v1/market/metrics/new_listings/observations?location_id=loc-dh&from=2026-01-01&to=2026-12-31', []],
+  ];
+  for (const [path, translated] of CASES) {
+    it(`GET ${path.split('?')[0]} returns the same ids, codes and numbers in every locale`, async () => {
+      const norm = (d: any) => (Array.isArray(d) ? d.map((x) => strip(x, translated)) : strip(d, translated));
+      const en = norm(await data(path, 'en'));
+      for (const l of ['nl', 'de', 'fr', 'es']) assert.deepEqual(norm(await data(path, l)), en, l);
+    });
+  }
+});
+
+describe('unsupported locales', () => {
+  for (const l of ['it', 'EN', 'nl-NL', 'nl_NL', 'english', 'e']) {
+    it(`returns 400 for locale=${l}`, async () => {
+      assert400(await server.get(`/v1/listings/lst-001?locale=${l}`), 'locale');
+    });
+  }
+});

@@ -1,0 +1,155 @@
+// GET /v1/openapi.json: a 3.1 document, version 1.0.0, every path and every query parameter each route accepts
+// (checked against what the route itself accepts), the error responses of every operation, and the field sets
+// of the 200 responses (checked against real responses).
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { buildTestSnapshot, startServer, type TestServer } from './helpers.ts';
+
+let server: TestServer;
+let doc: any;
+before(async () => {
+  const { path } = await buildTestSnapshot();
+  server = await startServer({ SNAPSHOT_PATH: path });
+  const res = await server.get('/v1/openapi.json');
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+  doc = JSON.parse(res.text);
+});
+after(async () => { await server?.close(); });
+
+/** Every path of the spec and the discovery endpoints, with a concrete request that succeeds on the basic fixture. */
+const PATHS: Record<string, { example: string; public?: boolean }> = {
+  '/v1/ping': { example: '/v1/ping', public: true },
+  '/v1/listings': { example: '/v1/listings' },
+  '/v1/listings/{id}': { example: '/v1/listings/lst-001' },
+  '/v1/listings/{id}/similar': { example: '/v1/listings/lst-001/similar' },
+  '/v1/listings/stats': { example: '/v1/listings/stats' },
+  '/v1/owners': { example: '/v1/owners' },
+  '/v1/owners/{id}': { example: '/v1/owners/own-1' },
+  '/v1/internet/providers': { example: '/v1/internet/providers' },
+  '/v1/internet/providers/{id}': { example: '/v1/internet/providers/inet-kpn' },
+  '/v1/internet/plans': { example: '/v1/internet/plans' },
+  '/v1/insurance/products': { example: '/v1/insurance/products' },
+  '/v1/insurance/providers/{id}': { example: '/v1/insurance/providers/ins-centraal' },
+  '/v1/platforms': { example: '/v1/platforms' },
+  '/v1/platforms/{id}': { example: '/v1/platforms/plat-funda' },
+  '/v1/articles/{id}': { example: '/v1/articles/art-1' },
+  '/v1/market/metrics/{id}/observations': { example: '/v1/market/metrics/median_rent/observations?location_id=loc-ams&from=2026-01-01&to=2026-12-31' },
+  '/v1/locations': { example: '/v1/locations' },
+  '/v1/locations/{id}': { example: '/v1/locations/loc-ams-pijp' },
+  '/v1/market/metrics': { example: '/v1/market/metrics' },
+  '/v1/openapi.json': { example: '/v1/openapi.json', public: true },
+};
+const op = (path: string) => doc.paths[path]?.get;
+const queryParams = (path: string) => (op(path).parameters as any[]).filter((p) => p.in === 'query');
+/** The query parameters a route accepts, read from its own unknown-parameter error ("Allowed: a, b."). */
+async function acceptedParams(example: string): Promise<string[]> {
+  const res = await server.get(example + (example.includes('?') ? '&' : '?') + 'zz_unknown=1');
+  assert.equal(res.status, 400);
+  const m = /Allowed: ([^.]*)\./.exec(res.body.error.message);
+  if (!m) { assert.match(res.body.error.message, /takes no parameters/); return []; }
+  return m[1].split(', ');
+}
+/** Follows a local $ref. */
+const deref = (s: any): any => (s?.$ref ? s.$ref.split('/').slice(1).reduce((o: any, k: string) => o[k], doc) : s);
+
+describe('GET /v1/openapi.json', () => {
+  it('declares OpenAPI 3.1 and version 1.0.0', () => {
+    assert.match(doc.openapi, /^3\.1(\.\d+)?$/);
+    assert.equal(doc.info.version, '1.0.0');
+    assert.equal(typeof doc.info.title, 'string');
+  });
+  it('lists every endpoint path with {id} templates, and no other', () => {
+    assert.deepEqual(Object.keys(doc.paths).sort(), Object.keys(PATHS).sort());
+  });
+  it('describes only GET operations, each with a unique operationId', () => {
+    const opIds: string[] = [];
+    for (const [path, item] of Object.entries<any>(doc.paths)) {
+      assert.deepEqual(Object.keys(item), ['get'], path);
+      opIds.push(item.get.operationId);
+    }
+    assert.equal(new Set(opIds).size, opIds.length);
+  });
+  for (const [path, { example }] of Object.entries(PATHS)) {
+    it(`lists exactly the query parameters ${path} accepts`, async () => {
+      assert.deepEqual(queryParams(path).map((p) => p.name).sort(), (await acceptedParams(example)).sort());
+    });
+  }
+  it('declares the path id of every templated path as a required string of 1 to 120 characters', () => {
+    for (const path of Object.keys(PATHS).filter((p) => p.includes('{id}'))) {
+      const id = (op(path).parameters as any[]).filter((p) => p.in === 'path');
+      assert.deepEqual(id.map((p) => [p.name, p.required, p.schema.minLength, p.schema.maxLength]), [['id', true, 1, 120]], path);
+    }
+  });
+  it('marks location_id, from and to of observations required, and every other query parameter optional', () => {
+    for (const path of Object.keys(PATHS)) {
+      for (const p of queryParams(path)) {
+        const required = path === '/v1/market/metrics/{id}/observations' && ['location_id', 'from', 'to'].includes(p.name);
+        assert.equal(p.required, required, `${path} ${p.name}`);
+      }
+    }
+  });
+  it('documents the parameter rules of the spec (enums, ranges, lengths, defaults)', () => {
+    const param = (path: string, name: string) => queryParams(path).find((p) => p.name === name)!.schema;
+    assert.deepEqual(param('/v1/listings', 'furnishing').enum, ['SHELL', 'FURNISHED', 'UPHOLSTERED']);
+    assert.deepEqual(param('/v1/listings', 'locale').enum, ['en', 'nl', 'de', 'fr', 'es']);
+    assert.equal(param('/v1/listings', 'locale').default, 'en');
+    assert.deepEqual([param('/v1/listings', 'limit').minimum, param('/v1/listings', 'limit').maximum, param('/v1/listings', 'limit').default], [1, 100, 20]);
+    assert.deepEqual([param('/v1/listings/{id}/similar', 'limit').minimum, param('/v1/listings/{id}/similar', 'limit').maximum, param('/v1/listings/{id}/similar', 'limit').default], [1, 20, 10]);
+    assert.deepEqual([param('/v1/listings', 'q').minLength, param('/v1/listings', 'q').maxLength], [1, 200]);
+    assert.equal(param('/v1/listings', 'cursor').maxLength, 4096);
+    for (const n of ['min_price', 'max_price', 'min_size', 'max_size']) {
+      assert.deepEqual([param('/v1/listings', n).type, param('/v1/listings', n).minimum, param('/v1/listings', n).maximum], ['integer', 0, 10_000_000], n);
+    }
+    assert.deepEqual([param('/v1/listings', 'min_rooms').minimum, param('/v1/listings', 'min_rooms').maximum], [0, 100]);
+    assert.equal(param('/v1/listings', 'property_type').maxLength, 120);
+    assert.deepEqual([param('/v1/internet/plans', 'min_download_mbps').type, param('/v1/internet/plans', 'min_download_mbps').maximum], ['number', 100_000]);
+    assert.equal(param('/v1/internet/plans', 'max_monthly_price_cents').type, 'integer');
+    assert.equal(param('/v1/market/metrics/{id}/observations', 'from').format, 'date');
+  });
+  it('gives every operation a 400 response', () => {
+    for (const path of Object.keys(PATHS)) assert.ok(op(path).responses['400'], `${path} 400`);
+  });
+  it('gives every non-public operation 401, 429 and 503 responses, and the public ones an empty security list', () => {
+    for (const [path, { public: pub }] of Object.entries(PATHS)) {
+      const r = op(path).responses;
+      if (pub) assert.deepEqual(op(path).security, [], `${path} is public`);
+      else for (const code of ['401', '429', '503']) assert.ok(r[code], `${path} ${code}`);
+    }
+  });
+  it('gives every operation with a path id a 404 response', () => {
+    for (const path of Object.keys(PATHS).filter((p) => p.includes('{id}'))) assert.ok(op(path).responses['404'], path);
+  });
+  it('describes errors with the spec\'s envelope {error: {code, message, request_id}}', () => {
+    const e = doc.components.schemas.Error;
+    assert.deepEqual(e.required, ['error']);
+    assert.deepEqual(e.properties.error.required.sort(), ['code', 'message', 'request_id']);
+    assert.equal(deref(op('/v1/listings').responses['400'].content['application/json'].schema), e);
+  });
+  it('resolves every $ref in the document', () => {
+    const refs: string[] = [];
+    const visit = (x: unknown) => {
+      if (Array.isArray(x)) x.forEach(visit);
+      else if (x && typeof x === 'object') for (const [k, v] of Object.entries(x)) { if (k === '$ref') refs.push(v as string); else visit(v); }
+    };
+    visit(doc);
+    assert.ok(refs.length > 0);
+    for (const r of refs) assert.ok(deref({ $ref: r }) !== undefined, r);
+  });
+  for (const [path, { example }] of Object.entries(PATHS)) {
+    if (path === '/v1/openapi.json') continue;
+    it(`documents the field set ${path} actually returns`, async () => {
+      const res = await server.get(example);
+      assert.equal(res.status, 200);
+      const schema = op(path).responses['200'].content['application/json'].schema;
+      assert.deepEqual(Object.keys(schema.properties).sort(), Object.keys(res.body).sort(), 'envelope members');
+      if (path === '/v1/ping') return;
+      const dataSchema = schema.properties.data;
+      const item = dataSchema.type === 'array' ? dataSchema.items : dataSchema;
+      const sample = Array.isArray(res.body.data) ? res.body.data[0] : res.body.data;
+      assert.ok(sample, 'the example returns data');
+      assert.deepEqual(Object.keys(item.properties).sort(), Object.keys(sample).sort(), 'data fields');
+      if (item.properties.location) assert.deepEqual(Object.keys(item.properties.location.properties).sort(), Object.keys(sample.location).sort());
+    });
+  }
+});
