@@ -103,7 +103,7 @@ function deriveCohorts(db: Database, cohorts: CohortCollector) {
 export class ListingStatsCollector {
   readonly scopes = new Map<string, { count: number; prices: number[] }>([['', { count: 0, prices: [] }]]);
   /** column → value → number of listings */
-  readonly valueCounts = new Map<string, Map<string, number>>(EQ_COLUMNS.map((c) => [c, new Map()]));
+  readonly valueCounts = new Map<string, Map<string, number>>([...EQ_COLUMNS, 'city_type'].map((c) => [c, new Map()]));
   readonly ranges: Record<string, number[]> = { price_eur: [], size_m2: [], rooms: [] };
   add(row: Record<string, unknown>) {
     const price = row.price_eur as number | null;
@@ -116,6 +116,11 @@ export class ListingStatsCollector {
       if (v != null) { const m = this.valueCounts.get(c)!; m.set(v, (m.get(v) ?? 0) + 1); }
     }
     for (const c of RANGE_COLUMNS) if (row[c] != null) this.ranges[c].push(row[c] as number);
+    if (row.property_type != null) {
+      const m = this.valueCounts.get('city_type')!;
+      const k = `${row.city_id}\u0001${row.property_type}`;
+      m.set(k, (m.get(k) ?? 0) + 1);
+    }
   }
   private scope(scope: string, price: number | null) {
     let s = this.scopes.get(scope);

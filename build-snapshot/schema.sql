@@ -320,7 +320,8 @@ CREATE TABLE listing_stats (
 ) WITHOUT ROWID;
 
 -- Planner statistics for listing filters, read by the server at start-up to choose the driving index:
--- the number of listings per value of each equality-filter column, and evenly spaced quantiles of
+-- the number of listings per value of each equality-filter column (and per city + property type,
+-- column 'city_type', value '<city_id>\x01<property_type>'), and evenly spaced quantiles of
 -- each range-filter column (k = 0..1024 over its non-null values).
 CREATE TABLE listing_value_counts (
   column TEXT NOT NULL,

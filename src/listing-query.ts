@@ -31,7 +31,14 @@ const INDEX_OF: Record<string, string> = {
 };
 
 /** How rows are found: walk an (equality column, rid) index or FTS in id order, scan a range and sort, or walk rowids. */
-export type Driver = { kind: 'rowid' } | { kind: 'eq'; col: string } | { kind: 'fts' } | { kind: 'range'; col: RangeCol };
+export type Driver = { kind: 'rowid' } | { kind: 'eq'; col: string } | { kind: 'fts' } | { kind: 'range'; col: RangeCol } | { kind: 'city_type' };
+
+/**
+ * Relative cost of reading one row by each access path, and of checking q on a row that FTS did not
+ * produce (an FTS lookup per row). Measured on the 1M snapshot (npm run bench:queries): a residual
+ * q check costs about as much as reading 20 rows.
+ */
+const COST = { row: 1, ftsRow: 1.5, ftsCheck: 20, sortRow: 0.2 };
 
 const eqColumn = (k: EqKey, f: ListingFilters) => (k === 'location_id' ? f.location_column! : k);
 
@@ -55,6 +62,7 @@ function params(f: ListingFilters): Record<string, unknown> {
 
 function source(driver: Driver): string {
   switch (driver.kind) {
+    case 'city_type': return 'listings l INDEXED BY listings_city_type_price';
     case 'fts': return 'listings_fts f CROSS JOIN listings l ON l.rid = f.rowid';
     case 'rowid': return 'listings l NOT INDEXED';
     default: return `listings l INDEXED BY ${INDEX_OF[driver.col]}`;
@@ -127,23 +135,35 @@ export class ListingQueries {
       if (lo === undefined && hi === undefined) continue;
       out.push({ driver: { kind: 'range', col: r.col }, n: this.rangeEstimate(r.col, lo, hi) });
     }
+    // City and property type together: one range of (city, type, price) in the composite index.
+    if (f.location_column === 'city_id' && f.property_type !== undefined) {
+      let n = (this.valueCount.get('city_type', `${f.location_id}\u0001${f.property_type}`) as number | undefined) ?? 0;
+      if (f.min_price !== undefined || f.max_price !== undefined) {
+        n = Math.min(n, Math.ceil((n * this.rangeEstimate('price_eur', f.min_price, f.max_price)) / Math.max(1, this.quantiles.get('price_eur')?.nonnull ?? 1)) + 1);
+      }
+      out.push({ driver: { kind: 'city_type' }, n });
+    }
     return out;
   }
 
   /**
-   * The cheapest way to produce `limit` rows: an ordered driver reads about limit / selectivity rows
-   * (all of its rows when little matches); a range driver reads its whole range and sorts.
+   * The cheapest way to produce `limit` rows (or all rows when limit is null, for stats). An ordered
+   * driver (an (equality column, rid) index, FTS, or the rowid itself) reads about limit / selectivity
+   * rows, all of its rows when little matches; an unordered one (a range, city + type) reads its whole
+   * range and sorts it. Every row read also pays for the residual checks, and q checked per row is dear.
    */
   choose(f: ListingFilters, limit: number | null): Driver {
     const est = this.estimates(f);
     const N = Math.max(1, this.total);
     if (est.length === 0) return { kind: 'rowid' };
-    const matches = est.reduce((m, e) => m * (e.n / N), N);
+    const matches = Math.max(est.reduce((m, e) => m * (e.n / N), N), 1e-9);
+    const perRow = (d: Driver) => (d.kind === 'fts' ? COST.ftsRow : COST.row) + (f.fts && d.kind !== 'fts' ? COST.ftsCheck : 0);
+    const read = (n: number, ordered: boolean) => (limit === null ? n : ordered ? Math.min(n, (limit * n) / matches) : n);
     let best: Driver = { kind: 'rowid' };
-    let bestCost = limit === null ? N : Math.min(N, (limit * N) / Math.max(matches, 1e-9));
+    let bestCost = read(N, true) * perRow(best);
     for (const e of est) {
-      const ordered = e.driver.kind !== 'range';
-      const cost = limit === null || !ordered ? e.n * (ordered ? 1 : 1.2) : Math.min(e.n, (limit * e.n) / Math.max(matches, 1e-9));
+      const ordered = e.driver.kind === 'eq' || e.driver.kind === 'fts';
+      const cost = read(e.n, ordered) * perRow(e.driver) + (ordered || limit === null ? 0 : e.n * COST.sortRow);
       if (cost < bestCost) { best = e.driver; bestCost = cost; }
     }
     return best;

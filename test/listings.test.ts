@@ -176,9 +176,9 @@ describe('GET /v1/listings: values are the source values', () => {
       assert.equal(res.status, 200);
       const d = res.body.data;
       assert.equal(d.description, tr(l.description ?? null, 'en'));
-      assert.deepEqual(d.images, l.images ?? []);
+      assert.deepEqual(d.images, l.images ?? null);
       assert.deepEqual(d.attributes, l.attributes ?? null);
-      assert.deepEqual(d.sources, l.sources ?? []);
+      assert.deepEqual(d.sources, l.sources ?? null);
     }
   });
   for (const locale of ['nl', 'de', 'fr', 'es']) {

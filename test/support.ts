@@ -88,7 +88,7 @@ export const LISTING_SUMMARY: Shape = {
   location: { shape: { city: 'string?', street: 'string?', number: 'string?', postcode: 'string?', latitude: 'number?', longitude: 'number?' } },
 };
 export const LISTING_DETAIL: Shape = {
-  ...LISTING_SUMMARY, description: 'string?', images: 'string[]', attributes: 'object?', sources: { items: { url: 'string', type: 'string' } },
+  ...LISTING_SUMMARY, description: 'string?', images: 'string[]?', attributes: 'object?', sources: { items: { url: 'string', type: 'string' }, nullable: true },
 };
 export const LISTING_STATS: Shape = { count: 'integer', min_price_eur: 'number?', max_price_eur: 'number?', average_price_eur: 'number?', median_price_eur: 'number?' };
 export const OBSERVATION: Shape = { date: 'date', value: 'number', sample_size: 'integer' };

@@ -74,7 +74,7 @@ export function summary(r: Row) {
   };
 }
 function full(r: Row) {
-  return { ...summary(r), description: r.description, images: parseJson(r.images) ?? [], attributes: parseJson(r.attributes), sources: parseJson(r.sources) ?? [] };
+  return { ...summary(r), description: r.description, images: parseJson(r.images), attributes: parseJson(r.attributes), sources: parseJson(r.sources) };
 }
 
 /** Validated query → planner filters; an unknown location_id matches nothing (it names no level). */
@@ -155,8 +155,8 @@ const SUMMARY_PROPS = {
 };
 export const LISTING_SUMMARY = J.object(SUMMARY_PROPS);
 const LISTING_DETAIL = J.object({
-  ...SUMMARY_PROPS, description: J.str, images: { type: 'array', items: { type: 'string' } }, attributes: J.obj,
-  sources: { type: 'array', items: J.object({ url: { type: 'string' }, type: { type: 'string' } }) },
+  ...SUMMARY_PROPS, description: J.str, images: J.strs, attributes: J.obj,
+  sources: { type: ['array', 'null'], items: J.object({ url: { type: 'string' }, type: { type: 'string' } }) },
 });
 const STATS = J.object({ count: { type: 'integer' }, min_price_eur: J.num, max_price_eur: J.num, average_price_eur: J.num, median_price_eur: J.num });
 
