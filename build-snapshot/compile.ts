@@ -12,7 +12,8 @@ import type { Batch, Done, ListingsJob } from './listings-worker.ts';
 import { Worker } from 'node:worker_threads';
 import { runChecks } from './checks.ts';
 
-export const SCHEMA_VERSION = 1;
+import { SCHEMA_VERSION } from '../src/snapshot.ts';
+export { SCHEMA_VERSION };
 const SCHEMA_PATH = join(dirname(fileURLToPath(import.meta.url)), 'schema.sql');
 
 export interface BuildOptions {

@@ -26,6 +26,64 @@ export function deriveAll(db: Database, cohorts: CohortCollector, stats: Listing
   deriveFullText(db, listingsFtsDone);
   deriveCohorts(db, cohorts);
   deriveListingStats(db, stats);
+  deriveColumns(db);
+}
+
+export const CODED_COLUMNS = ['city_id', 'province_id', 'neighbourhood_id', 'property_type', 'furnishing', 'owner_id'] as const;
+export const FLOAT_COLUMNS = ['price_eur', 'size_m2', 'rooms'] as const;
+/**
+ * Terms with bitmaps: every term in at least 5 % of listings (at most 256). Any other term has a short
+ * FTS document list (under 5 % of listings), cheap enough to read per request.
+ */
+const BITMAP_TERMS = 256;
+const BITMAP_MIN_SHARE = 0.05;
+
+const blob = (a: ArrayBufferView) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+
+/** The listing filter columns as typed arrays in rid order, plus price order and term bitmaps (see schema.sql). */
+function deriveColumns(db: Database) {
+  const n = db.prepare('SELECT count(*) FROM listings').pluck().get() as number;
+  const floats = Object.fromEntries(FLOAT_COLUMNS.map((c) => [c, new Float64Array(n)])) as Record<string, Float64Array>;
+  const dicts = new Map<string, Map<string, number>>(CODED_COLUMNS.map((c) => [c, new Map()]));
+  const codes: Record<string, Uint16Array | Uint32Array> = {};
+  for (const c of CODED_COLUMNS) codes[c] = c === 'owner_id' ? new Uint32Array(n) : new Uint16Array(n);
+  const rows = db.prepare(`SELECT rid, ${[...FLOAT_COLUMNS, ...CODED_COLUMNS].join(', ')} FROM listings ORDER BY rid`).raw().iterate() as IterableIterator<unknown[]>;
+  for (const row of rows) {
+    const i = (row[0] as number) - 1;
+    FLOAT_COLUMNS.forEach((c, k) => { floats[c][i] = row[1 + k] === null ? NaN : (row[1 + k] as number); });
+    CODED_COLUMNS.forEach((c, k) => {
+      const v = row[1 + FLOAT_COLUMNS.length + k] as string | null;
+      if (v === null) return;
+      const d = dicts.get(c)!;
+      let code = d.get(v);
+      if (code === undefined) d.set(v, (code = d.size + 1));
+      codes[c][i] = code;
+    });
+  }
+  for (const c of CODED_COLUMNS) if (dicts.get(c)!.size >= (c === 'owner_id' ? 2 ** 32 : 2 ** 16)) throw new Error(`too many distinct ${c} values for the column store`);
+  const price = floats.price_eur;
+  const priced: number[] = [];
+  for (let i = 0; i < n; i++) if (!Number.isNaN(price[i])) priced.push(i);
+  const order = Uint32Array.from(priced.sort((a, b) => price[a] - price[b] || a - b));
+  const rank = new Uint32Array(n).fill(0xffffffff);
+  order.forEach((row, pos) => { rank[row] = pos; });
+
+  const put = db.prepare('INSERT INTO listing_columns (name, data) VALUES (?, ?)');
+  for (const c of FLOAT_COLUMNS) put.run(c, blob(floats[c]));
+  for (const c of CODED_COLUMNS) put.run(c, blob(codes[c]));
+  put.run('price_order', blob(order));
+  put.run('price_rank', blob(rank));
+  const dict = db.prepare('INSERT INTO listing_dict (column, code, value) VALUES (?, ?, ?)');
+  for (const [c, d] of dicts) for (const [v, code] of d) dict.run(c, code, v);
+
+  const terms = db.prepare('SELECT term, doc FROM listings_fts_vocab WHERE doc >= ? ORDER BY doc DESC, term LIMIT ?').all(Math.max(1, Math.ceil(n * BITMAP_MIN_SHARE)), BITMAP_TERMS) as { term: string; doc: number }[];
+  const docs = db.prepare('SELECT rowid FROM listings_fts WHERE listings_fts MATCH ?').pluck();
+  const bitmap = db.prepare('INSERT INTO listing_term_bitmaps (term, docs, bits) VALUES (?, ?, ?)');
+  for (const t of terms) {
+    const bits = new Uint8Array((n + 7) >> 3);
+    for (const rid of docs.all(`"${t.term.replace(/"/g, '""')}"`) as number[]) { const i = rid - 1; bits[i >> 3] |= 1 << (i & 7); }
+    bitmap.run(t.term, t.doc, blob(bits));
+  }
 }
 
 function deriveClosure(db: Database) {

@@ -337,6 +337,30 @@ CREATE TABLE listing_quantiles (
   PRIMARY KEY (column, k)
 ) WITHOUT ROWID;
 
+-- Columnar copies of the listing filter columns for the in-memory scan (src/listing-scan.ts), in rid
+-- order (element i is rid i + 1), little-endian: price_eur, size_m2, rooms as float64 (NaN = null);
+-- city, province, neighbourhood, property_type, furnishing as uint16 and owner as uint32 dictionary
+-- codes (0 = null); price_order: uint32 row indexes of priced listings sorted by price; price_rank:
+-- uint32 position of each row in price_order (0xFFFFFFFF = no price).
+CREATE TABLE listing_columns (
+  name TEXT PRIMARY KEY,
+  data BLOB NOT NULL
+) WITHOUT ROWID;
+-- The dictionary of the coded columns: column, code (1..n), value.
+CREATE TABLE listing_dict (
+  column TEXT NOT NULL,
+  code   INTEGER NOT NULL,
+  value  TEXT NOT NULL,
+  PRIMARY KEY (column, value)
+) WITHOUT ROWID;
+-- Bitmaps (bit i = row i) of the listings containing each of the most frequent q terms, so a common
+-- word costs a bitmap, not a walk over a long FTS document list.
+CREATE TABLE listing_term_bitmaps (
+  term TEXT PRIMARY KEY,
+  docs INTEGER NOT NULL,
+  bits BLOB NOT NULL
+) WITHOUT ROWID;
+
 -- ==== INDEXES: created by the compiler after the bulk load ====
 -- Each single-column index is (col, rid) implicitly: an equality on it yields rows in id order.
 CREATE INDEX listings_city ON listings(city_id);

@@ -1,5 +1,7 @@
 // Listing filters → SQL from a fixed vocabulary, with the driving index chosen from build-time statistics.
 import type { Database, Statement } from 'better-sqlite3';
+import { ListingScan, type ScanStats } from './listing-scan.ts';
+import { statsOf } from './stats.ts';
 
 /** Validated listing filters, as the route passes them (absent = not filtered). */
 export interface ListingFilters {
@@ -88,7 +90,9 @@ export class ListingQueries {
   private readonly valueCount: Statement;
   private readonly termDocs: Statement;
   private readonly quantiles = new Map<string, Quantiles>();
+  readonly scan: ListingScan;
   constructor(private readonly db: Database) {
+    this.scan = new ListingScan(db);
     this.total = (db.prepare("SELECT count FROM listing_stats WHERE scope = ''").pluck().get() as number | undefined) ?? 0;
     this.valueCount = db.prepare('SELECT n FROM listing_value_counts WHERE column = ? AND value = ?').pluck();
     this.termDocs = db.prepare('SELECT doc FROM listings_fts_vocab WHERE term = ?').pluck();
@@ -153,9 +157,13 @@ export class ListingQueries {
    * range and sorts it. Every row read also pays for the residual checks, and q checked per row is dear.
    */
   choose(f: ListingFilters, limit: number | null): Driver {
+    return this.plan(f, limit).driver;
+  }
+
+  plan(f: ListingFilters, limit: number | null): { driver: Driver; cost: number } {
     const est = this.estimates(f);
     const N = Math.max(1, this.total);
-    if (est.length === 0) return { kind: 'rowid' };
+    if (est.length === 0) return { driver: { kind: 'rowid' }, cost: limit === null ? N : limit };
     const matches = Math.max(est.reduce((m, e) => m * (e.n / N), N), 1e-9);
     const perRow = (d: Driver) => (d.kind === 'fts' ? COST.ftsRow : COST.row) + (f.fts && d.kind !== 'fts' ? COST.ftsCheck : 0);
     const read = (n: number, ordered: boolean) => (limit === null ? n : ordered ? Math.min(n, (limit * n) / matches) : n);
@@ -166,7 +174,7 @@ export class ListingQueries {
       const cost = read(e.n, ordered) * perRow(e.driver) + (ordered || limit === null ? 0 : e.n * COST.sortRow);
       if (cost < bestCost) { best = e.driver; bestCost = cost; }
     }
-    return best;
+    return { driver: best, cost: bestCost };
   }
 
   private stmt(kind: 'page' | 'match', f: ListingFilters, driver: Driver): Statement {
@@ -176,16 +184,51 @@ export class ListingQueries {
     return s;
   }
 
+  /**
+   * Where the best index plan would read more rows than a scan of the columns costs, scan instead:
+   * the scan's cost is fixed (one pass), an index plan's grows with what it must read.
+   */
+  private useScan(cost: number): boolean {
+    return cost > Math.max(SCAN_MIN_UNITS, this.total * SCAN_UNITS_PER_LISTING);
+  }
+
   /** rids of one page: rid > afterRid, ascending, at most `limit` rows. */
   page(f: ListingFilters, afterRid: number, limit: number): number[] {
-    const driver = this.choose(f, limit);
+    const { driver, cost } = this.plan(f, limit);
+    if (this.useScan(cost)) return this.scan.page(f, afterRid, limit);
     return this.stmt('page', f, driver).all({ ...params(f), after: afterRid, limit }) as number[];
   }
 
-  /** Price of every matching listing (null where unknown). */
-  matchingPrices(f: ListingFilters): (number | null)[] {
-    return this.stmt('match', f, this.choose(f, null)).all(params(f)) as (number | null)[];
+  /** count, min, max, average and median price of the matching listings. */
+  stats(f: ListingFilters): ScanStats {
+    const { driver, cost } = this.plan(f, null);
+    if (this.useScan(cost)) return this.scan.stats(f);
+    return statsFromPrices(this.matchingPrices(f, driver));
   }
+
+  /** Every matching rid, ascending, through the index plan (tests compare the scan against this). */
+  matchingRids(f: ListingFilters): number[] {
+    const driver = this.choose(f, null);
+    return this.stmt('page', f, driver).all({ ...params(f), after: 0, limit: -1 }) as number[];
+  }
+
+  /** Price of every matching listing (null where unknown), through the index plan. */
+  matchingPrices(f: ListingFilters, driver = this.choose(f, null)): (number | null)[] {
+    return this.stmt('match', f, driver).all(params(f)) as (number | null)[];
+  }
+}
+
+/** Below this many row-units an index plan is always used; above it, the column scan when cheaper. */
+const SCAN_MIN_UNITS = 2000;
+/** One scan costs about as much as reading this many rows per listing through an index (measured). */
+const SCAN_UNITS_PER_LISTING = 0.002;
+
+export function statsFromPrices(all: (number | null)[]): ScanStats {
+  const prices = new Float64Array(all.length);
+  let k = 0;
+  for (const x of all) if (x !== null) prices[k++] = x;
+  const [min, max, average, median] = statsOf(prices.subarray(0, k));
+  return { count: all.length, min, max, average, median };
 }
 
 /** The shape of a filter set: which filters are present (values excluded). */

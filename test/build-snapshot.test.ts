@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync, readdirSync, existsSync, appendFileSync } 
 import { join, dirname } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import Database from 'better-sqlite3';
-import { buildSnapshot } from '../build-snapshot/compile.ts';
+import { buildSnapshot, SCHEMA_VERSION } from '../build-snapshot/compile.ts';
 import { buildTestSnapshot, copyFixture, tempDir, FIXTURES } from './helpers.ts';
 
 const ROOT = join(FIXTURES, '..', '..');
@@ -104,7 +104,7 @@ describe('snapshot compiler: content', () => {
 
   it('records meta: schema version, snapshot id, build time, counts', () => {
     const meta = Object.fromEntries((db.prepare('SELECT key, value FROM snapshot_meta').all() as { key: string; value: string }[]).map((r) => [r.key, r.value]));
-    assert.equal(meta.schema_version, '1');
+    assert.equal(meta.schema_version, String(SCHEMA_VERSION));
     assert.match(meta.snapshot_id, /^snap_[0-9a-f]{24}$/);
     assert.equal(meta.built_at, '2026-11-01T00:00:00.000Z');
     assert.equal(JSON.parse(meta.counts).listings, 9);

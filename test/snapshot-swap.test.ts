@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { SnapshotError, SnapshotSource } from '../src/snapshot.ts';
+import { SCHEMA_VERSION, SnapshotError, SnapshotSource } from '../src/snapshot.ts';
 import { buildTestSnapshot, copyFixture, startServer, tempDir, type TestServer } from './helpers.ts';
 import { ROOT, assertAscendingIds, assertError } from './support.ts';
 
@@ -167,12 +167,12 @@ describe('snapshot failure while serving', () => {
   });
 });
 
-/** A copy of a good snapshot whose schema_version says 2. */
+/** A copy of a good snapshot whose schema_version is one this server does not read. */
 function wrongVersionCopy(good: string): string {
-  const file = join(tempDir(), 'version2.db');
+  const file = join(tempDir(), 'other-version.db');
   copyFileSync(good, file);
   const db = new Database(file);
-  db.prepare("UPDATE snapshot_meta SET value = '2' WHERE key = 'schema_version'").run();
+  db.prepare("UPDATE snapshot_meta SET value = ? WHERE key = 'schema_version'").run(String(SCHEMA_VERSION + 1));
   db.close();
   return file;
 }
@@ -194,7 +194,7 @@ describe('start-up refusal: new SnapshotSource(path)', () => {
   it('opens a good snapshot and reads its meta', () => {
     const s = new SnapshotSource(good);
     try {
-      assert.equal(s.get().meta.schema_version, 1);
+      assert.equal(s.get().meta.schema_version, SCHEMA_VERSION);
       assert.match(s.get().meta.snapshot_id, /^snap_/);
     } finally { s.close(); }
   });

@@ -6,7 +6,6 @@ import { notFound } from '../errors.ts';
 import { ListingQueries, type ListingFilters } from '../listing-query.ts';
 import { cursor, ftsQuery, id120, int, limit, locale, minMax, oneOf, q, str } from '../query.ts';
 import { detail, bounded } from '../respond.ts';
-import { statsOf } from '../stats.ts';
 import { J, page, parseJson, tr } from './common.ts';
 
 const FURNISHING = ['SHELL', 'FURNISHED', 'UPHOLSTERED'] as const;
@@ -78,7 +77,7 @@ function full(r: Row) {
 }
 
 /** Validated query → planner filters; an unknown location_id matches nothing (it names no level). */
-function toFilters(st: Stmts, f: Filters): ListingFilters {
+export function toFilters(st: Stmts, f: Filters): ListingFilters {
   const out: ListingFilters = {
     owner_id: f.owner_id, min_price: f.min_price, max_price: f.max_price, min_size: f.min_size, max_size: f.max_size,
     min_rooms: f.min_rooms, furnishing: f.furnishing, property_type: f.property_type,
@@ -130,7 +129,7 @@ function similar(st: Stmts, id: string, n: number, locale: string): Row[] {
   return ranked.map((r) => byRid.get(r.rid)!).filter(Boolean);
 }
 
-function stats(st: Stmts, f: Filters) {
+export function stats(st: Stmts, f: Filters) {
   const filters = toFilters(st, f);
   const keys = Object.entries(filters).filter(([, x]) => x !== undefined).map(([k]) => k);
   const onlyLocation = keys.every((k) => k === 'location_id' || k === 'location_column');
@@ -139,12 +138,8 @@ function stats(st: Stmts, f: Filters) {
     if (pre) return { count: pre.count, min_price_eur: pre.min_price_eur, max_price_eur: pre.max_price_eur, average_price_eur: pre.average_price_eur, median_price_eur: pre.median_price_eur };
     if (filters.location_id !== undefined) return { count: 0, min_price_eur: null, max_price_eur: null, average_price_eur: null, median_price_eur: null };
   }
-  const all = st.planner.matchingPrices(filters);
-  const prices = new Float64Array(all.length);
-  let k = 0;
-  for (const x of all) if (x !== null) prices[k++] = x;
-  const [min, max, avg, median] = statsOf(prices.subarray(0, k));
-  return { count: all.length, min_price_eur: min, max_price_eur: max, average_price_eur: avg, median_price_eur: median };
+  const s = st.planner.stats(filters);
+  return { count: s.count, min_price_eur: s.min, max_price_eur: s.max, average_price_eur: s.average, median_price_eur: s.median };
 }
 
 const LOCATION = J.object({ city: J.str, street: J.str, number: J.str, postcode: J.str, latitude: J.num, longitude: J.num });

@@ -1,0 +1,74 @@
+// The column scan (src/listing-scan.ts) must give exactly what the index plans give, for any filter set.
+import { describe, it, before } from 'node:test';
+import assert from 'node:assert/strict';
+import Database from 'better-sqlite3';
+import { ListingQueries, statsFromPrices, type ListingFilters } from '../src/listing-query.ts';
+import { ftsQuery } from '../src/query.ts';
+import { buildTestSnapshot } from './helpers.ts';
+import { generatedSource } from './support.ts';
+
+/** A small seeded PRNG so the random filter sets are the same on every run. */
+function rng(seed: number) {
+  let a = seed >>> 0;
+  return () => { a = (a + 0x6d2b79f5) >>> 0; let t = a; t = Math.imul(t ^ (t >>> 15), t | 1); t ^= t + Math.imul(t ^ (t >>> 7), t | 61); return ((t ^ (t >>> 14)) >>> 0) / 4294967296; };
+}
+
+describe('column scan agrees with the index plans', () => {
+  let db: Database.Database;
+  let q: ListingQueries;
+  const sets: ListingFilters[] = [];
+
+  before(async () => {
+    const { path } = await buildTestSnapshot(generatedSource(400, 11).dir);
+    db = new Database(path, { readonly: true });
+    q = new ListingQueries(db);
+    const pick = <T>(r: () => number, xs: T[]) => xs[Math.floor(r() * xs.length)];
+    const col = (sql: string) => db.prepare(sql).pluck().all() as string[];
+    const locs = db.prepare("SELECT id, type FROM locations WHERE type <> 'province' OR id IN (SELECT province_id FROM listings) LIMIT 60").all() as { id: string; type: string }[];
+    const owners = [...col('SELECT DISTINCT owner_id FROM listings WHERE owner_id IS NOT NULL LIMIT 30'), 'own_unknown'];
+    const types = [...col('SELECT DISTINCT property_type FROM listings WHERE property_type IS NOT NULL'), 'castle'];
+    const words = ['bright', 'balcony', 'sauna', 'garden', 'amsterdam', 'zzzz', 'bright balcony'];
+    const r = rng(20261122);
+    for (let k = 0; k < 300; k++) {
+      const f: ListingFilters = {};
+      if (r() < 0.35) { const l = pick(r, locs); f.location_id = l.id; f.location_column = l.type === 'province' ? 'province_id' : l.type === 'neighbourhood' ? 'neighbourhood_id' : 'city_id'; }
+      if (r() < 0.2) f.owner_id = pick(r, owners);
+      if (r() < 0.3) f.property_type = pick(r, types);
+      if (r() < 0.3) f.furnishing = pick(r, ['SHELL', 'FURNISHED', 'UPHOLSTERED']);
+      if (r() < 0.3) f.min_price = Math.floor(r() * 3000);
+      if (r() < 0.3) f.max_price = (f.min_price ?? 0) + Math.floor(r() * 3000);
+      if (r() < 0.2) f.min_size = Math.floor(r() * 120);
+      if (r() < 0.2) f.max_size = (f.min_size ?? 0) + Math.floor(r() * 150);
+      if (r() < 0.2) f.min_rooms = Math.floor(r() * 6);
+      if (r() < 0.25) f.fts = ftsQuery(pick(r, words));
+      sets.push(f);
+    }
+  });
+
+  it('returns the same pages (first page and a page after a position)', () => {
+    for (const f of sets) {
+      const viaIndex = (after: number) => q.matchingRids(f).filter((rid) => rid > after).slice(0, 21);
+      assert.deepEqual(q.scan.page(f, 0, 21), viaIndex(0), JSON.stringify(f));
+      assert.deepEqual(q.scan.page(f, 150, 21), viaIndex(150), JSON.stringify(f));
+    }
+  });
+
+  it('returns the same count, min, max, average and median', () => {
+    let nonEmpty = 0;
+    for (const f of sets) {
+      const expected = statsFromPrices(q.matchingPrices(f));
+      assert.deepEqual(q.scan.stats(f), expected, JSON.stringify(f));
+      if (expected.count > 1) nonEmpty++;
+    }
+    assert.ok(nonEmpty > 50, `enough filter sets match several listings (${nonEmpty})`);
+  });
+
+  it('computes the median of an even count as the mean of the two middle prices', () => {
+    const all = (db.prepare('SELECT price_eur FROM listings WHERE price_eur IS NOT NULL ORDER BY price_eur').pluck().all() as number[]);
+    const f: ListingFilters = { min_price: all[0], max_price: all[all.length % 2 ? all.length - 2 : all.length - 1] };
+    const prices = all.filter((p) => p >= f.min_price! && p <= f.max_price!);
+    assert.equal(prices.length % 2, 0);
+    const m = prices.length / 2;
+    assert.equal(q.scan.stats(f).median, (prices[m - 1] + prices[m]) / 2);
+  });
+});
