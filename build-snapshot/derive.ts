@@ -76,7 +76,8 @@ function deriveColumns(db: Database) {
   const dict = db.prepare('INSERT INTO listing_dict (column, code, value) VALUES (?, ?, ?)');
   for (const [c, d] of dicts) for (const [v, code] of d) dict.run(c, code, v);
 
-  const terms = db.prepare('SELECT term, doc FROM listings_fts_vocab WHERE doc >= ? ORDER BY doc DESC, term LIMIT ?').all(Math.max(1, Math.ceil(n * BITMAP_MIN_SHARE)), BITMAP_TERMS) as { term: string; doc: number }[];
+  db.exec('INSERT INTO listing_terms (term, docs) SELECT term, doc FROM listings_fts_vocab');
+  const terms = db.prepare('SELECT term, docs AS doc FROM listing_terms WHERE docs >= ? ORDER BY docs DESC, term LIMIT ?').all(Math.max(1, Math.ceil(n * BITMAP_MIN_SHARE)), BITMAP_TERMS) as { term: string; doc: number }[];
   const docs = db.prepare('SELECT rowid FROM listings_fts WHERE listings_fts MATCH ?').pluck();
   const bitmap = db.prepare('INSERT INTO listing_term_bitmaps (term, docs, bits) VALUES (?, ?, ?)');
   for (const t of terms) {

@@ -84,8 +84,13 @@ CREATE TABLE listings_i18n (
 ) WITHOUT ROWID;
 -- Contentless full-text index over title and description in every locale; rowid = listings.rid.
 CREATE VIRTUAL TABLE listings_fts USING fts5(body, content='', detail='none', tokenize='unicode61 remove_diacritics 2');
--- Documents per term: lets the server estimate how many listings a q matches before choosing a plan.
+-- Documents per term (fts5vocab reads the index on every lookup, too slow per request; listing_terms
+-- below is its copy with a B-tree on term).
 CREATE VIRTUAL TABLE listings_fts_vocab USING fts5vocab(listings_fts, 'row');
+CREATE TABLE listing_terms (
+  term TEXT PRIMARY KEY,
+  docs INTEGER NOT NULL
+) WITHOUT ROWID;
 
 CREATE TABLE owners (
   rid               INTEGER PRIMARY KEY,

@@ -1,6 +1,6 @@
 // Listing filters → SQL from a fixed vocabulary, with the driving index chosen from build-time statistics.
 import type { Database, Statement } from 'better-sqlite3';
-import { ListingScan, type ScanStats } from './listing-scan.ts';
+import { ListingScan, type PrimaryHint, type ScanStats } from './listing-scan.ts';
 import { statsOf } from './stats.ts';
 
 /** Validated listing filters, as the route passes them (absent = not filtered). */
@@ -95,7 +95,7 @@ export class ListingQueries {
     this.scan = new ListingScan(db);
     this.total = (db.prepare("SELECT count FROM listing_stats WHERE scope = ''").pluck().get() as number | undefined) ?? 0;
     this.valueCount = db.prepare('SELECT n FROM listing_value_counts WHERE column = ? AND value = ?').pluck();
-    this.termDocs = db.prepare('SELECT doc FROM listings_fts_vocab WHERE term = ?').pluck();
+    this.termDocs = db.prepare('SELECT docs FROM listing_terms WHERE term = ?').pluck();
     const rows = db.prepare('SELECT column, value, nonnull FROM listing_quantiles ORDER BY column, k').all() as { column: string; value: number; nonnull: number }[];
     const by = new Map<string, { v: number[]; nonnull: number }>();
     for (const r of rows) {
@@ -160,21 +160,36 @@ export class ListingQueries {
     return this.plan(f, limit).driver;
   }
 
-  plan(f: ListingFilters, limit: number | null): { driver: Driver; cost: number } {
+  /**
+   * The index plan and its cost, plus `worst`: the rows it reads if the filters match far fewer rows
+   * than independence suggests (correlated filters): the whole driver range, or just the page when
+   * the driver is the only filter.
+   */
+  plan(f: ListingFilters, limit: number | null): { driver: Driver; cost: number; worst: number; hint: PrimaryHint } {
     const est = this.estimates(f);
     const N = Math.max(1, this.total);
-    if (est.length === 0) return { driver: { kind: 'rowid' }, cost: limit === null ? N : limit };
+    if (est.length === 0) return { driver: { kind: 'rowid' }, cost: limit === null ? N : limit, worst: limit === null ? N : limit, hint: null };
     const matches = Math.max(est.reduce((m, e) => m * (e.n / N), N), 1e-9);
     const perRow = (d: Driver) => (d.kind === 'fts' ? COST.ftsRow : COST.row) + (f.fts && d.kind !== 'fts' ? COST.ftsCheck : 0);
     const read = (n: number, ordered: boolean) => (limit === null ? n : ordered ? Math.min(n, (limit * n) / matches) : n);
     let best: Driver = { kind: 'rowid' };
     let bestCost = read(N, true) * perRow(best);
+    let bestN = N;
+    let hint: PrimaryHint = null;
+    let hintN = Infinity;
     for (const e of est) {
       const ordered = e.driver.kind === 'eq' || e.driver.kind === 'fts';
       const cost = read(e.n, ordered) * perRow(e.driver) + (ordered || limit === null ? 0 : e.n * COST.sortRow);
-      if (cost < bestCost) { best = e.driver; bestCost = cost; }
+      if (cost < bestCost) { best = e.driver; bestCost = cost; bestN = e.n; }
+      const h = hintOf(e.driver);
+      if (h && e.n < hintN) { hint = h; hintN = e.n; }
     }
-    return { driver: best, cost: bestCost };
+    // q checked per row through FTS costs about a millisecond a row for common words: never do that,
+    // the scan checks q against a bitmap instead.
+    if (f.fts && best.kind !== 'fts') return { driver: best, cost: bestCost, worst: Infinity, hint };
+    const alone = est.length === 1 && limit !== null && best.kind !== 'range' && best.kind !== 'city_type';
+    const worst = alone ? bestCost : bestN * perRow(best) + (best.kind === 'range' || best.kind === 'city_type' ? bestN * COST.sortRow : 0);
+    return { driver: best, cost: bestCost, worst, hint };
   }
 
   private stmt(kind: 'page' | 'match', f: ListingFilters, driver: Driver): Statement {
@@ -188,21 +203,21 @@ export class ListingQueries {
    * Where the best index plan would read more rows than a scan of the columns costs, scan instead:
    * the scan's cost is fixed (one pass), an index plan's grows with what it must read.
    */
-  private useScan(cost: number): boolean {
-    return cost > Math.max(SCAN_MIN_UNITS, this.total * SCAN_UNITS_PER_LISTING);
+  private useScan(worst: number): boolean {
+    return worst > Math.max(SCAN_MIN_UNITS, this.total * SCAN_UNITS_PER_LISTING);
   }
 
   /** rids of one page: rid > afterRid, ascending, at most `limit` rows. */
   page(f: ListingFilters, afterRid: number, limit: number): number[] {
-    const { driver, cost } = this.plan(f, limit);
-    if (this.useScan(cost)) return this.scan.page(f, afterRid, limit);
+    const { driver, worst, hint } = this.plan(f, limit);
+    if (this.useScan(worst)) return this.scan.page(f, afterRid, limit, hint);
     return this.stmt('page', f, driver).all({ ...params(f), after: afterRid, limit }) as number[];
   }
 
   /** count, min, max, average and median price of the matching listings. */
   stats(f: ListingFilters): ScanStats {
-    const { driver, cost } = this.plan(f, null);
-    if (this.useScan(cost)) return this.scan.stats(f);
+    const { driver, worst, hint } = this.plan(f, null);
+    if (this.useScan(worst)) return this.scan.stats(f, hint);
     return statsFromPrices(this.matchingPrices(f, driver));
   }
 
@@ -215,6 +230,15 @@ export class ListingQueries {
   /** Price of every matching listing (null where unknown), through the index plan. */
   matchingPrices(f: ListingFilters, driver = this.choose(f, null)): (number | null)[] {
     return this.stmt('match', f, driver).all(params(f)) as (number | null)[];
+  }
+}
+
+function hintOf(d: Driver): PrimaryHint {
+  switch (d.kind) {
+    case 'fts': return 'fts';
+    case 'eq': return d.col === 'owner_id' ? 'owner_id' : d.col === 'property_type' ? 'property_type' : d.col === 'furnishing' ? 'furnishing' : 'location_id';
+    case 'range': return d.col === 'price_eur' ? 'price' : d.col === 'size_m2' ? 'size' : 'rooms';
+    default: return null;
   }
 }
 

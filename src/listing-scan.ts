@@ -16,12 +16,60 @@ interface Columns {
 
 /** A compiled filter set: codes and bounds, plus an optional q bitmap. `null` from compile = matches nothing. */
 interface Pred {
+  /** The condition the scan loops over (the most selective one by the planner's estimates). */
+  primary: Primary;
   loc: Uint16Array | null; locCode: number;
   owner: number; type: number; furn: number;
   pLo: number; pHi: number; sLo: number; sHi: number; rLo: number;
   hasP: boolean; hasS: boolean; hasR: boolean;
   bits: Uint8Array | null;
 }
+
+type Primary =
+  | { kind: 'all' }
+  | { kind: 'eq'; arr: Uint16Array | Uint32Array; code: number }
+  | { kind: 'range'; arr: Float64Array; lo: number; hi: number }
+  | { kind: 'bits' };
+
+const CHUNK = 8192;
+
+function eqCollect(arr: Uint16Array | Uint32Array, code: number, start: number, end: number, out: Uint32Array): number {
+  let k = 0;
+  for (let i = start; i < end; i++) if (arr[i] === code) out[k++] = i;
+  return k;
+}
+function rangeCollect(arr: Float64Array, lo: number, hi: number, start: number, end: number, out: Uint32Array): number {
+  let k = 0;
+  for (let i = start; i < end; i++) { const x = arr[i]; if (x >= lo && x <= hi) out[k++] = i; }
+  return k;
+}
+function bitsCollect(bits: Uint8Array, start: number, end: number, out: Uint32Array): number {
+  let k = 0;
+  for (let i = start; i < end; i++) {
+    const b = bits[i >> 3];
+    if (b === 0) { i |= 7; continue; } // skip the rest of an empty byte
+    if (b & (1 << (i & 7))) out[k++] = i;
+  }
+  return k;
+}
+function eqNarrow(arr: Uint16Array | Uint32Array, code: number, cand: Uint32Array, k: number): number {
+  let m = 0;
+  for (let j = 0; j < k; j++) { const i = cand[j]; if (arr[i] === code) cand[m++] = i; }
+  return m;
+}
+function rangeNarrow(arr: Float64Array, lo: number, hi: number, cand: Uint32Array, k: number): number {
+  let m = 0;
+  for (let j = 0; j < k; j++) { const i = cand[j]; const x = arr[i]; if (x >= lo && x <= hi) cand[m++] = i; }
+  return m;
+}
+function bitsNarrow(bits: Uint8Array, cand: Uint32Array, k: number): number {
+  let m = 0;
+  for (let j = 0; j < k; j++) { const i = cand[j]; if (bits[i >> 3] & (1 << (i & 7))) cand[m++] = i; }
+  return m;
+}
+
+/** Which filter to loop over: the planner's estimate of rows per filter (lower is better). */
+export type PrimaryHint = 'fts' | 'location_id' | 'owner_id' | 'property_type' | 'furnishing' | 'price' | 'size' | 'rooms' | null;
 
 export interface ScanStats { count: number; min: number | null; max: number | null; average: number | null; median: number | null }
 
@@ -92,7 +140,7 @@ export class ListingScan {
     return out;
   }
 
-  private compile(f: ListingFilters): Pred | null {
+  private compile(f: ListingFilters, hint: PrimaryHint = null): Pred | null {
     const c = this.columns();
     const locCode = this.code(f.location_column ?? 'city_id', f.location_id);
     const owner = this.code('owner_id', f.owner_id);
@@ -100,8 +148,20 @@ export class ListingScan {
     const furn = this.code('furnishing', f.furnishing);
     if (locCode < 0 || owner < 0 || type < 0 || furn < 0) return null; // a value no listing has
     const bits = f.fts ? this.termsBits(f.fts.terms, c.n) : null;
+    const loc = f.location_id === undefined ? null : c[f.location_column ?? 'city_id'];
+    let primary: Primary = { kind: 'all' };
+    if (hint === 'fts' && bits) primary = { kind: 'bits' };
+    else if (hint === 'location_id' && loc) primary = { kind: 'eq', arr: loc, code: locCode };
+    else if (hint === 'owner_id' && owner) primary = { kind: 'eq', arr: c.owner_id, code: owner };
+    else if (hint === 'property_type' && type) primary = { kind: 'eq', arr: c.property_type, code: type };
+    else if (hint === 'furnishing' && furn) primary = { kind: 'eq', arr: c.furnishing, code: furn };
+    else if (hint === 'price' && (f.min_price !== undefined || f.max_price !== undefined)) primary = { kind: 'range', arr: c.price, lo: f.min_price ?? -Infinity, hi: f.max_price ?? Infinity };
+    else if (hint === 'size' && (f.min_size !== undefined || f.max_size !== undefined)) primary = { kind: 'range', arr: c.size, lo: f.min_size ?? -Infinity, hi: f.max_size ?? Infinity };
+    else if (hint === 'rooms' && f.min_rooms !== undefined) primary = { kind: 'range', arr: c.rooms, lo: f.min_rooms ?? -Infinity, hi: Infinity };
+    else if (bits) primary = { kind: 'bits' };
+    else if (loc) primary = { kind: 'eq', arr: loc, code: locCode };
     return {
-      loc: f.location_id === undefined ? null : c[f.location_column ?? 'city_id'], locCode, owner, type, furn,
+      primary, loc, locCode, owner, type, furn,
       hasP: f.min_price !== undefined || f.max_price !== undefined, pLo: f.min_price ?? -Infinity, pHi: f.max_price ?? Infinity,
       hasS: f.min_size !== undefined || f.max_size !== undefined, sLo: f.min_size ?? -Infinity, sHi: f.max_size ?? Infinity,
       hasR: f.min_rooms !== undefined, rLo: f.min_rooms ?? -Infinity,
@@ -121,30 +181,65 @@ export class ListingScan {
       && (p.bits === null || (p.bits[i >> 3] & (1 << (i & 7))) !== 0);
   }
 
+  /**
+   * Calls `cb(rows, k)` with the matching rows (rows[0..k), ascending) of each chunk of rows >= from,
+   * in row order, until it returns true. Works a chunk
+   * of rows at a time, a column at a time: the primary condition collects candidate rows from its
+   * column, then each other condition narrows the candidates. Every step is one small loop over one
+   * typed array, shared by all filter shapes (so always optimised), about a nanosecond a row.
+   */
+  private each(p: Pred, c: Columns, from: number, cb: (cand: Uint32Array, k: number) => boolean | void): void {
+    const cand = this.cand;
+    const pr = p.primary;
+    for (let start = from; start < c.n; start += CHUNK) {
+      const end = Math.min(c.n, start + CHUNK);
+      let k: number;
+      if (pr.kind === 'eq') k = eqCollect(pr.arr, pr.code, start, end, cand);
+      else if (pr.kind === 'range') k = rangeCollect(pr.arr, pr.lo, pr.hi, start, end, cand);
+      else if (pr.kind === 'bits') k = bitsCollect(p.bits!, start, end, cand);
+      else { k = 0; for (let i = start; i < end; i++) cand[k++] = i; }
+      if (k && p.loc && !(pr.kind === 'eq' && pr.arr === p.loc)) k = eqNarrow(p.loc, p.locCode, cand, k);
+      if (k && p.owner && !(pr.kind === 'eq' && pr.arr === c.owner_id)) k = eqNarrow(c.owner_id, p.owner, cand, k);
+      if (k && p.type && !(pr.kind === 'eq' && pr.arr === c.property_type)) k = eqNarrow(c.property_type, p.type, cand, k);
+      if (k && p.furn && !(pr.kind === 'eq' && pr.arr === c.furnishing)) k = eqNarrow(c.furnishing, p.furn, cand, k);
+      if (k && p.hasP) k = rangeNarrow(c.price, p.pLo, p.pHi, cand, k);
+      if (k && p.hasS) k = rangeNarrow(c.size, p.sLo, p.sHi, cand, k);
+      if (k && p.hasR) k = rangeNarrow(c.rooms, p.rLo, Infinity, cand, k);
+      if (k && p.bits && pr.kind !== 'bits') k = bitsNarrow(p.bits, cand, k);
+      if (k && cb(cand, k)) return;
+    }
+  }
+  private readonly cand = new Uint32Array(CHUNK);
+
   /** rids after `afterRid`, ascending, at most `limit`. */
-  page(f: ListingFilters, afterRid: number, limit: number): number[] {
-    const p = this.compile(f);
+  page(f: ListingFilters, afterRid: number, limit: number, hint: PrimaryHint = null): number[] {
+    const p = this.compile(f, hint);
     const out: number[] = [];
     if (!p) return out;
-    const c = this.cols!;
-    for (let i = afterRid; i < c.n && out.length < limit; i++) if (this.test(p, c, i)) out.push(i + 1);
+    this.each(p, this.cols!, afterRid, (cand, k) => {
+      for (let j = 0; j < k && out.length < limit; j++) out.push(cand[j] + 1);
+      return out.length >= limit;
+    });
     return out;
   }
 
   /** Count over all matches; min, max, average and median over the priced ones (median via rank buckets). */
-  stats(f: ListingFilters): ScanStats {
+  stats(f: ListingFilters, hint: PrimaryHint = null): ScanStats {
     const empty: ScanStats = { count: 0, min: null, max: null, average: null, median: null };
-    const p = this.compile(f);
+    const p = this.compile(f, hint);
     if (!p) return empty;
     const c = this.cols!;
     const buckets = new Uint32Array((c.order.length >> BUCKET_BITS) + 1);
     let count = 0, priced = 0, sum = 0;
-    for (let i = 0; i < c.n; i++) {
-      if (!this.test(p, c, i)) continue;
-      count++;
-      const r = c.rank[i];
-      if (r !== NONE) { priced++; sum += c.price[i]; buckets[r >> BUCKET_BITS]++; }
-    }
+    const { rank, price } = c;
+    this.each(p, c, 0, (cand, k) => {
+      count += k;
+      for (let j = 0; j < k; j++) {
+        const i = cand[j];
+        const r = rank[i];
+        if (r !== NONE) { priced++; sum += price[i]; buckets[r >> BUCKET_BITS]++; }
+      }
+    });
     if (priced === 0) return { ...empty, count };
     // The k-th smallest matching price (0-based): find its bucket, then walk that bucket in price order.
     const kth = (k: number): number => {
