@@ -1,0 +1,45 @@
+// The esbuild bundle (npm run bundle) is what self-hosters run: it must compile a snapshot and serve it.
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { FIXTURES, tempDir } from './helpers.ts';
+
+const ROOT = join(FIXTURES, '..', '..');
+
+describe('bundle', () => {
+  it('builds a snapshot and serves /v1/ping and an authenticated request from dist files alone', async () => {
+    const dir = tempDir();
+    // Inside the project, so the bundle resolves better-sqlite3 from node_modules as a deployment would.
+    const out = join(ROOT, `.dist-test-${process.pid}`);
+    process.on('exit', () => rmSync(out, { recursive: true, force: true }));
+    const b = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bundle.ts', out], { cwd: ROOT, encoding: 'utf8' });
+    assert.equal(b.status, 0, b.stderr);
+    const snap = join(dir, 'snapshot.db');
+    const c = spawnSync(process.execPath, [join(out, 'build-snapshot.mjs'), '--source', join(FIXTURES, 'basic'), '--out', snap], { cwd: ROOT, encoding: 'utf8' });
+    assert.equal(c.status, 0, c.stderr);
+    const keysPath = join(dir, 'keys.db');
+    const k = spawnSync(process.execPath, [join(out, 'keys.mjs'), 'create', '--name', 'bundle test'], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, KEYS_PATH: keysPath } });
+    assert.equal(k.status, 0, k.stderr);
+    const key = JSON.parse(k.stdout).key as string;
+    const server = spawn(process.execPath, [join(out, 'server.mjs')], {
+      cwd: ROOT, env: { ...process.env, SNAPSHOT_PATH: snap, KEYS_PATH: keysPath, PORT: '0', DEV_KEY: '0', LOG_REQUESTS: '0' }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let buf = '';
+        server.stdout.on('data', (d) => { buf += d; const m = /"url":"([^"]+)"/.exec(buf); if (m) resolve(m[1]); });
+        server.on('exit', (code) => reject(new Error(`server exited ${code}`)));
+        setTimeout(() => reject(new Error('no listening line in 10 s')), 10_000).unref();
+      });
+      const ping = await fetch(url + '/v1/ping');
+      assert.deepEqual(await ping.json(), { service: 'nl-rental-data-api', status: 'ok' });
+      const res = await fetch(url + '/v1/listings/lst-001', { headers: { Authorization: `Bearer ${key}` } });
+      assert.equal(res.status, 200);
+      assert.equal((await res.json()).data.id, 'lst-001');
+    } finally {
+      server.kill();
+    }
+  });
+});
