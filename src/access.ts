@@ -68,7 +68,7 @@ const tooMany = (r: Refusal, message: string) => new ApiError('rate_limited', me
 
 export function accessGuard(o: AccessOptions): Guard {
   const now = o.now ?? Date.now;
-  return async (req: Req, res: ServerResponse, route: { public: boolean }) => {
+  return (req: Req, res: ServerResponse, route: { public: boolean }): boolean | Promise<boolean> => {
     // Transport: behind a trusted proxy, a request that reached it over plain HTTP is sent to HTTPS.
     const proto = o.trustProxy ? forwarded(req, 'x-forwarded-proto')?.toLowerCase() : undefined;
     if (proto === 'http') {
@@ -107,7 +107,9 @@ export function accessGuard(o: AccessOptions): Guard {
       }
     }
     if (route.public) return false;
-
+    return authenticateAndLimit(req, res);
+  };
+  async function authenticateAndLimit(req: Req, res: ServerResponse): Promise<boolean> {
     // Authentication, with failures limited per client address (a blocked address cannot test keys at all).
     const address = clientAddress(req, o.trustProxy);
     const blocked = await o.limits.checkAddress(address);
@@ -124,5 +126,5 @@ export function accessGuard(o: AccessOptions): Guard {
     if (isRefusal(r)) throw tooMany(r, `Rate limit for this key exceeded; retry after ${r.retryAfter} s.`);
     for (const [k, v] of Object.entries(r.headers)) res.setHeader(k, v);
     return false;
-  };
+  }
 }
