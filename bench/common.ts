@@ -1,0 +1,127 @@
+// Shared benchmark pieces: the cached snapshot (generate + compile only when missing), a seeded PRNG, percentiles, formatting.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+
+export const ROOT = resolve(import.meta.dirname, '..');
+export const CACHE = join(ROOT, '.bench-cache');
+export const RESULTS = join(ROOT, 'bench', 'results');
+
+export const snapshotPath = (listings: number, seed: number) => join(CACHE, `snapshot-${listings}-seed${seed}.db`);
+
+/**
+ * Why the current server code cannot serve this snapshot (opened as the server opens it, every route's
+ * statements prepared), or null when it can. A cached snapshot from before a schema change is stale.
+ */
+export async function snapshotProblem(path: string): Promise<string | null> {
+  await import('../src/app.ts'); // before routes/index.ts: the order the server loads the route modules in
+  const { ROUTE_MODULES } = await import('../src/routes/index.ts');
+  const { SnapshotSource } = await import('../src/snapshot.ts');
+  try {
+    const source = new SnapshotSource(path, {});
+    try {
+      for (const m of ROUTE_MODULES) for (const p of m.prepare ?? []) source.get().use(p);
+    } finally {
+      source.close();
+    }
+    return null;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+/** Waits while another process compiles this snapshot (its temp file beside it keeps changing); at most 30 minutes. */
+export async function waitForOtherBuild(out: string, say: (s: string) => void): Promise<void> {
+  const prefix = `.${basename(out)}.tmp-`;
+  const building = () => readdirSync(dirname(out)).filter((f) => f.startsWith(prefix) && !f.endsWith('-journal'))
+    .some((f) => Date.now() - (statSync(join(dirname(out), f), { throwIfNoEntry: false })?.mtimeMs ?? 0) < 120_000);
+  const t0 = Date.now();
+  if (building()) say(`another process is compiling ${out}; waiting for it …`);
+  while (building()) {
+    if (Date.now() - t0 > 30 * 60_000) throw new Error(`gave up waiting for the build of ${out}`);
+    await new Promise((r) => setTimeout(r, 2000));
+  }
+}
+
+/**
+ * The snapshot for (listings, seed), from .bench-cache: generated and compiled only when missing or
+ * stale (the current server cannot open it), as bench/build.ts does (the same file names, so both
+ * scripts share the cache). A build by another process is waited for. Each step is killed after 30 minutes.
+ */
+export async function ensureSnapshot(listings: number, seed: number, say: (s: string) => void = (s) => process.stderr.write(s + '\n')): Promise<string> {
+  mkdirSync(CACHE, { recursive: true });
+  const out = snapshotPath(listings, seed);
+  await waitForOtherBuild(out, say);
+  if (existsSync(out)) {
+    const problem = await snapshotProblem(out);
+    if (problem === null) return out;
+    say(`the cached ${out} does not fit the current server (${problem.split('\n')[0]}): rebuilding it`);
+  }
+  const src = join(CACHE, `src-${listings}-seed${seed}`);
+  const limit = 30 * 60_000;
+  if (!existsSync(join(src, 'metrics.ndjson'))) {
+    say(`generating ${listings.toLocaleString('en')} listings (seed ${seed}) into ${src} …`);
+    const t0 = Date.now();
+    const g = spawnSync(process.execPath, ['--import', 'tsx', 'build-snapshot/generate.ts', '--listings', String(listings), '--out', src, '--seed', String(seed)], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], timeout: limit });
+    if (g.status !== 0) throw new Error(`generate failed (status ${g.status}, signal ${g.signal})`);
+    say(`  generated in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  }
+  say(`compiling ${out} (a few minutes at 1M listings) …`);
+  const t0 = Date.now();
+  const b = spawnSync(process.execPath, ['--import', 'tsx', 'build-snapshot/main.ts', '--source', src, '--out', out], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], timeout: limit });
+  if (b.status !== 0 || !existsSync(out)) throw new Error(`build-snapshot failed (status ${b.status}, signal ${b.signal})`);
+  say(`  compiled in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  const problem = await snapshotProblem(out);
+  if (problem !== null) throw new Error(`the freshly compiled ${out} does not fit the current server either: ${problem}`);
+  return out;
+}
+
+/** Documents per FTS term: the listing_terms copy when the snapshot has it (fast), else the fts5vocab table. */
+export function termDocs(db: import('better-sqlite3').Database): (term: string) => number {
+  const hasTerms = db.prepare("SELECT 1 FROM sqlite_schema WHERE name = 'listing_terms'").get() !== undefined;
+  const st = db.prepare(hasTerms ? 'SELECT docs FROM listing_terms WHERE term = ?' : 'SELECT doc FROM listings_fts_vocab WHERE term = ?').pluck();
+  return (term) => (st.get(term) as number | undefined) ?? 0;
+}
+
+/** mulberry32: small, fast, seeded; the same seed gives the same filter sets on every run. */
+export function rng(seed: number) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  return {
+    next,
+    chance: (p: number) => next() < p,
+    int: (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1)),
+    pick: <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)],
+  };
+}
+export type Rng = ReturnType<typeof rng>;
+
+/** Nearest-rank percentile of an ascending-sorted array. */
+export function pct(sorted: ArrayLike<number>, p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+export const median = (xs: number[]) => pct([...xs].sort((a, b) => a - b), 50);
+
+export const fmt = (x: number | null | undefined, digits = 2) => (x === null || x === undefined || Number.isNaN(x) ? '-' : x.toFixed(digits));
+export const pad = (s: string, n: number) => (s.length >= n ? s : s + ' '.repeat(n - s.length));
+export const lpad = (s: string, n: number) => (s.length >= n ? s : ' '.repeat(n - s.length) + s);
+
+/** "PASS (+12 %)" / "MISS (−3.1 ms)": the margin is how far the value is inside (+) or outside (−) the target. */
+export function verdict(value: number, target: number, kind: 'min' | 'max', unit: string): { pass: boolean; text: string } {
+  const pass = kind === 'min' ? value >= target : value <= target;
+  const margin = kind === 'min' ? value - target : target - value;
+  const m = unit === '%' ? `${margin >= 0 ? '+' : '−'}${Math.abs(margin * 100).toFixed(0)} pts` : `${margin >= 0 ? '+' : '−'}${Math.abs(margin).toFixed(unit === 'ms' ? 2 : 0)} ${unit}`;
+  return { pass, text: `${pass ? 'PASS' : 'MISS'} (${m})` };
+}
+
+/** True when this module file is the script node was started with (tsx keeps argv[1] as the .ts path). */
+export const isMain = (metaUrl: string) => !!process.argv[1] && resolve(process.argv[1]) === resolve(new URL(metaUrl).pathname);
+
+export const stamp = () => new Date().toISOString().replace(/[:.]/g, '-');

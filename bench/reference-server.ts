@@ -1,0 +1,29 @@
+// Benchmark-only reference: a bare node:http server that answers each captured URL with the exact status, headers
+// and body bytes our server returned for it (one Map lookup, one write). The ceiling our server is compared with.
+//   node --import tsx bench/reference-server.ts CAPTURE.json   → stdout {"ready":"http://127.0.0.1:PORT"}
+// CAPTURE.json: [{ url, status, headers: [[name, value], …], body_base64 }]; PORT from the environment (0 = free port).
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+interface Captured { url: string; status: number; headers: [string, string][]; body_base64: string }
+const entries = JSON.parse(readFileSync(process.argv[2], 'utf8')) as Captured[];
+const byUrl = new Map(entries.map((e) => [e.url, { status: e.status, headers: e.headers.flat(), body: Buffer.from(e.body_base64, 'base64') }]));
+const missing = Buffer.from('{"error":{"code":"not_found","message":"not captured","request_id":"-"}}');
+
+const server = createServer((req, res) => {
+  const r = byUrl.get(req.url ?? '');
+  if (!r) { res.writeHead(404, { 'Content-Type': 'application/json', 'Content-Length': missing.length }); res.end(missing); return; }
+  res.writeHead(r.status, r.headers);
+  res.end(r.body);
+});
+// The same connection settings as src/server.ts.
+server.keepAliveTimeout = 65_000;
+server.headersTimeout = 66_000;
+server.requestTimeout = 30_000;
+server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
+  process.stdout.write(JSON.stringify({ ready: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, pid: process.pid }) + '\n');
+});
+process.on('SIGTERM', () => process.exit(0));
+process.stdin.on('end', () => process.exit(0));
+process.stdin.resume();
