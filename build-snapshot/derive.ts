@@ -103,7 +103,7 @@ function deriveClosure(db: Database) {
 function i18nText(table: string, cols: string[]) {
   const base = cols.map((c) => `ifnull(t.${c}, '')`).join(" || ' ' || ");
   const tr = cols.map((c) => `ifnull(x.${c}, '')`).join(" || ' ' || ");
-  return `${base} || ' ' || ifnull((SELECT group_concat(${tr}, ' ') FROM ${table}_i18n x WHERE x.rid = t.rid), '')`;
+  return `${base} || ' ' || ifnull((SELECT group_concat(${tr}, ' ') FROM ${table}_i18n x WHERE x.k BETWEEN t.rid * 8 AND t.rid * 8 + 7), '')`;
 }
 
 function deriveFullText(db: Database, listingsFtsDone: boolean) {
@@ -111,7 +111,7 @@ function deriveFullText(db: Database, listingsFtsDone: boolean) {
   db.exec(`
     CREATE TEMP TABLE location_text AS
     SELECT c.descendant_id AS id,
-           group_concat(l.name || ' ' || ifnull((SELECT group_concat(name, ' ') FROM locations_i18n x WHERE x.rid = l.rid), ''), ' ') AS body
+           group_concat(l.name || ' ' || ifnull((SELECT group_concat(name, ' ') FROM locations_i18n x WHERE x.k BETWEEN l.rid * 8 AND l.rid * 8 + 7), ''), ' ') AS body
     FROM location_closure c JOIN locations l ON l.id = c.ancestor_id
     GROUP BY c.descendant_id;
     CREATE UNIQUE INDEX temp.location_text_id ON location_text(id);

@@ -3,7 +3,8 @@
 --   * `rid INTEGER PRIMARY KEY` is the record's position in ascending `id` order (assigned by the
 --     compiler), so "ORDER BY id" is "ORDER BY rid" and every single-column index (col, rid)
 --     serves keyset paging without a sort.
---   * Base tables hold English text; `<table>_i18n` holds only real translations (nl, de, fr, es).
+--   * Base tables hold English text; `<table>_i18n` holds only real translations (nl, de, fr, es),
+--     keyed by k = rid * 8 + locale code (nl 1, de 2, fr 3, es 4): one rowid lookup per record.
 --     The server falls back to English field by field with COALESCE.
 --   * Arrays and objects are stored as JSON text; booleans as 0/1; timestamps as ISO 8601 text.
 --   * Only public records are stored (see the compiler), except locations, which are reference
@@ -29,11 +30,11 @@ CREATE TABLE locations (
   name        TEXT NOT NULL
 );
 CREATE TABLE locations_i18n (
+  k      INTEGER PRIMARY KEY,        -- rid * 8 + locale code (nl 1, de 2, fr 3, es 4)
   rid    INTEGER NOT NULL,
   locale TEXT NOT NULL,
-  name   TEXT,
-  PRIMARY KEY (rid, locale)
-) WITHOUT ROWID;
+  name   TEXT
+);
 CREATE VIRTUAL TABLE locations_fts USING fts5(body, content='', detail='none', tokenize='unicode61 remove_diacritics 2');
 -- Every (ancestor, descendant) pair, including each location with itself at depth 0.
 CREATE TABLE location_closure (
@@ -76,12 +77,12 @@ CREATE TABLE listings (
   updated_at       TEXT NOT NULL
 );
 CREATE TABLE listings_i18n (
+  k         INTEGER PRIMARY KEY, -- rid * 8 + locale code (nl 1, de 2, fr 3, es 4)
   rid         INTEGER NOT NULL,
   locale      TEXT NOT NULL,
   title       TEXT,
-  description TEXT,
-  PRIMARY KEY (rid, locale)
-) WITHOUT ROWID;
+  description TEXT
+);
 -- Contentless full-text index over title and description in every locale; rowid = listings.rid.
 CREATE VIRTUAL TABLE listings_fts USING fts5(body, content='', detail='none', tokenize='unicode61 remove_diacritics 2');
 -- Documents per term (fts5vocab reads the index on every lookup, too slow per request; listing_terms
@@ -109,12 +110,12 @@ CREATE TABLE owners (
   updated_at        TEXT
 );
 CREATE TABLE owners_i18n (
+  k               INTEGER PRIMARY KEY, -- rid * 8 + locale code (nl 1, de 2, fr 3, es 4)
   rid               INTEGER NOT NULL,
   locale            TEXT NOT NULL,
   description_short TEXT,
-  description       TEXT,
-  PRIMARY KEY (rid, locale)
-) WITHOUT ROWID;
+  description       TEXT
+);
 CREATE VIRTUAL TABLE owners_fts USING fts5(body, content='', detail='none', tokenize='unicode61 remove_diacritics 2');
 
 CREATE TABLE internet_providers (
@@ -135,14 +136,14 @@ CREATE TABLE internet_providers (
   updated_at           TEXT
 );
 CREATE TABLE internet_providers_i18n (
+  k             INTEGER PRIMARY KEY, -- rid * 8 + locale code (nl 1, de 2, fr 3, es 4)
   rid             INTEGER NOT NULL,
   locale          TEXT NOT NULL,
   description     TEXT,
   support_details TEXT,
   strengths       TEXT,
-  considerations  TEXT,
-  PRIMARY KEY (rid, locale)
-) WITHOUT ROWID;
+  considerations  TEXT
+);
 CREATE VIRTUAL TABLE internet_providers_fts USING fts5(body, content='', detail='none', tokenize='unicode61 remove_diacritics 2');
 
 CREATE TABLE internet_plans (
@@ -168,11 +169,11 @@ CREATE TABLE internet_plans (
   updated_at                  TEXT
 );
 CREATE TABLE internet_plans_i18n (
+  k         INTEGER PRIMARY KEY, -- rid * 8 + locale code (nl 1, de 2, fr 3, es 4)
   rid         INTEGER NOT NULL,
   locale      TEXT NOT NULL,
-  description TEXT,
-  PRIMARY KEY (rid, locale)
-) WITHOUT ROWID;
+  description TEXT
+);
 CREATE VIRTUAL TABLE internet_plans_fts USING fts5(body, content='', detail='none', tokenize='unicode61 remove_diacritics 2');
 
 CREATE TABLE insurance_providers (
@@ -206,12 +207,12 @@ CREATE TABLE insurance_products (
   updated_at       TEXT
 );
 CREATE TABLE insurance_products_i18n (
+  k      INTEGER PRIMARY KEY, -- rid * 8 + locale code (nl 1, de 2, fr 3, es 4)
   rid      INTEGER NOT NULL,
   locale   TEXT NOT NULL,
   headline TEXT,
-  summary  TEXT,
-  PRIMARY KEY (rid, locale)
-) WITHOUT ROWID;
+  summary  TEXT
+);
 CREATE VIRTUAL TABLE insurance_products_fts USING fts5(body, content='', detail='none', tokenize='unicode61 remove_diacritics 2');
 
 CREATE TABLE platforms (
@@ -237,15 +238,15 @@ CREATE TABLE platforms (
   updated_at              TEXT
 );
 CREATE TABLE platforms_i18n (
+  k             INTEGER PRIMARY KEY, -- rid * 8 + locale code (nl 1, de 2, fr 3, es 4)
   rid             INTEGER NOT NULL,
   locale          TEXT NOT NULL,
   headline        TEXT,
   features        TEXT,
   description     TEXT,
   pricing_details TEXT,
-  content         TEXT,
-  PRIMARY KEY (rid, locale)
-) WITHOUT ROWID;
+  content         TEXT
+);
 CREATE VIRTUAL TABLE platforms_fts USING fts5(body, content='', detail='none', tokenize='unicode61 remove_diacritics 2');
 
 CREATE TABLE articles (
@@ -261,13 +262,13 @@ CREATE TABLE articles (
   updated_at  TEXT NOT NULL
 );
 CREATE TABLE articles_i18n (
+  k         INTEGER PRIMARY KEY, -- rid * 8 + locale code (nl 1, de 2, fr 3, es 4)
   rid         INTEGER NOT NULL,
   locale      TEXT NOT NULL,
   title       TEXT,
   description TEXT,
-  content     TEXT,
-  PRIMARY KEY (rid, locale)
-) WITHOUT ROWID;
+  content     TEXT
+);
 
 CREATE TABLE glossary (
   rid        INTEGER PRIMARY KEY,
@@ -278,12 +279,12 @@ CREATE TABLE glossary (
   updated_at TEXT
 );
 CREATE TABLE glossary_i18n (
+  k        INTEGER PRIMARY KEY, -- rid * 8 + locale code (nl 1, de 2, fr 3, es 4)
   rid        INTEGER NOT NULL,
   locale     TEXT NOT NULL,
   term       TEXT,
-  definition TEXT,
-  PRIMARY KEY (rid, locale)
-) WITHOUT ROWID;
+  definition TEXT
+);
 
 CREATE TABLE metrics (
   rid             INTEGER PRIMARY KEY,
@@ -295,12 +296,12 @@ CREATE TABLE metrics (
   min_sample_size INTEGER NOT NULL
 );
 CREATE TABLE metrics_i18n (
+  k         INTEGER PRIMARY KEY, -- rid * 8 + locale code (nl 1, de 2, fr 3, es 4)
   rid         INTEGER NOT NULL,
   locale      TEXT NOT NULL,
   name        TEXT,
-  description TEXT,
-  PRIMARY KEY (rid, locale)
-) WITHOUT ROWID;
+  description TEXT
+);
 
 -- Precomputed market cohorts: per metric, city and first-seen month, over every published rent
 -- listing (active or not). Months below the metric's minimum sample size are not stored.

@@ -112,6 +112,9 @@ export function rowsOf(t: TableSpec, rid: number, rec: Rec): Rows {
   return { base, i18n, missing };
 }
 
+/** The locale part of an i18n key: k = rid * 8 + code. English is 0 (never stored). */
+export const LOCALE_CODE: Record<string, number> = { en: 0, nl: 1, de: 2, fr: 3, es: 4 };
+
 const translatedColumns = (t: TableSpec) => Object.keys(t.cols).filter((c) => t.cols[c] === 'text' || t.cols[c] === 'textlist');
 
 /** Positional inserts for one table and its locale table. */
@@ -127,11 +130,11 @@ export function tableWriter(db: Database, t: TableSpec, onMissingTranslation?: (
   const translated = translatedColumns(t);
   const base: Statement = db.prepare(`INSERT INTO ${t.table} (rid, id, ${names.join(', ')}) VALUES (${['rid', 'id', ...names].map(() => '?').join(', ')})`);
   const i18n: Statement | null = t.i18n
-    ? db.prepare(`INSERT INTO ${t.table}_i18n (rid, locale, ${translated.join(', ')}) VALUES (${['rid', 'locale', ...translated].map(() => '?').join(', ')})`)
+    ? db.prepare(`INSERT INTO ${t.table}_i18n (k, rid, locale, ${translated.join(', ')}) VALUES (${['k', 'rid', 'locale', ...translated].map(() => '?').join(', ')})`)
     : null;
   const insertRows = (rows: Rows) => {
     base.run(rows.base);
-    for (const r of rows.i18n) i18n!.run(r);
+    for (const r of rows.i18n) i18n!.run((r[0] as number) * 8 + LOCALE_CODE[r[1] as string], ...r);
     if (onMissingTranslation) for (const l of rows.missing) onMissingTranslation(l);
   };
   return { spec: t, insertRows, insert: (rid, rec) => insertRows(rowsOf(t, rid, rec)) };

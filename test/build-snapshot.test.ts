@@ -110,6 +110,11 @@ describe('snapshot compiler: content', () => {
     assert.equal(JSON.parse(meta.counts).listings, 9);
   });
 
+  it('keeps sqlite_stat1 but no sqlite_stat4 samples (which would re-plan statements on every execution)', () => {
+    assert.ok((db.prepare('SELECT count(*) FROM sqlite_stat1').pluck().get() as number) > 0);
+    assert.equal(db.prepare('SELECT count(*) FROM sqlite_stat4').pluck().get(), 0);
+  });
+
   it('uses a rollback journal and passes integrity_check', () => {
     assert.equal(db.pragma('journal_mode', { simple: true }), 'delete');
     assert.equal(db.pragma('integrity_check', { simple: true }), 'ok');

@@ -5,14 +5,14 @@ import { defineRoute, type AppDeps } from '../app.ts';
 import { notFound } from '../errors.ts';
 import { locale } from '../query.ts';
 import { detail } from '../respond.ts';
-import { J, tr } from './common.ts';
+import { J, tr, i18nJoin } from './common.ts';
 
 const DetailQuery = v.strictObject({ locale });
 
 export function prepare(db: Database) {
   return {
     byId: db.prepare(`SELECT a.id, a.slug, ${tr('a', ['title', 'description', 'content'])}, a.category, a.location_id, a.created_at, a.updated_at
-      FROM articles a LEFT JOIN articles_i18n t ON t.rid = a.rid AND t.locale = @locale WHERE a.id = @id`),
+      FROM articles a ${i18nJoin('articles', 'a')} WHERE a.id = @id`),
   };
 }
 

@@ -69,5 +69,10 @@ export function smallSearch(db: Database, opts: { select: string; alias: string;
   };
 }
 
+/** The i18n key of a record in the requested locale (English has code 0 and no rows, so it falls back). */
+export const LOCALE_KEY = (alias: string) => `${alias}.rid * 8 + (CASE @locale WHEN 'nl' THEN 1 WHEN 'de' THEN 2 WHEN 'fr' THEN 3 WHEN 'es' THEN 4 ELSE 0 END)`;
+/** LEFT JOIN of a table's translations in the requested locale: one rowid lookup. */
+export const i18nJoin = (table: string, alias: string, t = 't') => `LEFT JOIN ${table}_i18n ${t} ON ${t}.k = ${LOCALE_KEY(alias)}`;
+
 /** COALESCE(translation, english) for each translated column: field-by-field fallback to English. */
 export const tr = (alias: string, cols: string[], t = 't') => cols.map((c) => `COALESCE(${t}.${c}, ${alias}.${c}) AS ${c}`).join(', ');

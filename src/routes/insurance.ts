@@ -5,7 +5,7 @@ import { defineRoute, type AppDeps } from '../app.ts';
 import { notFound } from '../errors.ts';
 import { cursor, ftsQuery, id120, limit, locale, q, str } from '../query.ts';
 import { detail } from '../respond.ts';
-import { J, page, smallSearch, tr } from './common.ts';
+import { J, page, smallSearch, tr, i18nJoin } from './common.ts';
 
 const ProductQuery = v.strictObject({
   locale, q, limit: limit(100, 20), cursor,
@@ -15,7 +15,7 @@ const DetailQuery = v.strictObject({ locale });
 
 const PRODUCT_SELECT = `SELECT p.id, p.slug, p.provider_id, p.name, p.official_name, p.insurance_type, p.product_kind,
   p.availability, p.official_url, p.quote_url, ${tr('p', ['headline', 'summary'])}, p.last_verified_at, p.updated_at
-  FROM insurance_products p LEFT JOIN insurance_products_i18n t ON t.rid = p.rid AND t.locale = @locale`;
+  FROM insurance_products p ${i18nJoin('insurance_products', 'p')}`;
 
 export function prepare(db: Database) {
   return {

@@ -5,7 +5,7 @@ import { defineRoute, type AppDeps } from '../app.ts';
 import { notFound } from '../errors.ts';
 import { cursor, ftsQuery, id120, int, limit, locale, num, q, str } from '../query.ts';
 import { detail } from '../respond.ts';
-import { J, page, parseJson, smallSearch, tr } from './common.ts';
+import { J, page, parseJson, smallSearch, tr, i18nJoin } from './common.ts';
 
 const ProviderQuery = v.strictObject({ locale, q, limit: limit(100, 20), cursor });
 const PlanQuery = v.strictObject({
@@ -19,12 +19,12 @@ const DetailQuery = v.strictObject({ locale });
 
 const PROVIDER_SELECT = `SELECT p.id, p.slug, p.name, p.website_url, p.postcode_check_url, p.logo_url, p.customer_service_url,
   p.support_languages, ${tr('p', ['description', 'support_details', 'strengths', 'considerations'])}, p.last_verified_at, p.updated_at
-  FROM internet_providers p LEFT JOIN internet_providers_i18n t ON t.rid = p.rid AND t.locale = @locale`;
+  FROM internet_providers p ${i18nJoin('internet_providers', 'p')}`;
 const PLAN_SELECT = `SELECT p.id, p.provider_id, p.name, p.connection_type, p.download_mbps, p.upload_mbps, p.minimum_contract_months,
   p.regular_monthly_price_cents, p.intro_monthly_price_cents, p.intro_duration_months, p.activation_fee_cents,
   p.installation_fee_cents, p.currency, p.official_url, p.postcode_check_url, p.availability_status,
   ${tr('p', ['description'])}, p.last_verified_at, p.updated_at
-  FROM internet_plans p LEFT JOIN internet_plans_i18n t ON t.rid = p.rid AND t.locale = @locale`;
+  FROM internet_plans p ${i18nJoin('internet_plans', 'p')}`;
 
 export function prepare(db: Database) {
   return {

@@ -6,7 +6,7 @@ import { notFound } from '../errors.ts';
 import { ListingQueries, type ListingFilters } from '../listing-query.ts';
 import { cursor, ftsQuery, id120, int, limit, locale, minMax, oneOf, q, str } from '../query.ts';
 import { detail, bounded } from '../respond.ts';
-import { J, page, parseJson, tr } from './common.ts';
+import { J, page, parseJson, tr, i18nJoin } from './common.ts';
 
 const FURNISHING = ['SHELL', 'FURNISHED', 'UPHOLSTERED'] as const;
 const filterEntries = {
@@ -38,9 +38,9 @@ const SELECT = (where: string) => `
          l.property_type, l.energy_label, l.owner_id, l.image_url, l.images, l.attributes, l.sources, l.created_at,
          l.updated_at, COALESCE(ci.name, c.name) AS city, l.street, l.number, l.postcode, l.latitude, l.longitude
   FROM listings l
-  LEFT JOIN listings_i18n t ON t.rid = l.rid AND t.locale = @locale
+  ${i18nJoin('listings', 'l')}
   JOIN locations c ON c.id = l.city_id
-  LEFT JOIN locations_i18n ci ON ci.rid = c.rid AND ci.locale = @locale
+  ${i18nJoin('locations', 'c', 'ci')}
   WHERE ${where}`;
 
 export function prepare(db: Database) {

@@ -5,20 +5,20 @@ import { defineRoute, type AppDeps } from '../app.ts';
 import { notFound } from '../errors.ts';
 import { cursor, ftsQuery, id120, limit, locale, oneOf, q } from '../query.ts';
 import { detail } from '../respond.ts';
-import { J, page, parseJson, smallSearch } from './common.ts';
+import { J, page, parseJson, smallSearch, i18nJoin } from './common.ts';
 
 const SearchQuery = v.strictObject({ locale, q, limit: limit(100, 20), cursor, type: v.optional(oneOf(['province', 'city', 'neighbourhood'] as const)), parent_id: v.optional(id120) });
 const DetailQuery = v.strictObject({ locale });
 
 const SELECT = `SELECT l.id, l.slug, l.type, COALESCE(t.name, l.name) AS name, l.parent_id, l.latitude, l.longitude, l.postcode_prefixes
-  FROM locations l LEFT JOIN locations_i18n t ON t.rid = l.rid AND t.locale = @locale`;
+  FROM locations l ${i18nJoin('locations', 'l')}`;
 
 export function prepare(db: Database) {
   return {
     search: smallSearch(db, { select: SELECT, where: 'l.published = 1', alias: 'l', fts: 'locations_fts', clauses: { type: 'l.type = @type', parent_id: 'l.parent_id = @parent_id' } }),
     byId: db.prepare(`${SELECT} WHERE l.id = @id AND l.published = 1`),
     parents: db.prepare(`SELECT l.id, l.slug, l.type, COALESCE(t.name, l.name) AS name FROM location_closure c
-      JOIN locations l ON l.id = c.ancestor_id LEFT JOIN locations_i18n t ON t.rid = l.rid AND t.locale = @locale
+      JOIN locations l ON l.id = c.ancestor_id ${i18nJoin('locations', 'l')}
       WHERE c.descendant_id = @id AND c.depth > 0 ORDER BY c.depth DESC`),
   };
 }

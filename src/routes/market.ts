@@ -5,7 +5,7 @@ import { defineRoute, type AppDeps } from '../app.ts';
 import { badRequest, notFound } from '../errors.ts';
 import { date, id120, locale } from '../query.ts';
 import { bounded } from '../respond.ts';
-import { J, tr } from './common.ts';
+import { J, tr, i18nJoin } from './common.ts';
 
 export const MAX_MONTHS = 24;
 const monthIndex = (d: string) => Number(d.slice(0, 4)) * 12 + Number(d.slice(5, 7)) - 1;
@@ -23,7 +23,7 @@ const ObservationsQuery = v.pipe(
 export function prepare(db: Database) {
   return {
     metrics: db.prepare(`SELECT m.id, ${tr('m', ['name', 'description'])}, m.unit, m.min_sample_size
-      FROM metrics m LEFT JOIN metrics_i18n t ON t.rid = m.rid AND t.locale = @locale ORDER BY m.id`),
+      FROM metrics m ${i18nJoin('metrics', 'm')} ORDER BY m.id`),
     metric: db.prepare('SELECT id FROM metrics WHERE id = ?').pluck(),
     location: db.prepare('SELECT type FROM locations WHERE id = ? AND published = 1').pluck(),
     observations: db.prepare(`SELECT month AS date, value, sample_size FROM market_observations

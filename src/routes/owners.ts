@@ -5,14 +5,14 @@ import { defineRoute, type AppDeps } from '../app.ts';
 import { notFound } from '../errors.ts';
 import { cursor, ftsQuery, limit, locale, q, str } from '../query.ts';
 import { detail } from '../respond.ts';
-import { J, page, parseJson, smallSearch, tr } from './common.ts';
+import { J, page, parseJson, smallSearch, tr, i18nJoin } from './common.ts';
 
 const SearchQuery = v.strictObject({ locale, q, limit: limit(100, 20), cursor, type: v.optional(str(1, 120)) });
 const DetailQuery = v.strictObject({ locale });
 
 const SELECT = `SELECT o.id, o.slug, o.name, o.type, o.website_url, o.image_url, o.phone_numbers, o.emails, o.areas_served,
   o.certifications, ${tr('o', ['description_short', 'description'])}, o.updated_at
-  FROM owners o LEFT JOIN owners_i18n t ON t.rid = o.rid AND t.locale = @locale`;
+  FROM owners o ${i18nJoin('owners', 'o')}`;
 
 export function prepare(db: Database) {
   return {

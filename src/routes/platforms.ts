@@ -5,7 +5,7 @@ import { defineRoute, type AppDeps } from '../app.ts';
 import { notFound } from '../errors.ts';
 import { cursor, ftsQuery, limit, locale, q, str } from '../query.ts';
 import { detail } from '../respond.ts';
-import { J, bool, page, parseJson, smallSearch, tr } from './common.ts';
+import { J, bool, page, parseJson, smallSearch, tr, i18nJoin } from './common.ts';
 
 const SearchQuery = v.strictObject({ locale, q, limit: limit(100, 20), cursor, type: v.optional(str(1, 120)), category: v.optional(str(1, 120)) });
 const DetailQuery = v.strictObject({ locale });
@@ -13,7 +13,7 @@ const DetailQuery = v.strictObject({ locale });
 const SELECT = `SELECT p.id, p.slug, p.name, p.url, p.logo_url, p.type, p.category, p.registration_required,
   p.registration_fee_amount, p.subscription_fee_from, p.fee_currency,
   ${tr('p', ['headline', 'features', 'description', 'pricing_details', 'content'])}, p.attributes, p.last_verified_at, p.updated_at
-  FROM platforms p LEFT JOIN platforms_i18n t ON t.rid = p.rid AND t.locale = @locale`;
+  FROM platforms p ${i18nJoin('platforms', 'p')}`;
 
 export function prepare(db: Database) {
   return {
