@@ -46,11 +46,12 @@ CREATE TABLE location_closure (
 
 -- Listings: only active, published, rent records.
 CREATE TABLE listings (
+  -- Column order matters: SQLite reads a row up to the last column a query needs, so the small
+  -- summary columns come first and the long text and JSON (detail only, often in overflow pages) last.
   rid              INTEGER PRIMARY KEY,
   id               TEXT NOT NULL UNIQUE,
   slug             TEXT NOT NULL,
   title            TEXT NOT NULL,
-  description      TEXT,
   price_eur        REAL,
   size_m2          REAL,
   rooms            REAL,
@@ -70,11 +71,12 @@ CREATE TABLE listings (
   latitude         REAL,
   longitude        REAL,
   image_url        TEXT,
+  created_at       TEXT NOT NULL,
+  updated_at       TEXT NOT NULL,
+  description      TEXT,
   images           TEXT,               -- JSON array or NULL
   attributes       TEXT,               -- JSON object or NULL
-  sources          TEXT,               -- JSON array or NULL
-  created_at       TEXT NOT NULL,
-  updated_at       TEXT NOT NULL
+  sources          TEXT                -- JSON array or NULL
 );
 CREATE TABLE listings_i18n (
   k         INTEGER PRIMARY KEY, -- rid * 8 + locale code (nl 1, de 2, fr 3, es 4)

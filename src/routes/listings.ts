@@ -33,21 +33,33 @@ type Filters = {
   min_size?: number; max_size?: number; min_rooms?: number; furnishing?: string; property_type?: string;
 };
 
-const SELECT = (where: string) => `
-  SELECT l.rid, l.id, l.slug, ${tr('l', ['title', 'description'])}, l.price_eur, l.size_m2, l.rooms, l.furnishing,
-         l.property_type, l.energy_label, l.owner_id, l.image_url, l.images, l.attributes, l.sources, l.created_at,
-         l.updated_at, COALESCE(ci.name, c.name) AS city, l.street, l.number, l.postcode, l.latitude, l.longitude
-  FROM listings l
-  ${i18nJoin('listings', 'l')}
-  JOIN locations c ON c.id = l.city_id
-  ${i18nJoin('locations', 'c', 'ci')}
+// Summaries read only the leading (small) columns of a listing row and its translated title; the
+// city's display name comes from a per-snapshot map of location names, not a join per row.
+const SUMMARY_COLUMNS = `l.rid, l.id, l.slug, COALESCE(t.title, l.title) AS title, l.price_eur, l.size_m2, l.rooms,
+  l.furnishing, l.property_type, l.energy_label, l.owner_id, l.image_url, l.created_at, l.updated_at, l.city_id,
+  l.street, l.number, l.postcode, l.latitude, l.longitude`;
+const SELECT = (where: string, detail = false) => `
+  SELECT ${SUMMARY_COLUMNS}${detail ? `, ${tr('l', ['description'])}, l.images, l.attributes, l.sources` : ''}
+  FROM listings l ${i18nJoin('listings', 'l')}
   WHERE ${where}`;
+
+/** Display names of every location in every locale (a few hundred rows), read once per snapshot. */
+function cityNames(db: Database): (id: string, locale: string) => string | null {
+  const rows = db.prepare(`SELECT l.id, l.name, t.locale, t.name AS tname FROM locations l LEFT JOIN locations_i18n t ON t.rid = l.rid`).all() as { id: string; name: string; locale: string | null; tname: string | null }[];
+  const names = new Map<string, string>();
+  for (const r of rows) {
+    names.set(r.id + '|en', r.name);
+    if (r.locale && r.tname) names.set(r.id + '|' + r.locale, r.tname);
+  }
+  return (id, locale) => names.get(id + '|' + locale) ?? names.get(id + '|en') ?? null;
+}
 
 export function prepare(db: Database) {
   return {
     planner: new ListingQueries(db),
     byRids: db.prepare(SELECT('l.rid IN (SELECT value FROM json_each(@rids))') + ' ORDER BY l.rid'),
-    byId: db.prepare(SELECT('l.id = @id')),
+    byId: db.prepare(SELECT('l.id = @id', true)),
+    city: cityNames(db),
     ridAtOrBefore: db.prepare('SELECT rid FROM listings WHERE id <= ? ORDER BY id DESC LIMIT 1').pluck(),
     location: db.prepare('SELECT type FROM locations WHERE id = ?').pluck(),
     precomputed: db.prepare('SELECT count, min_price_eur, max_price_eur, average_price_eur, median_price_eur FROM listing_stats WHERE scope = ?'),
@@ -92,7 +104,10 @@ export function toFilters(st: Stmts, f: Filters): ListingFilters {
 }
 
 function rowsByRids(st: Stmts, rids: number[], locale: string): Row[] {
-  return rids.length ? (st.byRids.all({ rids: JSON.stringify(rids), locale }) as Row[]) : [];
+  if (!rids.length) return [];
+  const rows = st.byRids.all({ rids: JSON.stringify(rids), locale }) as Row[];
+  for (const r of rows) r.city = st.city(r.city_id, locale);
+  return rows;
 }
 
 /**
@@ -179,8 +194,10 @@ export const routes = (_deps: AppDeps) => [
     path: '/v1/listings/:id', tag: 'Listings', kind: 'detail', query: DetailQuery, item: LISTING_DETAIL,
     summary: 'One listing by id',
     handle(ctx) {
-      const row = ctx.snap.use(prepare).byId.get({ id: ctx.params.id, locale: ctx.meta.locale }) as Row | undefined;
+      const st = ctx.snap.use(prepare);
+      const row = st.byId.get({ id: ctx.params.id, locale: ctx.meta.locale }) as Row | undefined;
       if (!row) throw notFound('listing');
+      row.city = st.city(row.city_id, ctx.meta.locale);
       return detail(full(row), ctx.meta);
     },
   }),
