@@ -139,7 +139,7 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
       if (rec.published !== false) held.push(rec);
     }, (n) => log(`  ${r.file}: ${n.toLocaleString('en')} lines`), (id) => ids.get(table)!.add(id));
 
-    if (table === 'locations') checkLocationTree(held, locations, (line, field, reason) => problem(line, field, reason));
+    if (table === 'locations') checkLocationTree(locations, (line, field, reason) => problem(line, field, reason));
     if (!report.failed) {
       held.sort((a, b) => ((a.id as string) < (b.id as string) ? -1 : 1));
       held.forEach((rec, i) => writer.insert(i + 1, table === 'locations' ? { ...rec, depth: depthOf(rec.type as string) } : rec));
@@ -201,7 +201,7 @@ type LocInfo = { type: string; parent: string | null; line: number };
 const PARENT_TYPE: Record<string, string | null> = { province: null, city: 'province', neighbourhood: 'city' };
 
 /** A province has no parent, a city's parent is a province, a neighbourhood's parent is a city. */
-function checkLocationTree(recs: Record<string, unknown>[], all: Map<string, LocInfo>, problem: (line: number, field: string, reason: string) => void) {
+function checkLocationTree(all: Map<string, LocInfo>, problem: (line: number, field: string, reason: string) => void) {
   for (const [id, loc] of all) {
     const want = PARENT_TYPE[loc.type];
     if (want === null) { if (loc.parent !== null) problem(loc.line, 'parent_id', `a province has no parent (got "${loc.parent}")`); continue; }
@@ -210,7 +210,6 @@ function checkLocationTree(recs: Record<string, unknown>[], all: Map<string, Loc
     if (!parent) problem(loc.line, 'parent_id', `unknown location "${loc.parent}"`);
     else if (parent.type !== want) problem(loc.line, 'parent_id', `the parent of ${loc.type} "${id}" must be a ${want}, "${loc.parent}" is a ${parent.type}`);
   }
-  void recs;
 }
 
 /** Every name (all locales) of each location and its ancestors: listings are found by q through them. */
