@@ -109,8 +109,11 @@ export function createApp(deps: AppDeps) {
   });
 
   for (const r of routes) {
+    const exact = compile(r.path);
     const handler = (req: Req, res: ServerResponse) => {
       try {
+        // polka matches paths case-insensitively; the API's paths are lower-case and exact.
+        if (!exact.test(req.path)) throw new ApiError('not_found', `No endpoint matches ${req.path}. See /v1/openapi.json.`);
         const raw = parseRawQuery(req.search ? req.search.slice(1) : '');
         const query = validateQuery(r.query, raw) as Record<string, unknown>;
         const params: Record<string, string> = {};

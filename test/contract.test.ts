@@ -390,6 +390,8 @@ describe('404 for unknown routes', () => {
   const ROUTES = [
     '/v1/nope', '/v2/listings', '/', '/v1', '/v1/listings/lst-001/similar/extra', '/v1/internet/plans/plan-1',
     '/v1/insurance/products/insp-1', '/v1/insurance/providers', '/v1/articles', '/v1/market/metrics/median_rent',
+    // Paths are exact and lower-case (polka alone would match these case-insensitively).
+    '/V1/LISTINGS', '/v1/Listings/lst-001', '/v1/PING',
   ];
   for (const path of ROUTES) {
     it(`GET ${path} returns 404 not_found with the error envelope`, async () => {
