@@ -29,6 +29,44 @@ export function deriveAll(db: Database, cohorts: CohortCollector, stats: Listing
   deriveColumns(db);
 }
 
+/** Columns whose single-value filters get precomputed statistics (scope '<column>:<value>'). */
+const VALUE_STATS_COLUMNS = ['property_type', 'furnishing', 'owner_id'] as const;
+
+/**
+ * Statistics for every value of the single-filter columns, without per-value arrays: one pass over
+ * all rows counts (and sums) per code, one pass over the price order picks each value's min, max
+ * and middle prices as the running count per code reaches them.
+ */
+function deriveValueStats(db: Database, price: Float64Array, codes: Record<string, Uint16Array | Uint32Array>, dicts: Map<string, Map<string, number>>, order: Uint32Array) {
+  const insert = db.prepare('INSERT INTO listing_stats (scope, count, min_price_eur, max_price_eur, average_price_eur, median_price_eur) VALUES (?, ?, ?, ?, ?, ?)');
+  for (const col of VALUE_STATS_COLUMNS) {
+    const code = codes[col];
+    const size = dicts.get(col)!.size + 1;
+    const count = new Float64Array(size), priced = new Float64Array(size), sum = new Float64Array(size);
+    for (let i = 0; i < code.length; i++) {
+      const c = code[i];
+      if (c === 0) continue;
+      count[c]++;
+      if (!Number.isNaN(price[i])) { priced[c]++; sum[c] += price[i]; }
+    }
+    const seen = new Float64Array(size), min = new Float64Array(size).fill(NaN), max = new Float64Array(size), lo = new Float64Array(size), hi = new Float64Array(size);
+    for (let pos = 0; pos < order.length; pos++) {
+      const i = order[pos], c = code[i];
+      if (c === 0) continue;
+      const k = seen[c]++;
+      const p = price[i];
+      if (k === 0) min[c] = p;
+      if (k === priced[c] - 1) max[c] = p;
+      if (k === Math.floor((priced[c] - 1) / 2)) lo[c] = p;
+      if (k === Math.floor(priced[c] / 2)) hi[c] = p;
+    }
+    for (const [value, c] of dicts.get(col)!) {
+      const has = priced[c] > 0;
+      insert.run(`${col}:${value}`, count[c], has ? min[c] : null, has ? max[c] : null, has ? round2(sum[c] / priced[c]) : null, has ? (priced[c] % 2 ? hi[c] : (lo[c] + hi[c]) / 2) : null);
+    }
+  }
+}
+
 export const CODED_COLUMNS = ['city_id', 'province_id', 'neighbourhood_id', 'property_type', 'furnishing', 'owner_id'] as const;
 export const FLOAT_COLUMNS = ['price_eur', 'size_m2', 'rooms'] as const;
 /**
@@ -67,6 +105,8 @@ function deriveColumns(db: Database) {
   const order = Uint32Array.from(priced.sort((a, b) => price[a] - price[b] || a - b));
   const rank = new Uint32Array(n).fill(0xffffffff);
   order.forEach((row, pos) => { rank[row] = pos; });
+
+  deriveValueStats(db, floats.price_eur, codes, dicts, order);
 
   const put = db.prepare('INSERT INTO listing_columns (name, data) VALUES (?, ?)');
   for (const c of FLOAT_COLUMNS) put.run(c, blob(floats[c]));

@@ -317,7 +317,8 @@ CREATE TABLE market_observations (
 ) WITHOUT ROWID;
 
 -- Precomputed listing statistics for the filter sets that would otherwise scan many rows:
--- scope '' is all listings; 'location:<id>' one location at any level.
+-- scope '' is all listings; 'location:<id>' one location at any level; 'property_type:<v>',
+-- 'furnishing:<v>', 'owner_id:<v>' one value of those filters alone.
 CREATE TABLE listing_stats (
   scope             TEXT PRIMARY KEY,
   count             INTEGER NOT NULL,

@@ -2,6 +2,8 @@
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
+import '../src/app.ts'; // the route modules are loaded through the app (they import each other)
+import { prepare as prepareListings, stats as routeStats } from '../src/routes/listings.ts';
 import { ListingQueries, statsFromPrices, type ListingFilters } from '../src/listing-query.ts';
 import type { PrimaryHint } from '../src/listing-scan.ts';
 
@@ -67,6 +69,21 @@ describe('column scan agrees with the index plans', () => {
       if (expected.count > 1) nonEmpty++;
     }
     assert.ok(nonEmpty > 50, `enough filter sets match several listings (${nonEmpty})`);
+  });
+
+  it('precomputes stats for one property type, furnishing or owner equal to computing them', () => {
+    const st = prepareListings(db);
+    let checked = 0;
+    for (const col of ['property_type', 'furnishing', 'owner_id'] as const) {
+      const values = db.prepare(`SELECT DISTINCT ${col} FROM listings WHERE ${col} IS NOT NULL`).pluck().all() as string[];
+      for (const value of [...values, 'no-such-value']) {
+        const expected = statsFromPrices(q.matchingPrices({ [col]: value }));
+        const got = routeStats(st, { locale: 'en', [col]: value });
+        assert.deepEqual(got, { count: expected.count, min_price_eur: expected.min, max_price_eur: expected.max, average_price_eur: expected.average, median_price_eur: expected.median }, `${col}=${value}`);
+        checked++;
+      }
+    }
+    assert.ok(checked > 10);
   });
 
   it('computes the median of an even count as the mean of the two middle prices', () => {

@@ -147,11 +147,14 @@ function similar(st: Stmts, id: string, n: number, locale: string): Row[] {
 export function stats(st: Stmts, f: Filters) {
   const filters = toFilters(st, f);
   const keys = Object.entries(filters).filter(([, x]) => x !== undefined).map(([k]) => k);
+  // Precomputed at build time: no filter, one location (any level), or one property type, furnishing or owner.
   const onlyLocation = keys.every((k) => k === 'location_id' || k === 'location_column');
-  if (onlyLocation) {
-    const pre = st.precomputed.get(filters.location_id === undefined ? '' : 'location:' + filters.location_id) as Row | undefined;
+  const single = keys.length === 1 && ['property_type', 'furnishing', 'owner_id'].includes(keys[0]) ? keys[0] as 'property_type' | 'furnishing' | 'owner_id' : null;
+  if (onlyLocation || single) {
+    const scope = single ? `${single}:${filters[single]}` : filters.location_id === undefined ? '' : 'location:' + filters.location_id;
+    const pre = st.precomputed.get(scope) as Row | undefined;
     if (pre) return { count: pre.count, min_price_eur: pre.min_price_eur, max_price_eur: pre.max_price_eur, average_price_eur: pre.average_price_eur, median_price_eur: pre.median_price_eur };
-    if (filters.location_id !== undefined) return { count: 0, min_price_eur: null, max_price_eur: null, average_price_eur: null, median_price_eur: null };
+    return { count: 0, min_price_eur: null, max_price_eur: null, average_price_eur: null, median_price_eur: null }; // a value no listing has
   }
   const s = st.planner.stats(filters);
   return { count: s.count, min_price_eur: s.min, max_price_eur: s.max, average_price_eur: s.average, median_price_eur: s.median };
