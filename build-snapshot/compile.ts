@@ -67,7 +67,7 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
   db.pragma('page_size = 4096');
   db.pragma('journal_mode = OFF');
   db.pragma('synchronous = OFF');
-  db.pragma('cache_size = -65536'); // 64 MiB: the load appends in rid order, so a larger cache buys little
+  db.pragma('cache_size = -16384'); // 16 MiB: the load appends in rid order, so a larger cache buys little
   db.pragma('temp_store = FILE');
   const { tables, indexes } = splitSchema();
   db.exec(tables);
