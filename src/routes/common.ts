@@ -2,6 +2,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { Ctx } from '../app.ts';
 import { collection } from '../respond.ts';
+import { ftsQuery } from '../query.ts';
 
 /** JSON-schema shorthands for response items; every documented field is present and may be null. */
 export const J = {
@@ -38,6 +39,17 @@ export function page<T extends Record<string, any>>(
   if (hasMore) rows.length = query.limit;
   const next = hasMore ? deps.cursor.sign(rows[rows.length - 1].id as string, scope) : null;
   return collection(rows.map(map), { limit: query.limit, has_more: hasMore, next_cursor: next }, ctx.meta);
+}
+
+type SmallSearch = ReturnType<typeof smallSearch>;
+
+/**
+ * One page of a small-table search for the validated query: `q` becomes an FTS expression first (a
+ * q without letters or digits is a 400), the other filters are the search's clause names.
+ */
+export function searchPage(ctx: Ctx<{ limit: number; cursor?: string; q?: string }>, search: SmallSearch, map?: (row: Record<string, any>) => unknown) {
+  const filters = { ...(ctx.query as Record<string, unknown>), fts: ctx.query.q === undefined ? undefined : ftsQuery(ctx.query.q).expr };
+  return page(ctx, (after, n) => search(filters, after, n, ctx.meta.locale), map);
 }
 
 /**

@@ -3,9 +3,9 @@ import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
 import { defineRoute, type AppDeps } from '../app.ts';
 import { notFound } from '../errors.ts';
-import { cursor, ftsQuery, id120, limit, locale, q, str } from '../query.ts';
+import { cursor, id120, limit, locale, q, str } from '../query.ts';
 import { detail } from '../respond.ts';
-import { J, page, smallSearch, tr, i18nJoin } from './common.ts';
+import { J, smallSearch, tr, i18nJoin, searchPage } from './common.ts';
 
 const ProductQuery = v.strictObject({
   locale, q, limit: limit(100, 20), cursor,
@@ -43,10 +43,7 @@ export const routes = (_deps: AppDeps) => [
     path: '/v1/insurance/products', tag: 'Insurance', kind: 'collection', query: ProductQuery, item: PRODUCT,
     summary: 'Search insurance products',
     handle(ctx) {
-      const search = ctx.snap.use(prepare).products;
-      const { q: text, ...rest } = ctx.query;
-      const filters = { ...rest, fts: text === undefined ? undefined : ftsQuery(text).expr };
-      return page(ctx, (after, n) => search(filters, after, n, ctx.meta.locale) as Row[]);
+      return searchPage(ctx, ctx.snap.use(prepare).products);
     },
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({

@@ -3,9 +3,9 @@ import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
 import { defineRoute, type AppDeps } from '../app.ts';
 import { notFound } from '../errors.ts';
-import { cursor, ftsQuery, id120, int, limit, locale, num, q, str } from '../query.ts';
+import { cursor, id120, int, limit, locale, num, q, str } from '../query.ts';
 import { detail } from '../respond.ts';
-import { J, page, parseJson, smallSearch, tr, i18nJoin } from './common.ts';
+import { J, parseJson, smallSearch, tr, i18nJoin, searchPage } from './common.ts';
 
 const ProviderQuery = v.strictObject({ locale, q, limit: limit(100, 20), cursor });
 const PlanQuery = v.strictObject({
@@ -67,15 +67,13 @@ const PLAN = J.object({
   intro_duration_months: J.int, activation_fee_cents: J.int, installation_fee_cents: J.int, currency: J.str,
   official_url: J.str, postcode_check_url: J.str, availability_status: J.str, description: J.str, last_verified_at: J.ts, updated_at: J.ts,
 });
-const fts = (q?: string) => (q === undefined ? undefined : ftsQuery(q).expr);
 
 export const routes = (_deps: AppDeps) => [
   defineRoute<v.InferOutput<typeof ProviderQuery>>({
     path: '/v1/internet/providers', tag: 'Internet', kind: 'collection', query: ProviderQuery, item: J.object(PROVIDER),
     summary: 'Search internet providers',
     handle(ctx) {
-      const search = ctx.snap.use(prepare).providers;
-      return page(ctx, (after, n) => search({ fts: fts(ctx.query.q) }, after, n, ctx.meta.locale) as Row[], provider);
+      return searchPage(ctx, ctx.snap.use(prepare).providers, provider);
     },
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({
@@ -93,9 +91,7 @@ export const routes = (_deps: AppDeps) => [
     summary: 'Search internet plans',
     description: 'max_monthly_price_cents compares the regular monthly price (after any introductory period).',
     handle(ctx) {
-      const search = ctx.snap.use(prepare).plans;
-      const { q: text, ...rest } = ctx.query;
-      return page(ctx, (after, n) => search({ ...rest, fts: fts(text) }, after, n, ctx.meta.locale) as Row[], plan);
+      return searchPage(ctx, ctx.snap.use(prepare).plans, plan);
     },
   }),
 ];

@@ -3,9 +3,9 @@ import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
 import { defineRoute, type AppDeps } from '../app.ts';
 import { notFound } from '../errors.ts';
-import { cursor, ftsQuery, id120, limit, locale, oneOf, q } from '../query.ts';
+import { cursor, id120, limit, locale, oneOf, q } from '../query.ts';
 import { detail } from '../respond.ts';
-import { J, page, parseJson, smallSearch, i18nJoin } from './common.ts';
+import { J, parseJson, smallSearch, i18nJoin, searchPage } from './common.ts';
 
 const SearchQuery = v.strictObject({ locale, q, limit: limit(100, 20), cursor, type: v.optional(oneOf(['province', 'city', 'neighbourhood'] as const)), parent_id: v.optional(id120) });
 const DetailQuery = v.strictObject({ locale });
@@ -38,9 +38,7 @@ export const routes = (_deps: AppDeps) => [
     path: '/v1/locations', tag: 'Locations', kind: 'collection', query: SearchQuery, item: J.object(LOCATION),
     summary: 'Search provinces, cities and neighbourhoods (the ids that location_id filters take)',
     handle(ctx) {
-      const search = ctx.snap.use(prepare).search;
-      const filters = { type: ctx.query.type, parent_id: ctx.query.parent_id, fts: ctx.query.q === undefined ? undefined : ftsQuery(ctx.query.q).expr };
-      return page(ctx, (after, n) => search(filters, after, n, ctx.meta.locale) as Row[], location);
+      return searchPage(ctx, ctx.snap.use(prepare).search, location);
     },
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({

@@ -3,9 +3,9 @@ import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
 import { defineRoute, type AppDeps } from '../app.ts';
 import { notFound } from '../errors.ts';
-import { cursor, ftsQuery, limit, locale, q, str } from '../query.ts';
+import { cursor, limit, locale, q, str } from '../query.ts';
 import { detail } from '../respond.ts';
-import { J, page, parseJson, smallSearch, tr, i18nJoin } from './common.ts';
+import { J, parseJson, smallSearch, tr, i18nJoin, searchPage } from './common.ts';
 
 const SearchQuery = v.strictObject({ locale, q, limit: limit(100, 20), cursor, type: v.optional(str(1, 120)) });
 const DetailQuery = v.strictObject({ locale });
@@ -36,9 +36,7 @@ export const routes = (_deps: AppDeps) => [
     path: '/v1/owners', tag: 'Owners', kind: 'collection', query: SearchQuery, item: J.object(SUMMARY),
     summary: 'Search owners and agencies',
     handle(ctx) {
-      const search = ctx.snap.use(prepare).search;
-      const filters = { type: ctx.query.type, fts: ctx.query.q === undefined ? undefined : ftsQuery(ctx.query.q).expr };
-      return page(ctx, (after, n) => search(filters, after, n, ctx.meta.locale) as Row[], summary);
+      return searchPage(ctx, ctx.snap.use(prepare).search, summary);
     },
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({

@@ -3,9 +3,9 @@ import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
 import { defineRoute, type AppDeps } from '../app.ts';
 import { notFound } from '../errors.ts';
-import { cursor, ftsQuery, limit, locale, q, str } from '../query.ts';
+import { cursor, limit, locale, q, str } from '../query.ts';
 import { detail } from '../respond.ts';
-import { J, bool, page, parseJson, smallSearch, tr, i18nJoin } from './common.ts';
+import { J, bool, parseJson, smallSearch, tr, i18nJoin, searchPage } from './common.ts';
 
 const SearchQuery = v.strictObject({ locale, q, limit: limit(100, 20), cursor, type: v.optional(str(1, 120)), category: v.optional(str(1, 120)) });
 const DetailQuery = v.strictObject({ locale });
@@ -39,9 +39,7 @@ export const routes = (_deps: AppDeps) => [
     path: '/v1/platforms', tag: 'Platforms', kind: 'collection', query: SearchQuery, item: J.object(SUMMARY),
     summary: 'Search rental platforms',
     handle(ctx) {
-      const search = ctx.snap.use(prepare).search;
-      const filters = { type: ctx.query.type, category: ctx.query.category, fts: ctx.query.q === undefined ? undefined : ftsQuery(ctx.query.q).expr };
-      return page(ctx, (after, n) => search(filters, after, n, ctx.meta.locale) as Row[], summary);
+      return searchPage(ctx, ctx.snap.use(prepare).search, summary);
     },
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({
