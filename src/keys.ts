@@ -1,5 +1,5 @@
 // The key store (its own SQLite file): schema, the operator's read-write functions, and the server's read-only, fail-closed reader.
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { digestKey, generateKey, randomBase62, type KeyRecord } from './auth.ts';
@@ -106,20 +106,33 @@ export function changeKey(db: Database.Database, id: string, action: 'disable' |
 const unavailable = () => new ApiError('service_unavailable', 'The key store is unavailable; try again shortly.', { 'Retry-After': '1' });
 const isBusy = (e: unknown) => /^SQLITE_(BUSY|LOCKED)/.test(String((e as { code?: unknown })?.code ?? ''));
 
+/** Which file is at `path` now (device and inode), or null when there is none. */
 function fileIdentity(path: string): string | null {
   try { const s = statSync(path); return `${s.dev}:${s.ino}`; } catch { return null; }
 }
 
 /**
- * The server's view of the key store: read-only, `query_only`, a 50 ms busy timeout, one indexed
- * lookup per request and no cache. Fails closed: a missing, unreadable or locked store throws a 503
- * ApiError. After a failure the file is reopened at most once per `retryMs`; a file replaced by
- * rename (new inode) is reopened on the next request, so a restored backup takes effect at once.
+ * The server's view of the key store: every key's digest and status, held in memory and re-read
+ * whenever the file changes, so no key ever outlives a change by more than the request in flight.
+ *
+ * "Changed" is decided per request with two cheap system calls instead of an SQLite read transaction
+ * (about eight: locks, hot-journal checks, header read): `stat` tells whether another file was renamed
+ * into place (new inode), and a 4-byte read of the SQLite header's file change counter (offset 24) tells
+ * whether the file was written. SQLite increments that counter in every write transaction in rollback
+ * journal mode, which is the mode `openKeyStore` sets; unlike mtime it cannot miss two writes within
+ * one clock tick. The counter is read before the rows, so a write that lands in between only causes
+ * one more reload.
+ *
+ * Fails closed: a missing, unreadable or locked store throws a 503 ApiError. After a failure the file is
+ * re-read at most once per `retryMs`; a file replaced by rename (new inode) is read on the next request,
+ * so a restored backup takes effect at once.
  */
 export class KeyReader {
-  private db: Database.Database | null = null;
-  private find: Database.Statement | null = null;
+  private keys: Map<string, KeyRecord> | null = null;
+  private fd: number | null = null;
   private ident: string | null = null;
+  private counter = -1;
+  private readonly header = Buffer.alloc(4);
   private lastAttempt = 0;
   private failure: string | null = null;
 
@@ -128,29 +141,52 @@ export class KeyReader {
       openKeyStore(path, { create: true }).close();
       opts.log?.({ level: 'info', msg: 'created an empty key store', path });
     }
-    this.open(); // start-up: a file that is not a key store stops the process
+    try {
+      this.load(); // start-up: a file that is not a key store stops the process
+    } catch (e) {
+      if (e instanceof ApiError) throw new KeyStoreError(`key store ${path} is locked by a writer; try again`);
+      throw e;
+    }
   }
 
   private now() { return (this.opts.now ?? Date.now)(); }
 
-  private open(): void {
+  /** The file change counter in the SQLite header, or -1 when it cannot be read (then the store is re-read). */
+  private readCounter(fd: number | null): number {
+    try {
+      return fd !== null && readSync(fd, this.header, 0, 4, 24) === 4 ? this.header.readUInt32BE(0) : -1;
+    } catch { return -1; }
+  }
+
+  private load(): void {
     this.lastAttempt = this.now();
     const ident = fileIdentity(this.path);
+    let fd: number | null = null;
     let db: Database.Database | null = null;
     try {
+      fd = openSync(this.path, 'r');
       db = new Database(this.path, { readonly: true, fileMustExist: true, timeout: 50 });
       db.pragma('query_only = 1');
       db.pragma('mmap_size = 0');
       checkSchema(db, this.path);
-      this.find = db.prepare('SELECT id, expires_at, disabled_at, revoked_at FROM api_keys WHERE digest = ?');
+      const counter = this.readCounter(fd);
+      const keys = new Map<string, KeyRecord>();
+      for (const r of db.prepare('SELECT id, digest, expires_at, disabled_at, revoked_at FROM api_keys').all() as (KeyRecord & { digest: Buffer })[]) {
+        keys.set(r.digest.toString('base64'), { id: r.id, expires_at: r.expires_at, disabled_at: r.disabled_at, revoked_at: r.revoked_at });
+      }
+      db.close();
+      if (this.fd !== null) closeSync(this.fd);
+      this.fd = fd;
+      this.keys = keys;
+      this.ident = ident;
+      this.counter = counter;
     } catch (e) {
       db?.close();
+      if (fd !== null) closeSync(fd);
+      if (isBusy(e)) throw unavailable(); // a writer holds the lock: answer fast, keep what we had for the next try
       if (e instanceof KeyStoreError) throw e;
       throw new KeyStoreError(`cannot read key store ${this.path}: ${(e as Error).message}`);
     }
-    this.db?.close();
-    this.db = db;
-    this.ident = ident;
     if (this.failure !== null) this.opts.log?.({ level: 'info', msg: 'key store readable again', path: this.path });
     this.failure = null;
   }
@@ -158,9 +194,9 @@ export class KeyReader {
   private fail(reason: string): never {
     if (this.failure !== reason) this.opts.log?.({ level: 'error', msg: 'key store unavailable; failing closed', reason });
     this.failure = reason;
-    this.db?.close();
-    this.db = null;
-    this.find = null;
+    this.keys = null;
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
     throw unavailable();
   }
 
@@ -168,17 +204,20 @@ export class KeyReader {
   lookup = (digest: Buffer): KeyRecord | undefined => {
     const ident = fileIdentity(this.path);
     if (ident === null) this.fail(`key store file ${this.path} is missing`);
-    if (!this.db || ident !== this.ident) {
-      if (!this.db && this.now() - this.lastAttempt < (this.opts.retryMs ?? 1000)) throw unavailable();
-      try { this.open(); } catch (e) { this.lastAttempt = this.now(); this.fail((e as Error).message); }
+    if (!this.keys || ident !== this.ident || this.readCounter(this.fd) !== this.counter) {
+      if (!this.keys && this.now() - this.lastAttempt < (this.opts.retryMs ?? 1000)) throw unavailable();
+      try { this.load(); } catch (e) {
+        if (e instanceof ApiError) throw e; // busy: neither a failure nor a success
+        this.lastAttempt = this.now();
+        this.fail((e as Error).message);
+      }
     }
-    try {
-      return this.find!.get(digest) as KeyRecord | undefined;
-    } catch (e) {
-      if (isBusy(e)) throw unavailable(); // a writer holds the lock: answer fast, keep the connection
-      this.fail(`cannot read key store ${this.path}: ${(e as Error).message}`);
-    }
+    return this.keys!.get(digest.toString('base64'));
   };
 
-  close() { this.db?.close(); this.db = null; }
+  close() {
+    this.keys = null;
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
+  }
 }

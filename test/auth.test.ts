@@ -123,6 +123,20 @@ describe('authentication', () => {
     assert.equal((await server.get('/v1/listings')).status, 200, 'other keys unaffected');
   });
 
+  it('sees every change, also several within one file-timestamp tick (the server keeps keys in memory)', async () => {
+    // File timestamps advance in clock ticks of a few ms, and an UPDATE does not change the file size:
+    // a reader that trusted stat alone would miss the second of two quick changes.
+    const k = issueKey(server.keysPath);
+    for (let i = 0; i < 20; i++) {
+      change(server.keysPath, k.id, 'disable');
+      assertUnauthorized(await server.get('/v1/listings', { key: k.key }), `disabled, round ${i}`);
+      change(server.keysPath, k.id, 'enable');
+      assert.equal((await server.get('/v1/listings', { key: k.key })).status, 200, `enabled, round ${i}`);
+    }
+    const fresh = issueKey(server.keysPath);
+    assert.equal((await server.get('/v1/listings', { key: fresh.key })).status, 200, 'a key created while running works at once');
+  });
+
   it('refuses a key in the query string with 400, with or without a header', async () => {
     for (const name of ['api_key', 'apikey', 'key', 'token', 'access_token', 'API_KEY']) {
       for (const key of [null, undefined]) {
