@@ -7,6 +7,7 @@ import * as v from 'valibot';
 import { ListingSource } from './source-schema.ts';
 import { describeIssues, type Problem } from './read-source.ts';
 import { TABLES, rowsOf, type Rows } from './write.ts';
+import { summaryTemplate } from '../src/listing-json.ts';
 import { CohortCollector, ListingStatsCollector } from './derive.ts';
 
 export interface ListingsJob {
@@ -82,6 +83,7 @@ async function run(job: ListingsJob) {
     stored++;
     const full = Object.assign(rec, h);
     stats.add(full);
+    (full as Record<string, unknown>).summary = summaryTemplate(full);
     batch.rows.push(rowsOf(TABLES.listings, stored, full));
     batch.fts.push([stored, ftsBody(rec, locationText.get(rec.location_id) ?? '')]);
   };

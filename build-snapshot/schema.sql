@@ -46,18 +46,20 @@ CREATE TABLE location_closure (
 
 -- Listings: only active, published, rent records.
 CREATE TABLE listings (
-  -- Column order matters: SQLite reads a row up to the last column a query needs, so the small
-  -- summary columns come first and the long text and JSON (detail only, often in overflow pages) last.
+  -- Column order matters: SQLite reads a row up to the last column a query needs, so the summary and
+  -- filter columns come first and the long text and JSON (detail only, often in overflow pages) last.
   rid              INTEGER PRIMARY KEY,
   id               TEXT NOT NULL UNIQUE,
-  slug             TEXT NOT NULL,
+  -- The API's summary object, pre-serialised: its values as JSON text in a fixed order, without the
+  -- title and city name, which depend on the locale (src/listing-json.ts). The display-only fields
+  -- (slug, energy label, house number, coordinates, image, timestamps) are stored only here.
+  summary          TEXT NOT NULL,
   title            TEXT NOT NULL,
   price_eur        REAL,
   size_m2          REAL,
   rooms            REAL,
   furnishing       TEXT,
   property_type    TEXT,
-  energy_label     TEXT,
   owner_id         TEXT,
   location_id      TEXT NOT NULL,
   -- The location hierarchy, denormalised from location_closure so that a location_id filter at
@@ -65,14 +67,8 @@ CREATE TABLE listings (
   neighbourhood_id TEXT,
   city_id          TEXT NOT NULL,
   province_id      TEXT,
-  street           TEXT,
-  number           TEXT,
+  street           TEXT,               -- searched by q (with postcode)
   postcode         TEXT,
-  latitude         REAL,
-  longitude        REAL,
-  image_url        TEXT,
-  created_at       TEXT NOT NULL,
-  updated_at       TEXT NOT NULL,
   description      TEXT,
   images           TEXT,               -- JSON array or NULL
   attributes       TEXT,               -- JSON object or NULL

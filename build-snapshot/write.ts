@@ -17,12 +17,13 @@ export const TABLES = {
     slug: 'plain', type: 'plain', parent_id: 'plain', depth: 'plain', latitude: 'plain', longitude: 'plain',
     postcode_prefixes: 'json', published: 'bool', name: 'text',
   }),
+  // Display-only fields (slug, energy label, number, coordinates, image, timestamps) live only in the
+  // pre-serialised summary (src/listing-json.ts); columns are kept for what is filtered, joined or searched.
   listings: spec('listings', {
-    slug: 'plain', title: 'text', description: 'text', price_eur: 'plain', size_m2: 'plain', rooms: 'plain',
-    furnishing: 'plain', property_type: 'plain', energy_label: 'plain', owner_id: 'plain', location_id: 'plain',
-    neighbourhood_id: 'plain', city_id: 'plain', province_id: 'plain', street: 'plain', number: 'plain',
-    postcode: 'plain', latitude: 'plain', longitude: 'plain', image_url: 'plain', images: 'json',
-    attributes: 'json', sources: 'json', created_at: 'plain', updated_at: 'plain',
+    summary: 'plain', title: 'text', description: 'text', price_eur: 'plain', size_m2: 'plain', rooms: 'plain',
+    furnishing: 'plain', property_type: 'plain', owner_id: 'plain', location_id: 'plain',
+    neighbourhood_id: 'plain', city_id: 'plain', province_id: 'plain', street: 'plain', postcode: 'plain',
+    images: 'json', attributes: 'json', sources: 'json',
   }),
   owners: spec('owners', {
     slug: 'plain', name: 'plain', type: 'plain', website_url: 'plain', image_url: 'plain', phone_numbers: 'json',

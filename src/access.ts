@@ -68,7 +68,7 @@ const tooMany = (r: Refusal, message: string) => new ApiError('rate_limited', me
 
 export function accessGuard(o: AccessOptions): Guard {
   const now = o.now ?? Date.now;
-  return (req: Req, res: ServerResponse, route: { public: boolean }): boolean | Promise<boolean> => {
+  return (req: Req, res: ServerResponse, route: { public: boolean }): boolean => {
     // Transport: behind a trusted proxy, a request that reached it over plain HTTP is sent to HTTPS.
     const proto = o.trustProxy ? forwarded(req, 'x-forwarded-proto')?.toLowerCase() : undefined;
     if (proto === 'http') {
@@ -109,20 +109,20 @@ export function accessGuard(o: AccessOptions): Guard {
     if (route.public) return false;
     return authenticateAndLimit(req, res);
   };
-  async function authenticateAndLimit(req: Req, res: ServerResponse): Promise<boolean> {
+  function authenticateAndLimit(req: Req, res: ServerResponse): boolean {
     // Authentication, with failures limited per client address (a blocked address cannot test keys at all).
     const address = clientAddress(req, o.trustProxy);
-    const blocked = await o.limits.checkAddress(address);
+    const blocked = o.limits.checkAddress(address);
     if (blocked) throw tooMany(blocked, `Too many failed authentications from this address; retry after ${blocked.retryAfter} s.`);
     const header = req.headers.authorization;
     const keyId = authenticate(header, o.lookup, now()); // a 503 from the key store propagates as is
     if (keyId === null) {
-      await o.limits.recordFailure(address);
+      o.limits.recordFailure(address);
       throw unauthorized();
     }
     req.keyId = keyId;
 
-    const r = await o.limits.consumeKey(keyId);
+    const r = o.limits.consumeKey(keyId);
     if (isRefusal(r)) throw tooMany(r, `Rate limit for this key exceeded; retry after ${r.retryAfter} s.`);
     for (const [k, v] of Object.entries(r.headers)) res.setHeader(k, v);
     return false;

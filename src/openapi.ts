@@ -3,6 +3,7 @@ import { toJsonSchema } from '@valibot/to-json-schema';
 import * as v from 'valibot';
 import type { RouteDef } from './app.ts';
 import { entriesOf } from './query.ts';
+import { JsonText } from './respond.ts';
 import { SERVICE_ID } from './routes/ping.ts';
 
 const ERROR = {
@@ -92,10 +93,10 @@ export function openapiDocument(routes: RouteDef[]) {
     operationId: 'openapi', summary, tags: ['Service'], security: [], parameters: [],
     responses: { 200: { description: 'OK', content: { 'application/json': { schema: { type: 'object' } } } }, 400: err('Invalid query: this document takes no parameters') },
   } };
-  const text = JSON.stringify(doc);
+  const body = new JsonText(JSON.stringify(doc));
   const route: RouteDef = {
     path: '/v1/openapi.json', tag: 'Service', kind: 'plain', public: true, query: v.strictObject({}), item: { type: 'object' },
-    summary, handle: () => JSON.parse(text),
+    summary, handle: () => body, // serialised once: the document never changes while the process runs
   };
   return { doc, route };
 }

@@ -1,6 +1,5 @@
-// Per-key request limits and per-address failed-authentication limits (rate-limiter-flexible, in memory), with truthful Retry-After.
+// Per-key request limits and per-address failed-authentication limits (fixed windows, in memory, synchronous), with truthful Retry-After.
 import { isIP } from 'node:net';
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 
 /** A request the limits refused: answer 429 with these headers. */
 export interface Refusal { retryAfter: number; headers: Record<string, string> }
@@ -9,12 +8,12 @@ export interface Allowance { headers: Record<string, string> }
 
 export interface Limits {
   /** Counts one request for the key; a Refusal when its allowance for the window is used up. */
-  consumeKey(keyId: string): Promise<Allowance | Refusal>;
+  consumeKey(keyId: string): Allowance | Refusal;
   /** A Refusal when this address already failed authentication too often in the window. */
-  checkAddress(address: string): Promise<Refusal | null>;
+  checkAddress(address: string): Refusal | null;
   /** Records one failed authentication from this address. */
-  recordFailure(address: string): Promise<void>;
-  /** Entries currently held (keys + addresses): for tests and diagnostics. */
+  recordFailure(address: string): void;
+  /** Entries currently held (keys + addresses) whose window has not ended: for tests and diagnostics. */
   size(): number;
 }
 
@@ -22,51 +21,85 @@ export const POLICY = 'per-key';
 
 /**
  * Whole seconds until the window resets, rounded up, at least 1: a client that waits this long is let
- * through, because a fixed window's counter is gone once its expiry has passed.
+ * through, because a window's counter is gone once its end has passed.
  */
 const secondsUntil = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
 /**
- * Fixed windows of `windowSeconds` (60 in production: the settings are per minute; tests shorten it).
- *
- * Memory stays bounded: RateLimiterMemory keeps one entry per key or address seen in the current
- * window and deletes it with an unref'd timer when the window ends, so entries never outlive their
- * window. Per-key entries are bounded by the number of keys in the store (only authenticated
- * requests reach it); per-address entries are made only by failed authentications, and IPv6
- * addresses are grouped by /64 (what one host usually holds), so one client cannot mint entries
- * by rotating the low 64 bits.
+ * Counters in fixed windows: an entry's window starts with its first hit and lasts `windowMs`; a hit
+ * after the end starts a new window. Synchronous on purpose: this runs on every request, and a
+ * promise-based limiter (rate-limiter-flexible, used before) put two extra promise hops on each.
+ * Memory stays bounded: an unref'd sweep every window deletes ended windows, so no entry outlives
+ * two windows.
  */
-export function createLimits(opts: { perKey: number; authFailures: number; windowSeconds?: number }): Limits {
+class FixedWindows {
+  private readonly entries = new Map<string, { hits: number; end: number }>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(private readonly windowMs: number, private readonly now: () => number) {
+    this.sweeper = setInterval(() => this.sweep(), windowMs);
+    this.sweeper.unref();
+  }
+
+  /** Adds `n` hits (0 only reads); the window's hits so far and the ms until it ends. */
+  hit(key: string, n: number): { hits: number; msLeft: number } {
+    const now = this.now();
+    let e = this.entries.get(key);
+    if (e === undefined || e.end <= now) {
+      if (n === 0) return { hits: 0, msLeft: this.windowMs };
+      e = { hits: 0, end: now + this.windowMs };
+      this.entries.set(key, e);
+    }
+    e.hits += n;
+    return { hits: e.hits, msLeft: e.end - now };
+  }
+
+  sweep(): void {
+    const now = this.now();
+    for (const [k, e] of this.entries) if (e.end <= now) this.entries.delete(k);
+  }
+
+  size(): number {
+    this.sweep();
+    return this.entries.size;
+  }
+}
+
+/**
+ * Fixed windows of `windowSeconds` (60 in production: the settings are per minute; tests shorten it).
+ * Per-key entries are bounded by the number of keys in the store (only authenticated requests reach
+ * them); per-address entries are made only by failed authentications, and IPv6 addresses are grouped
+ * by /64 (what one host usually holds), so one client cannot mint entries by rotating the low 64 bits.
+ */
+export function createLimits(opts: { perKey: number; authFailures: number; windowSeconds?: number; now?: () => number }): Limits {
   const duration = opts.windowSeconds ?? 60;
-  const perKey = new RateLimiterMemory({ points: opts.perKey, duration, keyPrefix: 'key' });
-  const failures = new RateLimiterMemory({ points: opts.authFailures, duration, keyPrefix: 'addr' });
+  const now = opts.now ?? Date.now;
+  const perKey = new FixedWindows(duration * 1000, now);
+  const failures = new FixedWindows(duration * 1000, now);
   const policy = `"${POLICY}";q=${opts.perKey};w=${duration}`;
   const state = (remaining: number, ms: number) => ({
     'RateLimit-Policy': policy,
     RateLimit: `"${POLICY}";r=${remaining};t=${secondsUntil(ms)}`,
   });
+  const refusal = (ms: number, headers: Record<string, string> = {}): Refusal => {
+    const retryAfter = secondsUntil(ms);
+    return { retryAfter, headers: { ...headers, 'Retry-After': String(retryAfter) } };
+  };
 
   return {
-    async consumeKey(keyId) {
-      try {
-        const r = await perKey.consume(keyId);
-        return { headers: state(r.remainingPoints, r.msBeforeNext) };
-      } catch (e) {
-        if (!(e instanceof RateLimiterRes)) throw e;
-        const retryAfter = secondsUntil(e.msBeforeNext);
-        return { retryAfter, headers: { ...state(0, e.msBeforeNext), 'Retry-After': String(retryAfter) } };
-      }
+    consumeKey(keyId) {
+      const { hits, msLeft } = perKey.hit(keyId, 1);
+      if (hits > opts.perKey) return refusal(msLeft, state(0, msLeft));
+      return { headers: state(opts.perKey - hits, msLeft) };
     },
-    async checkAddress(address) {
-      const r = await failures.get(addressBucket(address));
-      if (r === null || r.consumedPoints < opts.authFailures || r.msBeforeNext <= 0) return null;
-      const retryAfter = secondsUntil(r.msBeforeNext);
-      return { retryAfter, headers: { 'Retry-After': String(retryAfter) } };
+    checkAddress(address) {
+      const { hits, msLeft } = failures.hit(addressBucket(address), 0);
+      return hits >= opts.authFailures ? refusal(msLeft) : null;
     },
-    async recordFailure(address) {
-      await failures.penalty(addressBucket(address));
+    recordFailure(address) {
+      failures.hit(addressBucket(address), 1);
     },
-    size: () => perKey.dump().storage.length + failures.dump().storage.length,
+    size: () => perKey.size() + failures.size(),
   };
 }
 

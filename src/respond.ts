@@ -4,8 +4,13 @@ import type { ServerResponse } from 'node:http';
 export interface Meta { locale: string; request_id: string }
 export interface Pagination { limit: number; has_more: boolean; next_cursor: string | null }
 
+/** A body that is already JSON text (pre-serialised in the snapshot or built by the envelope helpers below). */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
+  const text = body instanceof JsonText ? body.text : JSON.stringify(body);
   res.writeHead(status, { ...headers, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
   res.end(text);
 }
@@ -13,3 +18,9 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 export const collection = (data: unknown[], pagination: Pagination, meta: Meta) => ({ data, pagination, meta });
 export const bounded = (data: unknown[], meta: Meta) => ({ data, meta });
 export const detail = (data: unknown, meta: Meta) => ({ data, meta });
+
+// The same envelopes around items that are JSON text already; field order as above.
+export const collectionJson = (items: string[], pagination: Pagination, meta: Meta) =>
+  new JsonText(`{"data":[${items.join(',')}],"pagination":${JSON.stringify(pagination)},"meta":${JSON.stringify(meta)}}`);
+export const boundedJson = (items: string[], meta: Meta) => new JsonText(`{"data":[${items.join(',')}],"meta":${JSON.stringify(meta)}}`);
+export const detailJson = (data: string, meta: Meta) => new JsonText(`{"data":${data},"meta":${JSON.stringify(meta)}}`);

@@ -5,8 +5,9 @@ import { defineRoute, type AppDeps, type Ctx } from '../app.ts';
 import { notFound } from '../errors.ts';
 import { ListingQueries, type ListingFilters } from '../listing-query.ts';
 import { cursor, ftsQuery, id120, int, limit, locale, minMax, oneOf, q, str } from '../query.ts';
-import { detail, bounded } from '../respond.ts';
-import { J, page, parseJson, tr, i18nJoin } from './common.ts';
+import { detail, boundedJson, collectionJson, detailJson } from '../respond.ts';
+import { fillSummary } from '../listing-json.ts';
+import { J, pageRows, tr, i18nJoin } from './common.ts';
 
 const FURNISHING = ['SHELL', 'FURNISHED', 'UPHOLSTERED'] as const;
 const filterEntries = {
@@ -33,32 +34,32 @@ type Filters = {
   min_size?: number; max_size?: number; min_rooms?: number; furnishing?: string; property_type?: string;
 };
 
-// Summaries read only the leading (small) columns of a listing row and its translated title; the
-// city's display name comes from a per-snapshot map of location names, not a join per row.
-const SUMMARY_COLUMNS = `l.rid, l.id, l.slug, COALESCE(t.title, l.title) AS title, l.price_eur, l.size_m2, l.rooms,
-  l.furnishing, l.property_type, l.energy_label, l.owner_id, l.image_url, l.created_at, l.updated_at, l.city_id,
-  l.street, l.number, l.postcode, l.latitude, l.longitude`;
+// A listing's summary is JSON text written by the compiler (listings.summary, see ../listing-json.ts):
+// a request reads it, the title in the requested locale and the city id, and fills in the two slots.
+// The city's display name comes from a per-snapshot map of location names, not a join per row.
+// Statements return arrays (.raw()): [rid, id, summary template, title, city_id, …detail columns].
+const SUMMARY_COLUMNS = 'l.rid, l.id, l.summary, COALESCE(t.title, l.title) AS title, l.city_id';
 const SELECT = (where: string, detail = false) => `
   SELECT ${SUMMARY_COLUMNS}${detail ? `, ${tr('l', ['description'])}, l.images, l.attributes, l.sources` : ''}
   FROM listings l ${i18nJoin('listings', 'l')}
   WHERE ${where}`;
 
-/** Display names of every location in every locale (a few hundred rows), read once per snapshot. */
-function cityNames(db: Database): (id: string, locale: string) => string | null {
+/** Display names of every location in every locale as JSON text (a few hundred rows), read once per snapshot. */
+function cityNames(db: Database): (id: string, locale: string) => string {
   const rows = db.prepare(`SELECT l.id, l.name, t.locale, t.name AS tname FROM locations l LEFT JOIN locations_i18n t ON t.rid = l.rid`).all() as { id: string; name: string; locale: string | null; tname: string | null }[];
   const names = new Map<string, string>();
   for (const r of rows) {
-    names.set(r.id + '|en', r.name);
-    if (r.locale && r.tname) names.set(r.id + '|' + r.locale, r.tname);
+    names.set(r.id + '|en', JSON.stringify(r.name));
+    if (r.locale && r.tname) names.set(r.id + '|' + r.locale, JSON.stringify(r.tname));
   }
-  return (id, locale) => names.get(id + '|' + locale) ?? names.get(id + '|en') ?? null;
+  return (id, locale) => names.get(id + '|' + locale) ?? names.get(id + '|en') ?? 'null';
 }
 
 export function prepare(db: Database) {
   return {
     planner: new ListingQueries(db),
-    byRids: db.prepare(SELECT('l.rid IN (SELECT value FROM json_each(@rids))') + ' ORDER BY l.rid'),
-    byId: db.prepare(SELECT('l.id = @id', true)),
+    byRids: db.prepare(SELECT('l.rid IN (SELECT value FROM json_each(@rids))') + ' ORDER BY l.rid').raw(),
+    byId: db.prepare(SELECT('l.id = @id', true)).raw(),
     city: cityNames(db),
     ridAtOrBefore: db.prepare('SELECT rid FROM listings WHERE id <= ? ORDER BY id DESC LIMIT 1').pluck(),
     location: db.prepare('SELECT type FROM locations WHERE id = ?').pluck(),
@@ -76,16 +77,14 @@ export function prepare(db: Database) {
 type Stmts = ReturnType<typeof prepare>;
 type Row = Record<string, any>;
 
-export function summary(r: Row) {
-  return {
-    id: r.id, slug: r.slug, title: r.title, price_eur: r.price_eur, size_m2: r.size_m2, rooms: r.rooms,
-    furnishing: r.furnishing, property_type: r.property_type, energy_label: r.energy_label, owner_id: r.owner_id,
-    image_url: r.image_url, created_at: r.created_at, updated_at: r.updated_at,
-    location: { city: r.city, street: r.street, number: r.number, postcode: r.postcode, latitude: r.latitude, longitude: r.longitude },
-  };
-}
-function full(r: Row) {
-  return { ...summary(r), description: r.description, images: parseJson(r.images), attributes: parseJson(r.attributes), sources: parseJson(r.sources) };
+type SummaryRow = [rid: number, id: string, template: string, title: string, city_id: string];
+type DetailRow = [...SummaryRow, description: string | null, images: string | null, attributes: string | null, sources: string | null];
+/** One listing's summary JSON in the locale. */
+const summaryJson = (st: Stmts, r: SummaryRow | DetailRow, locale: string) => fillSummary(r[2], JSON.stringify(r[3]), st.city(r[4], locale));
+/** The detail JSON: the summary plus description and the JSON columns as stored (already JSON text). */
+function detailOf(st: Stmts, r: DetailRow, locale: string): string {
+  const s = summaryJson(st, r, locale);
+  return `${s.slice(0, -1)},"description":${JSON.stringify(r[5])},"images":${r[6] ?? 'null'},"attributes":${r[7] ?? 'null'},"sources":${r[8] ?? 'null'}}`;
 }
 
 /** Validated query → planner filters; an unknown location_id matches nothing (it names no level). */
@@ -103,11 +102,11 @@ export function toFilters(st: Stmts, f: Filters): ListingFilters {
   return out;
 }
 
-function rowsByRids(st: Stmts, rids: number[], locale: string): Row[] {
+/** Summaries (id and JSON) of the listings with these rids, in rid order (= id order). */
+function rowsByRids(st: Stmts, rids: number[], locale: string): { rid: number; id: string; json: string }[] {
   if (!rids.length) return [];
-  const rows = st.byRids.all({ rids: JSON.stringify(rids), locale }) as Row[];
-  for (const r of rows) r.city = st.city(r.city_id, locale);
-  return rows;
+  const rows = st.byRids.all({ rids: JSON.stringify(rids), locale }) as SummaryRow[];
+  return rows.map((r) => ({ rid: r[0], id: r[1], json: summaryJson(st, r, locale) }));
 }
 
 /**
@@ -115,7 +114,7 @@ function rowsByRids(st: Stmts, rids: number[], locale: string): Row[] {
  * difference, then size difference, then id. Reads outward from the reference price, so the work is
  * bounded by `limit` plus listings tied at the boundary price difference.
  */
-function similar(st: Stmts, id: string, n: number, locale: string): Row[] {
+function similar(st: Stmts, id: string, n: number, locale: string): string[] {
   const ref = st.refOf.get(id) as Row | undefined;
   if (!ref) throw notFound('listing');
   if (ref.price_eur === null || ref.property_type === null) return [];
@@ -140,7 +139,7 @@ function similar(st: Stmts, id: string, n: number, locale: string): Row[] {
     .sort((a, b) => Math.abs(a.price_eur - p) - Math.abs(b.price_eur - p) || sizeDiff(a) - sizeDiff(b) || (a.id < b.id ? -1 : 1))
     .slice(0, n);
   const rows = rowsByRids(st, ranked.map((r) => r.rid), locale);
-  const byRid = new Map(rows.map((r) => [r.rid, r]));
+  const byRid = new Map(rows.map((r) => [r.rid, r.json]));
   return ranked.map((r) => byRid.get(r.rid)!).filter(Boolean);
 }
 
@@ -181,10 +180,11 @@ export const routes = (_deps: AppDeps) => [
     handle(ctx) {
       const st = ctx.snap.use(prepare);
       const filters = toFilters(st, ctx.query);
-      return page(ctx, (afterId, n) => {
+      const { rows, pagination } = pageRows(ctx, (afterId, n) => {
         const afterRid = afterId === null ? 0 : ((st.ridAtOrBefore.get(afterId) as number | undefined) ?? 0);
-        return rowsByRids(st, st.planner.page(filters, afterRid, n), ctx.meta.locale) as (Row & { id: string })[];
-      }, summary);
+        return rowsByRids(st, st.planner.page(filters, afterRid, n), ctx.meta.locale);
+      });
+      return collectionJson(rows.map((r) => r.json), pagination, ctx.meta);
     },
   }),
   defineRoute<Filters>({
@@ -198,17 +198,16 @@ export const routes = (_deps: AppDeps) => [
     summary: 'One listing by id',
     handle(ctx) {
       const st = ctx.snap.use(prepare);
-      const row = st.byId.get({ id: ctx.params.id, locale: ctx.meta.locale }) as Row | undefined;
+      const row = st.byId.get({ id: ctx.params.id, locale: ctx.meta.locale }) as DetailRow | undefined;
       if (!row) throw notFound('listing');
-      row.city = st.city(row.city_id, ctx.meta.locale);
-      return detail(full(row), ctx.meta);
+      return detailJson(detailOf(st, row, ctx.meta.locale), ctx.meta);
     },
   }),
   defineRoute<v.InferOutput<typeof SimilarQuery>>({
     path: '/v1/listings/:id/similar', tag: 'Listings', kind: 'bounded', query: SimilarQuery, item: LISTING_SUMMARY,
     summary: 'Active listings like this one',
     description: 'Same city and property type, price within 25 % of the reference, ranked by relative price difference, then size difference, then id. The reference itself is excluded. A reference without a price or property type has no similar listings (empty array).',
-    handle: (ctx) => bounded(similar(ctx.snap.use(prepare), ctx.params.id, ctx.query.limit, ctx.meta.locale).map(summary), ctx.meta),
+    handle: (ctx) => boundedJson(similar(ctx.snap.use(prepare), ctx.params.id, ctx.query.limit, ctx.meta.locale), ctx.meta),
   }),
 ];
 export type { Ctx };
