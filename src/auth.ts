@@ -1,5 +1,5 @@
 // API keys: the key format (prefix, secret, CRC32 checksum), SHA-256 digests, and Bearer authentication; every failure is one 401.
-import { createHash, randomInt } from 'node:crypto';
+import { hash, randomInt } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { ApiError } from './errors.ts';
 
@@ -40,7 +40,9 @@ export function isWellFormedKey(key: string): boolean {
 }
 
 /** The only form in which the service stores or looks up a key. */
-export const digestKey = (key: string): Buffer => createHash('sha256').update(key, 'utf8').digest();
+export const digestKey = (key: string): Buffer => hash('sha256', key, 'buffer') as unknown as Buffer;
+/** The digest as the server's in-memory key index holds it (base64): one hashing call, no Buffer. */
+export const digestKeyBase64 = (key: string): string => hash('sha256', key, 'base64');
 
 /**
  * The key from an Authorization header value, or null. Exactly "Bearer", one space, the key; no
@@ -56,7 +58,7 @@ export function parseBearer(header: string | undefined): string | null {
 /** What the key store returns for a digest: enough to decide, never the digest or key. */
 export interface KeyRecord { id: string; expires_at: string | null; disabled_at: string | null; revoked_at: string | null }
 /** Looks a key up by its SHA-256 digest; throws a 503 ApiError when the store cannot be read. */
-export type KeyLookup = (digest: Buffer) => KeyRecord | undefined;
+export type KeyLookup = (digestBase64: string) => KeyRecord | undefined;
 
 export const UNAUTHORIZED_MESSAGE = 'A valid API key is required: send the header "Authorization: Bearer <key>".';
 /** The one answer for missing, malformed, unknown, expired, disabled and revoked keys. */
@@ -71,7 +73,7 @@ export const unauthorized = () => new ApiError('unauthorized', UNAUTHORIZED_MESS
 export function authenticate(header: string | undefined, lookup: KeyLookup, now: number): string | null {
   const key = parseBearer(header);
   if (key === null || !isWellFormedKey(key)) return null;
-  const rec = lookup(digestKey(key));
+  const rec = lookup(digestKeyBase64(key));
   if (!rec || rec.revoked_at !== null || rec.disabled_at !== null) return null;
   if (rec.expires_at !== null && !(Date.parse(rec.expires_at) > now)) return null;
   return rec.id;

@@ -1,5 +1,5 @@
 // Opaque paging cursors: {after, scope, exp} signed with HMAC-SHA256; any bad cursor is a 400.
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, hash, timingSafeEqual } from 'node:crypto';
 import { badRequest } from './errors.ts';
 
 export const CURSOR_TTL_SECONDS = 24 * 60 * 60;
@@ -19,7 +19,7 @@ export function cursorCodec(secret: string, now: () => number = Date.now): Curso
   return {
     scope(endpoint, params) {
       const canonical = JSON.stringify([endpoint, Object.keys(params).filter((k) => k !== 'cursor' && params[k] !== undefined).sort().map((k) => [k, params[k]])]);
-      return createHash('sha256').update(canonical).digest('base64url').slice(0, 22);
+      return hash('sha256', canonical, 'base64url').slice(0, 22);
     },
     sign(after, scope) {
       const payload = Buffer.from(JSON.stringify({ a: after, s: scope, e: Math.floor(now() / 1000) + CURSOR_TTL_SECONDS })).toString('base64url');

@@ -201,7 +201,7 @@ export class KeyReader {
   }
 
   /** The key's record by digest, or undefined; throws a 503 ApiError when the store cannot be read. */
-  lookup = (digest: Buffer): KeyRecord | undefined => {
+  lookup = (digestBase64: string): KeyRecord | undefined => {
     const ident = fileIdentity(this.path);
     if (ident === null) this.fail(`key store file ${this.path} is missing`);
     if (!this.keys || ident !== this.ident || this.readCounter(this.fd) !== this.counter) {
@@ -212,7 +212,7 @@ export class KeyReader {
         this.fail((e as Error).message);
       }
     }
-    return this.keys!.get(digest.toString('base64'));
+    return this.keys!.get(digestBase64);
   };
 
   close() {

@@ -31,11 +31,12 @@ export function summaryTemplate(r: SummaryFields): string {
 }
 
 /** The summary JSON: the stored values with their keys, and the title and city (JSON text) in their places. */
-export function fillSummary(template: string, titleJson: string, cityJson: string): string {
-  const values = template.split(SEP);
-  values[TITLE] = titleJson;
-  values[CITY] = cityJson;
+export const fillSummary = (template: string, titleJson: string, cityJson: string): string =>
+  fillValues(template.split(SEP), titleJson, cityJson);
+
+/** fillSummary on a template already split at SEP (extra trailing items are ignored). */
+export function fillValues(values: string[], titleJson: string, cityJson: string): string {
   let out = '';
-  for (let i = 0; i < KEYS.length; i++) out += KEYS[i] + values[i];
+  for (let i = 0; i < KEYS.length; i++) out += KEYS[i] + (i === TITLE ? titleJson : i === CITY ? cityJson : values[i]);
   return out + '}}';
 }

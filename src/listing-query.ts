@@ -71,10 +71,14 @@ function source(driver: Driver): string {
   }
 }
 
-export function pageSql(f: ListingFilters, driver: Driver): string {
+/**
+ * The page statement. `limit` is written into the SQL when given: a bound LIMIT made the same
+ * index walk 2-3 times slower (5-8 µs → 12-21 µs for a page of 21 rids, measured on the 1M snapshot).
+ */
+export function pageSql(f: ListingFilters, driver: Driver, limit?: number): string {
   const rid = driver.kind === 'fts' ? 'f.rowid' : 'l.rid';
   const where = [...(driver.kind === 'fts' ? ['listings_fts MATCH @fts'] : []), ...conditions(f, driver), `${rid} > @after`];
-  return `SELECT ${rid} AS rid FROM ${source(driver)} WHERE ${where.join(' AND ')} ORDER BY ${rid} LIMIT @limit`;
+  return `SELECT ${rid} AS rid FROM ${source(driver)} WHERE ${where.join(' AND ')} ORDER BY ${rid} LIMIT ${limit === undefined ? '@limit' : Math.trunc(limit)}`;
 }
 export function matchSql(f: ListingFilters, driver: Driver): string {
   const where = [...(driver.kind === 'fts' ? ['listings_fts MATCH @fts'] : []), ...conditions(f, driver)];
@@ -192,10 +196,17 @@ export class ListingQueries {
     return { driver: best, cost: bestCost, worst, hint };
   }
 
-  private stmt(kind: 'page' | 'match', f: ListingFilters, driver: Driver): Statement {
-    const key = `${kind}|${JSON.stringify(driver)}|${shapeKey(f)}`;
+  /** The statement for a shape (which filters, which driver, and the page size), from a bounded LRU cache. */
+  private stmt(kind: 'page' | 'match', f: ListingFilters, driver: Driver, limit?: number): Statement {
+    const key = `${kind}|${driver.kind}|${'col' in driver ? driver.col : ''}|${shapeKey(f)}|${limit ?? ''}`;
     let s = this.cache.get(key);
-    if (!s) this.cache.set(key, (s = this.db.prepare(kind === 'page' ? pageSql(f, driver) : matchSql(f, driver)).pluck()));
+    if (s) {
+      this.cache.delete(key); // most recently used last
+    } else {
+      s = this.db.prepare(kind === 'page' ? pageSql(f, driver, limit) : matchSql(f, driver)).pluck();
+      if (this.cache.size >= STATEMENT_CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
+    }
+    this.cache.set(key, s);
     return s;
   }
 
@@ -211,7 +222,7 @@ export class ListingQueries {
   page(f: ListingFilters, afterRid: number, limit: number): number[] {
     const { driver, worst, hint } = this.plan(f, limit);
     if (this.useScan(worst)) return this.scan.page(f, afterRid, limit, hint);
-    return this.stmt('page', f, driver).all({ ...params(f), after: afterRid, limit }) as number[];
+    return this.stmt('page', f, driver, limit).all({ ...params(f), after: afterRid }) as number[];
   }
 
   /** count, min, max, average and median price of the matching listings. */
@@ -241,6 +252,12 @@ function hintOf(d: Driver): PrimaryHint {
     default: return null;
   }
 }
+
+/**
+ * Prepared statements kept per snapshot. Shapes × drivers × page sizes is large (an adversary can
+ * ask for many), so the least recently used are dropped; a dropped shape is prepared again (~50 µs).
+ */
+const STATEMENT_CACHE_SIZE = 256;
 
 /** Below this many row-units an index plan is always used; above it, the column scan when cheaper. */
 const SCAN_MIN_UNITS = 2000;

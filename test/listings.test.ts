@@ -1,7 +1,7 @@
 // /v1/listings over HTTP: cursor walks, every filter, statistics, similar listings, and the query plans of the
 // listing filters. Invariants run on a larger generated fixture; exact facts on the hand-written basic fixture.
 import assert from 'node:assert/strict';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { planHasFullScan, planOf, HOT_QUERY_SAMPLES, type ListingFilters } from '../src/listing-query.ts';
@@ -595,5 +595,49 @@ describe('listing filters: the planner never scans the listings table', () => {
         assert.ok(!planHasFullScan(p), `${name}: ${p.join(' | ')}`);
       }
     } finally { small.close(); }
+  });
+});
+
+describe('pre-serialised summaries carry awkward text exactly', () => {
+  it('quotes, backslashes, control characters, separators, emoji and U+2028 in every text field', async () => {
+    const dir = copyFixture();
+    const file = join(dir, 'listings.ndjson');
+    const odd = 'He said "hi" \\ back\\slash \u0001\u0002 tab\t nl\n \u2028 \u00e9\u00df \ud83c\udfe0 </script>';
+    const base = JSON.parse(readFileSync(file, 'utf8').split('\n')[0]);
+    const rec = {
+      ...base, id: 'lst-odd', slug: `slug ${odd}`, title: { en: `T ${odd}`, nl: `NL ${odd}` }, description: { en: `D ${odd}`, de: `DE ${odd}` },
+      street: odd, number: '1"a', postcode: '1015 AB', energy_label: null, image_url: 'https://img.example.nl/a"b.jpg',
+      latitude: 52.123456789012345, longitude: -0.1, price_eur: 1234.5, size_m2: 0, rooms: 2.5,
+      attributes: { note: odd, nested: { list: [odd, 1, null, true] } }, images: [`https://img.example.nl/${encodeURIComponent(odd)}.jpg`],
+    };
+    appendFileSync(file, JSON.stringify(rec) + '\n');
+    const built = await buildTestSnapshot(dir);
+    const server = await startServer({ SNAPSHOT_PATH: built.path });
+    try {
+      for (const locale of ['en', 'nl', 'de']) {
+        const want = {
+          id: rec.id, slug: rec.slug, title: rec.title[locale as 'en'] ?? rec.title.en, price_eur: 1234.5, size_m2: 0, rooms: 2.5,
+          furnishing: rec.furnishing, property_type: rec.property_type, energy_label: null, owner_id: rec.owner_id, image_url: rec.image_url,
+          created_at: rec.created_at, updated_at: rec.updated_at,
+        };
+        const d = await server.get(`/v1/listings/lst-odd?locale=${locale}`);
+        assert.equal(d.status, 200);
+        const { location, description, images, attributes, sources, ...rest } = d.body.data;
+        assert.deepEqual(rest, want, locale);
+        assert.equal(location.street, odd);
+        assert.equal(location.number, '1"a');
+        assert.equal(location.latitude, 52.123456789012345);
+        assert.equal(description, (rec.description as Record<string, string>)[locale] ?? rec.description.en);
+        assert.deepEqual(images, rec.images);
+        assert.deepEqual(attributes, rec.attributes);
+        assert.deepEqual(sources, rec.sources ?? null);
+        const s = await server.get(`/v1/listings?q=back&locale=${locale}`);
+        assert.equal(s.status, 200);
+        const item = s.body.data.find((x: { id: string }) => x.id === 'lst-odd');
+        assert.ok(item, `found by q in ${locale}`);
+        assert.deepEqual({ ...item, location: undefined }, { ...want, location: undefined });
+        assert.deepEqual(item.location, { ...location });
+      }
+    } finally { await server.close(); }
   });
 });
