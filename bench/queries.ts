@@ -210,7 +210,7 @@ export function toListingFilters(st: ListingStmts, q: Query): ListingFilters {
   };
   if (q.q !== undefined) out.fts = ftsQuery(String(q.q));
   if (q.location_id !== undefined) {
-    const type = st.location.get(q.location_id) as string | undefined;
+    const type = st.locationType.get(String(q.location_id));
     out.location_column = type === 'province' ? 'province_id' : type === 'neighbourhood' ? 'neighbourhood_id' : 'city_id';
     out.location_id = String(q.location_id);
   }

@@ -71,7 +71,8 @@ export function prepare(db: Database) {
       FROM listings l ${where} l.id = @id`).raw()),
     city: cityNames(db),
     ridAtOrBefore: db.prepare('SELECT rid FROM listings WHERE id <= ? ORDER BY id DESC LIMIT 1').pluck(),
-    location: db.prepare('SELECT type FROM locations WHERE id = ?').pluck(),
+    /** Type (province, city, neighbourhood) of each location: a few hundred rows, held per snapshot. */
+    locationType: new Map((db.prepare('SELECT id, type FROM locations').raw().all() as [string, string][])),
     precomputed: db.prepare('SELECT count, min_price_eur, max_price_eur, average_price_eur, median_price_eur FROM listing_stats WHERE scope = ?'),
     similarBand: db.prepare(`SELECT rid, price_eur, size_m2, id FROM listings INDEXED BY listings_city_type_price
       WHERE city_id = @city AND property_type = @type AND price_eur BETWEEN @lo AND @hi AND rid <> @rid
@@ -104,7 +105,7 @@ export function toFilters(st: Stmts, f: Filters): ListingFilters {
   };
   if (f.q !== undefined) out.fts = ftsQuery(f.q);
   if (f.location_id !== undefined) {
-    const type = st.location.get(f.location_id) as string | undefined;
+    const type = st.locationType.get(f.location_id);
     out.location_column = type === 'province' ? 'province_id' : type === 'neighbourhood' ? 'neighbourhood_id' : 'city_id';
     out.location_id = f.location_id;
   }
