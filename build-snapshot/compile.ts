@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import * as S from './source-schema.ts';
 import { Report, readSource } from './read-source.ts';
 import { TABLES, tableWriter, type TableName, type TableWriter } from './write.ts';
-import { CohortCollector, ListingStatsCollector, deriveAll } from './derive.ts';
+import { CohortCollector, deriveAll } from './derive.ts';
 import type { Batch, Done, ListingsJob } from './listings-worker.ts';
 import { Worker } from 'node:worker_threads';
 import { runChecks } from './checks.ts';
@@ -84,7 +84,6 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
   const locations = new Map<string, { type: string; parent: string | null; line: number }>();
   const ids = new Map<string, Set<string>>();
   const cohorts = new CohortCollector();
-  const listingStats = new ListingStatsCollector();
   let heldLocations: Record<string, unknown>[] = [];
   let listingsSorted = true;
 
@@ -112,7 +111,6 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
       hash.update(res.digest);
       counts.listings = { read: res.read, stored: res.stored };
       cohorts.groups = res.cohorts;
-      Object.assign(listingStats, res.stats);
       listingsSorted = res.sorted;
       if (!report.failed && !res.sorted) rerankListings(db);
       log(`  ${r.file}: ${res.read.toLocaleString('en')} valid records, ${res.stored.toLocaleString('en')} stored`);
@@ -156,7 +154,7 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
 
   const snapshotId = 'snap_' + hash.digest('hex').slice(0, 24);
   phase('deriving: location closure, full-text indexes, market cohorts, statistics');
-  deriveAll(db, cohorts, listingStats, listingsSorted);
+  deriveAll(db, cohorts, listingsSorted);
   const meta = db.prepare('INSERT INTO snapshot_meta (key, value) VALUES (?, ?)');
   meta.run('schema_version', String(SCHEMA_VERSION));
   meta.run('snapshot_id', snapshotId);

@@ -1,6 +1,6 @@
 // Derived tables: location closure, full-text indexes, market cohorts and precomputed listing statistics.
 import type { Database } from 'better-sqlite3';
-import { median, round2, statsOf } from '../src/stats.ts';
+import { median, round2 } from '../src/stats.ts';
 
 /** Groups published rent listings (active or not) by city and first-seen month while the source streams. */
 export class CohortCollector {
@@ -21,29 +21,43 @@ export class CohortCollector {
 }
 
 /** `listingsFtsDone`: the listings full-text rows were written during the load (rid order was final). */
-export function deriveAll(db: Database, cohorts: CohortCollector, stats: ListingStatsCollector, listingsFtsDone: boolean) {
+export function deriveAll(db: Database, cohorts: CohortCollector, listingsFtsDone: boolean) {
   deriveClosure(db);
   deriveFullText(db, listingsFtsDone);
   deriveCohorts(db, cohorts);
-  deriveListingStats(db, stats);
   deriveColumns(db);
 }
 
-/** Columns whose single-value filters get precomputed statistics (scope '<column>:<value>'). */
-const VALUE_STATS_COLUMNS = ['property_type', 'furnishing', 'owner_id'] as const;
+/**
+ * Columns whose single-value filters get precomputed statistics, and the scope prefix they are stored
+ * under: 'location:<id>' for a location at any level (ids are unique across levels), '<column>:<value>'.
+ */
+const VALUE_STATS_COLUMNS: [column: string, prefix: string][] = [
+  ['city_id', 'location'], ['province_id', 'location'], ['neighbourhood_id', 'location'],
+  ['property_type', 'property_type'], ['furnishing', 'furnishing'], ['owner_id', 'owner_id'],
+];
 
 /**
- * Statistics for every value of the single-filter columns, without per-value arrays: one pass over
- * all rows counts (and sums) per code, one pass over the price order picks each value's min, max
- * and middle prices as the running count per code reaches them.
+ * Everything precomputed about listing prices and filter values, from the column store (no per-value
+ * arrays, nothing collected while loading):
+ * - statistics for all listings (scope '') and for every value of the single-filter columns: one pass
+ *   over all rows counts (and sums) per code, one pass over the price order picks each value's min, max
+ *   and middle prices as the running count per code reaches them;
+ * - the planner's statistics: listings per value of each equality filter (and per city + property
+ *   type), and quantiles of each range filter.
  */
-function deriveValueStats(db: Database, price: Float64Array, codes: Record<string, Uint16Array | Uint32Array>, dicts: Map<string, Map<string, number>>, order: Uint32Array) {
+function deriveListingStats(db: Database, floats: Record<string, Float64Array>, codes: Record<string, Uint16Array | Uint32Array>, dicts: Map<string, Map<string, number>>, order: Uint32Array) {
+  const price = floats.price_eur;
+  const n = price.length;
   const insert = db.prepare('INSERT INTO listing_stats (scope, count, min_price_eur, max_price_eur, average_price_eur, median_price_eur) VALUES (?, ?, ?, ?, ?, ?)');
-  for (const col of VALUE_STATS_COLUMNS) {
-    const code = codes[col];
-    const size = dicts.get(col)!.size + 1;
+  const vc = db.prepare('INSERT INTO listing_value_counts (column, value, n) VALUES (?, ?, ?)');
+  const all = new Uint8Array(n).fill(1); // the '' scope: every listing has code 1 of a one-value column
+  for (const [col, prefix] of [['', ''], ...VALUE_STATS_COLUMNS] as [string, string][]) {
+    const code = col === '' ? all : codes[col];
+    const dict = col === '' ? new Map([['', 1]]) : dicts.get(col)!;
+    const size = dict.size + 1;
     const count = new Float64Array(size), priced = new Float64Array(size), sum = new Float64Array(size);
-    for (let i = 0; i < code.length; i++) {
+    for (let i = 0; i < n; i++) {
       const c = code[i];
       if (c === 0) continue;
       count[c]++;
@@ -60,10 +74,25 @@ function deriveValueStats(db: Database, price: Float64Array, codes: Record<strin
       if (k === Math.floor((priced[c] - 1) / 2)) lo[c] = p;
       if (k === Math.floor(priced[c] / 2)) hi[c] = p;
     }
-    for (const [value, c] of dicts.get(col)!) {
+    for (const [value, c] of dict) {
       const has = priced[c] > 0;
-      insert.run(`${col}:${value}`, count[c], has ? min[c] : null, has ? max[c] : null, has ? round2(sum[c] / priced[c]) : null, has ? (priced[c] % 2 ? hi[c] : (lo[c] + hi[c]) / 2) : null);
+      const scope = col === '' ? '' : `${prefix}:${value}`;
+      insert.run(scope, count[c], has ? min[c] : null, has ? max[c] : null, has ? round2(sum[c] / priced[c]) : null, has ? (priced[c] % 2 ? hi[c] : (lo[c] + hi[c]) / 2) : null);
+      if (col !== '') vc.run(col, value, count[c]);
     }
+  }
+  // City and property type together (the similar-listings and city + type index): 'city\u0001type'.
+  const city = codes.city_id, type = codes.property_type;
+  const pairs = new Map<number, number>();
+  for (let i = 0; i < n; i++) if (type[i] !== 0) { const k = city[i] * 65536 + type[i]; pairs.set(k, (pairs.get(k) ?? 0) + 1); }
+  const name = (col: string) => { const byCode = new Map<number, string>(); for (const [v, c] of dicts.get(col)!) byCode.set(c, v); return byCode; };
+  const cities = name('city_id'), types = name('property_type');
+  for (const [k, count] of pairs) vc.run('city_type', `${cities.get(Math.floor(k / 65536))}\u0001${types.get(k % 65536)}`, count);
+  const q = db.prepare('INSERT INTO listing_quantiles (column, k, value, nonnull) VALUES (?, ?, ?, ?)');
+  for (const col of FLOAT_COLUMNS) {
+    const sorted = col === 'price_eur' ? Float64Array.from(order, (i) => price[i]) : floats[col].filter((x) => !Number.isNaN(x)).sort();
+    if (sorted.length === 0) continue;
+    for (let k = 0; k <= QUANTILES; k++) q.run(col, k, sorted[Math.min(sorted.length - 1, Math.floor((k * (sorted.length - 1)) / QUANTILES))], sorted.length);
   }
 }
 
@@ -106,7 +135,7 @@ function deriveColumns(db: Database) {
   const rank = new Uint32Array(n).fill(0xffffffff);
   order.forEach((row, pos) => { rank[row] = pos; });
 
-  deriveValueStats(db, floats.price_eur, codes, dicts, order);
+  deriveListingStats(db, floats, codes, dicts, order);
 
   const put = db.prepare('INSERT INTO listing_columns (name, data) VALUES (?, ?)');
   for (const c of FLOAT_COLUMNS) put.run(c, blob(floats[c]));
@@ -198,54 +227,5 @@ function deriveCohorts(db: Database, cohorts: CohortCollector) {
   }
 }
 
-/** Per-listing accumulation of the precomputed statistics and planner statistics (pure; runs in the listings worker). */
-export class ListingStatsCollector {
-  readonly scopes = new Map<string, { count: number; prices: number[] }>([['', { count: 0, prices: [] }]]);
-  /** column → value → number of listings */
-  readonly valueCounts = new Map<string, Map<string, number>>([...EQ_COLUMNS, 'city_type'].map((c) => [c, new Map()]));
-  readonly ranges: Record<string, number[]> = { price_eur: [], size_m2: [], rooms: [] };
-  add(row: Record<string, unknown>) {
-    const price = row.price_eur as number | null;
-    this.scope('', price);
-    if (row.neighbourhood_id != null) this.scope('location:' + row.neighbourhood_id, price);
-    this.scope('location:' + row.city_id, price);
-    if (row.province_id != null) this.scope('location:' + row.province_id, price);
-    for (const c of EQ_COLUMNS) {
-      const v = row[c] as string | null;
-      if (v != null) { const m = this.valueCounts.get(c)!; m.set(v, (m.get(v) ?? 0) + 1); }
-    }
-    for (const c of RANGE_COLUMNS) if (row[c] != null) this.ranges[c].push(row[c] as number);
-    if (row.property_type != null) {
-      const m = this.valueCounts.get('city_type')!;
-      const k = `${row.city_id}\u0001${row.property_type}`;
-      m.set(k, (m.get(k) ?? 0) + 1);
-    }
-  }
-  private scope(scope: string, price: number | null) {
-    let s = this.scopes.get(scope);
-    if (!s) this.scopes.set(scope, (s = { count: 0, prices: [] }));
-    s.count++;
-    if (price != null) s.prices.push(price);
-  }
-}
-const EQ_COLUMNS = ['owner_id', 'property_type', 'furnishing', 'neighbourhood_id', 'city_id', 'province_id'] as const;
-const RANGE_COLUMNS = ['price_eur', 'size_m2', 'rooms'] as const;
+/** Quantiles kept per range filter column for the planner's estimates. */
 export const QUANTILES = 1024;
-
-/**
- * Statistics for all listings and for each location at any level (the scopes that would otherwise
- * scan), plus the planner statistics: listings per value of each equality filter and quantiles of
- * each range filter.
- */
-function deriveListingStats(db: Database, c: ListingStatsCollector) {
-  const insert = db.prepare('INSERT INTO listing_stats (scope, count, min_price_eur, max_price_eur, average_price_eur, median_price_eur) VALUES (?, ?, ?, ?, ?, ?)');
-  for (const [scope, s] of c.scopes) insert.run(scope, s.count, ...statsOf(s.prices));
-  const vc = db.prepare('INSERT INTO listing_value_counts (column, value, n) VALUES (?, ?, ?)');
-  for (const [col, m] of c.valueCounts) for (const [v, n] of m) vc.run(col, v, n);
-  const q = db.prepare('INSERT INTO listing_quantiles (column, k, value, nonnull) VALUES (?, ?, ?, ?)');
-  for (const col of RANGE_COLUMNS) {
-    const sorted = Float64Array.from(c.ranges[col]).sort();
-    if (sorted.length === 0) continue;
-    for (let k = 0; k <= QUANTILES; k++) q.run(col, k, sorted[Math.min(sorted.length - 1, Math.floor((k * (sorted.length - 1)) / QUANTILES))], sorted.length);
-  }
-}

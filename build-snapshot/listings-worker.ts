@@ -8,7 +8,7 @@ import { ListingSource } from './source-schema.ts';
 import { describeIssues, type Problem } from './read-source.ts';
 import { TABLES, rowsOf, type Rows } from './write.ts';
 import { summaryTemplate } from '../src/listing-json.ts';
-import { CohortCollector, ListingStatsCollector } from './derive.ts';
+import { CohortCollector } from './derive.ts';
 
 export interface ListingsJob {
   file: string;
@@ -24,7 +24,7 @@ export interface ListingsJob {
 export interface Batch { type: 'batch'; rows: Rows[]; fts: [number, string][]; problems: Problem[]; lines: number }
 export interface Done {
   type: 'done'; digest: string; read: number; stored: number; sorted: boolean;
-  cohorts: CohortCollector['groups']; stats: { scopes: ListingStatsCollector['scopes']; valueCounts: ListingStatsCollector['valueCounts']; ranges: ListingStatsCollector['ranges'] };
+  cohorts: CohortCollector['groups'];
 }
 
 const BATCH = 1000;
@@ -40,7 +40,6 @@ async function run(job: ListingsJob) {
   const locationText = new Map(job.locationText);
   const seen = new Map<string, number>();
   const cohorts = new CohortCollector();
-  const stats = new ListingStatsCollector();
   const hash = createHash('sha256');
   let failed = job.failed;
   let read = 0, stored = 0, lineNo = 0, lastId = '', sorted = true;
@@ -82,7 +81,6 @@ async function run(job: ListingsJob) {
     lastId = rec.id;
     stored++;
     const full = Object.assign(rec, h);
-    stats.add(full);
     (full as Record<string, unknown>).summary = summaryTemplate(full);
     batch.rows.push(rowsOf(TABLES.listings, stored, full));
     batch.fts.push([stored, ftsBody(rec, locationText.get(rec.location_id) ?? '')]);
@@ -115,7 +113,6 @@ async function run(job: ListingsJob) {
   await flush();
   const done: Done = {
     type: 'done', digest: hash.digest('hex'), read, stored, sorted, cohorts: cohorts.groups,
-    stats: { scopes: stats.scopes, valueCounts: stats.valueCounts, ranges: stats.ranges },
   };
   port.postMessage(done);
 }
