@@ -6,6 +6,7 @@ import type { Guard, Log, Req } from './app.ts';
 import { authenticate, unauthorized, type KeyLookup } from './auth.ts';
 import { ApiError, badRequest, sendError } from './errors.ts';
 import { isRefusal, type Limits, type Refusal } from './rate-limit.ts';
+import { addHeader, writeHead } from './respond.ts';
 
 export interface AccessOptions {
   lookup: KeyLookup;
@@ -37,7 +38,7 @@ const hostname = (host: string) => (host.startsWith('[') ? host.slice(0, host.in
 const target = (req: IncomingMessage) => (req.url?.startsWith('/') ? req.url : '/');
 
 function redirect(req: IncomingMessage, res: ServerResponse, host: string): void {
-  res.writeHead(308, { Location: `https://${host}${target(req)}`, 'Content-Length': 0, 'Cache-Control': 'no-store' });
+  writeHead(res, 308, { Location: `https://${host}${target(req)}`, 'Content-Length': 0, 'Cache-Control': 'no-store' });
   res.end();
 }
 
@@ -77,25 +78,25 @@ export function accessGuard(o: AccessOptions): Guard {
       redirect(req, res, host.replace(/:80$/, ''));
       return true;
     }
-    if (o.tls || proto === 'https') res.setHeader('Strict-Transport-Security', HSTS);
+    if (o.tls || proto === 'https') addHeader(res, 'Strict-Transport-Security', HSTS);
 
     // CORS: only the playground origin gets headers; the answer depends on Origin, so caches must vary on it.
     const origin = req.headers.origin;
     const allowed = o.playgroundOrigin !== undefined && origin === o.playgroundOrigin;
-    if (o.playgroundOrigin !== undefined) res.setHeader('Vary', 'Origin');
+    if (o.playgroundOrigin !== undefined) addHeader(res, 'Vary', 'Origin');
     if (allowed) {
-      res.setHeader('Access-Control-Allow-Origin', origin);
-      res.setHeader('Access-Control-Expose-Headers', EXPOSE);
+      addHeader(res, 'Access-Control-Allow-Origin', origin!);
+      addHeader(res, 'Access-Control-Expose-Headers', EXPOSE);
     }
     if (req.method === 'OPTIONS') {
       if (origin === undefined || req.headers['access-control-request-method'] === undefined) return false; // not a preflight: 405 from routing
       if (allowed) {
-        res.setHeader('Access-Control-Allow-Methods', 'GET, HEAD');
-        res.setHeader('Access-Control-Allow-Headers', 'Authorization');
-        res.setHeader('Access-Control-Max-Age', '600');
+        addHeader(res, 'Access-Control-Allow-Methods', 'GET, HEAD');
+        addHeader(res, 'Access-Control-Allow-Headers', 'Authorization');
+        addHeader(res, 'Access-Control-Max-Age', '600');
       }
       // Another origin's preflight also gets a bare 204: without Allow-Origin the browser refuses the call.
-      res.writeHead(204, { 'Content-Length': 0 });
+      writeHead(res, 204, { 'Content-Length': 0 });
       res.end();
       return true;
     }
@@ -124,7 +125,7 @@ export function accessGuard(o: AccessOptions): Guard {
 
     const r = o.limits.consumeKey(keyId);
     if (isRefusal(r)) throw tooMany(r, `Rate limit for this key exceeded; retry after ${r.retryAfter} s.`);
-    for (const [k, v] of Object.entries(r.headers)) res.setHeader(k, v);
+    for (const k in r.headers) addHeader(res, k, r.headers[k]);
     return false;
   }
 }

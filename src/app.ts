@@ -5,7 +5,7 @@ import polka from 'polka';
 import type { CursorCodec } from './cursor.ts';
 import { ApiError, sendError } from './errors.ts';
 import { parseRawQuery, validateQuery, pathId, type QuerySchema, type Locale } from './query.ts';
-import { sendJson, type Meta } from './respond.ts';
+import { addHeader, sendJson, type Meta } from './respond.ts';
 import type { Snapshot, SnapshotSource } from './snapshot.ts';
 import { openapiDocument } from './openapi.ts';
 import { ROUTE_MODULES } from './routes/index.ts';
@@ -88,8 +88,8 @@ export function createApp(deps: AppDeps) {
     const req = request as unknown as Req;
     const started = process.hrtime.bigint();
     req.id = randomUUID();
-    res.setHeader('X-Request-Id', req.id);
-    res.setHeader('X-Content-Type-Options', 'nosniff');
+    addHeader(res, 'X-Request-Id', req.id);
+    addHeader(res, 'X-Content-Type-Options', 'nosniff');
     if (deps.logRequests) {
       res.on('finish', () => deps.log({
         level: 'info', request_id: req.id, method: req.method, path: req.path, status: res.statusCode,

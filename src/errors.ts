@@ -1,5 +1,6 @@
 // The one error type and the one place errors are rendered: a closed set of codes, each with its status.
 import type { ServerResponse } from 'node:http';
+import { writeHead } from './respond.ts';
 
 export const CODES = {
   invalid_request: 400,
@@ -34,7 +35,7 @@ export function sendError(res: ServerResponse, requestId: string, err: unknown, 
   }
   if (res.headersSent) { res.destroy(); return; }
   const body = JSON.stringify({ error: { code: e.code, message: e.message, request_id: requestId } });
-  res.writeHead(e.status, { ...e.headers, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store' });
+  writeHead(res, e.status, { ...e.headers, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store' });
   res.end(body);
 }
 

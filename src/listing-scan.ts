@@ -118,7 +118,7 @@ export class ListingScan {
     if (bits === undefined) {
       const blob = this.bitmap.get(term) as Buffer | undefined;
       bits = blob ? new Uint8Array(blob) : null;
-      if (this.bitmapCache.size > 512) this.bitmapCache.clear();
+      if (this.bitmapCache.size >= 64) this.bitmapCache.clear(); // 64 × ~94 KB at 751k listings: bounded memory
       this.bitmapCache.set(term, bits);
     }
     return bits;
