@@ -44,7 +44,8 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
   const started = process.hrtime.bigint();
   const elapsed = () => Number(process.hrtime.bigint() - started) / 1e9;
   const log = opts.log ?? ((l: string) => process.stderr.write(l + '\n'));
-  const phase = (name: string) => log(`[${elapsed().toFixed(1)}s] ${name}`);
+  // Each phase line carries the process's current resident memory (worker included), for operators sizing a build host.
+  const phase = (name: string) => log(`[${elapsed().toFixed(1)}s, rss ${Math.round(process.memoryUsage().rss / 2 ** 20)} MiB] ${name}`);
   const report = new Report();
   const out = resolve(opts.out);
   const tmp = join(dirname(out), `.${basename(out)}.tmp-${process.pid}`);

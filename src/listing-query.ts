@@ -37,10 +37,11 @@ export type Driver = { kind: 'rowid' } | { kind: 'eq'; col: string } | { kind: '
 
 /**
  * Relative cost of reading one row by each access path, and of checking q on a row that FTS did not
- * produce (an FTS lookup per row). Measured on the 1M snapshot (npm run bench:queries): a residual
- * q check costs about as much as reading 20 rows.
+ * produce (an FTS lookup per row), and of each document FTS reads to intersect several terms.
+ * Measured on the 1M snapshot (npm run bench:queries): a residual q check costs about as much as
+ * reading 20 rows; a row unit is 2-7 µs, a document of a multi-term intersection ~36 ns.
  */
-const COST = { row: 1, ftsRow: 1.5, ftsCheck: 20, sortRow: 0.2 };
+const COST = { row: 1, ftsRow: 1.5, ftsCheck: 20, sortRow: 0.2, ftsMergeDoc: 0.005 };
 
 const eqColumn = (k: EqKey, f: ListingFilters) => (k === 'location_id' ? f.location_column! : k);
 
@@ -125,12 +126,19 @@ export class ListingQueries {
   }
 
   /** Estimated matches per present filter, keyed by driver. */
-  estimates(f: ListingFilters): { driver: Driver; n: number }[] {
-    const out: { driver: Driver; n: number }[] = [];
+  estimates(f: ListingFilters): { driver: Driver; n: number; merge?: number }[] {
+    const out: { driver: Driver; n: number; merge?: number }[] = [];
     if (f.fts) {
       let n = this.total;
-      for (const t of f.fts.terms) n = Math.min(n, (this.termDocs.get(t) as number | undefined) ?? 0);
-      out.push({ driver: { kind: 'fts' }, n });
+      let sum = 0;
+      for (const t of f.fts.terms) {
+        const docs = (this.termDocs.get(t) as number | undefined) ?? 0;
+        n = Math.min(n, docs);
+        sum += docs;
+      }
+      // Several terms: FTS5 reads their document lists to intersect them, whatever the page size
+      // ("centre near": 2 × 122k documents, no match, 8.7 ms).
+      out.push({ driver: { kind: 'fts' }, n, merge: f.fts.terms.length > 1 ? sum * COST.ftsMergeDoc : 0 });
     }
     for (const k of EQ_KEYS) {
       if (f[k] === undefined) continue;
@@ -181,10 +189,11 @@ export class ListingQueries {
     let bestN = N;
     let hint: PrimaryHint = null;
     let hintN = Infinity;
+    let bestMerge = 0;
     for (const e of est) {
       const ordered = e.driver.kind === 'eq' || e.driver.kind === 'fts';
-      const cost = read(e.n, ordered) * perRow(e.driver) + (ordered || limit === null ? 0 : e.n * COST.sortRow);
-      if (cost < bestCost) { best = e.driver; bestCost = cost; bestN = e.n; }
+      const cost = read(e.n, ordered) * perRow(e.driver) + (ordered || limit === null ? 0 : e.n * COST.sortRow) + (e.merge ?? 0);
+      if (cost < bestCost) { best = e.driver; bestCost = cost; bestN = e.n; bestMerge = e.merge ?? 0; }
       const h = hintOf(e.driver);
       if (h && e.n < hintN) { hint = h; hintN = e.n; }
     }
@@ -192,7 +201,7 @@ export class ListingQueries {
     // the scan checks q against a bitmap instead.
     if (f.fts && best.kind !== 'fts') return { driver: best, cost: bestCost, worst: Infinity, hint };
     const alone = est.length === 1 && limit !== null && best.kind !== 'range' && best.kind !== 'city_type';
-    const worst = alone ? bestCost : bestN * perRow(best) + (best.kind === 'range' || best.kind === 'city_type' ? bestN * COST.sortRow : 0);
+    const worst = alone ? bestCost : bestN * perRow(best) + (best.kind === 'range' || best.kind === 'city_type' ? bestN * COST.sortRow : 0) + bestMerge;
     return { driver: best, cost: bestCost, worst, hint };
   }
 
@@ -259,10 +268,15 @@ function hintOf(d: Driver): PrimaryHint {
  */
 const STATEMENT_CACHE_SIZE = 256;
 
-/** Below this many row-units an index plan is always used; above it, the column scan when cheaper. */
-const SCAN_MIN_UNITS = 2000;
-/** One scan costs about as much as reading this many rows per listing through an index (measured). */
-const SCAN_UNITS_PER_LISTING = 0.002;
+/**
+ * Below this many row-units an index plan is always used; above it, the column scan when cheaper.
+ * A row read through an index costs 2-7 µs on the 1M snapshot (an FTS-driven read with a residual
+ * check is the dearest), so 600 units bound an index plan at about 4 ms even when the estimate is
+ * off (correlated filters); 2,000 allowed 12-17 ms (npm run bench:queries).
+ */
+const SCAN_MIN_UNITS = 600;
+/** One scan page costs about as much as reading this many rows per listing through an index (~3-4 ms at 751k). */
+const SCAN_UNITS_PER_LISTING = 0.0007;
 
 export function statsFromPrices(all: (number | null)[]): ScanStats {
   const prices = new Float64Array(all.length);

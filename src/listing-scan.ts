@@ -68,6 +68,17 @@ function bitsNarrow(bits: Uint8Array, cand: Uint32Array, k: number): number {
   return m;
 }
 
+/** Adds a chunk's matching rows to the stats: count, priced count and price sum, and rank-bucket counts. */
+function accumulate(cand: Uint32Array, k: number, rank: Uint32Array, price: Float64Array, buckets: Uint32Array, acc: Float64Array): void {
+  let priced = 0, sum = 0;
+  for (let j = 0; j < k; j++) {
+    const i = cand[j];
+    const r = rank[i];
+    if (r !== NONE) { priced++; sum += price[i]; buckets[r >>> BUCKET_BITS]++; }
+  }
+  acc[0] += k; acc[1] += priced; acc[2] += sum;
+}
+
 /** Which filter to loop over: the planner's estimate of rows per filter (lower is better). */
 export type PrimaryHint = 'fts' | 'location_id' | 'owner_id' | 'property_type' | 'furnishing' | 'price' | 'size' | 'rooms' | null;
 
@@ -230,16 +241,9 @@ export class ListingScan {
     if (!p) return empty;
     const c = this.cols!;
     const buckets = new Uint32Array((c.order.length >> BUCKET_BITS) + 1);
-    let count = 0, priced = 0, sum = 0;
-    const { rank, price } = c;
-    this.each(p, c, 0, (cand, k) => {
-      count += k;
-      for (let j = 0; j < k; j++) {
-        const i = cand[j];
-        const r = rank[i];
-        if (r !== NONE) { priced++; sum += price[i]; buckets[r >> BUCKET_BITS]++; }
-      }
-    });
+    const acc = new Float64Array(3); // count, priced, sum
+    this.each(p, c, 0, (cand, k) => accumulate(cand, k, c.rank, c.price, buckets, acc));
+    const [count, priced, sum] = acc;
     if (priced === 0) return { ...empty, count };
     // The k-th smallest matching price (0-based): find its bucket, then walk that bucket in price order.
     const kth = (k: number): number => {
