@@ -104,7 +104,7 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
     if (table === 'listings') {
       let res: Done;
       try {
-        res = await loadListings(db, writer, file, r.file, [...ids.get('owners')!], locations, locationText(heldLocations), report, (n) => log(`  ${r.file}: ${n.toLocaleString('en')} lines`));
+        res = await loadListings(db, writer, file, r.file, [...ids.get('owners')!], locations, locationText(heldLocations), report, (n) => log(`  ${r.file}: ${n.toLocaleString('en')} lines`), log);
       } catch (e) {
         problem(0, '(file)', `could not be read: ${(e as Error).message}`);
         break;
@@ -232,6 +232,7 @@ function locationText(held: Record<string, unknown>[]): [string, string][] {
 function loadListings(
   db: Database.Database, writer: TableWriter, file: string, displayName: string, ownerIds: string[],
   locations: Map<string, LocInfo>, text: [string, string][], report: Report, progress: (lines: number) => void,
+  progressNote: (line: string) => void,
 ): Promise<Done> {
   const job: ListingsJob = { file, displayName, ownerIds, locations: [...locations].map(([id, l]) => [id, l.type, l.parent]), locationText: text, failed: report.failed };
   const fts = db.prepare('INSERT INTO listings_fts (rowid, body) VALUES (?, ?)');
@@ -242,13 +243,24 @@ function loadListings(
     ? new Worker(`import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`, { eval: true, workerData: { kind: 'listings', job } })
     : new Worker(new URL(entry), { workerData: { kind: 'listings', job } });
   let lastProgress = 0;
+  // Where the main thread's time goes (rows, full-text rows); the rest of the phase it waits for the worker.
+  let rowsNs = 0n, ftsNs = 0n;
+  const started = process.hrtime.bigint();
   return new Promise<Done>((resolve, reject) => {
     worker.on('message', (m: Batch | Done) => {
-      if (m.type === 'done') { resolve(m); void worker.terminate(); return; }
+      if (m.type === 'done') {
+        const s = (ns: bigint) => (Number(ns) / 1e9).toFixed(1);
+        progressNote(`  listings: this thread spent ${s(rowsNs)} s on rows, ${s(ftsNs)} s on full-text rows, ${s(process.hrtime.bigint() - started - rowsNs - ftsNs)} s waiting for the parser`);
+        resolve(m); void worker.terminate(); return;
+      }
       for (const p of m.problems) report.problem(p);
       if (!report.failed) {
+        const t0 = process.hrtime.bigint();
         for (const rows of m.rows) writer.insertRows(rows);
+        const t1 = process.hrtime.bigint();
         for (const [rid, body] of m.fts) fts.run(rid, body);
+        rowsNs += t1 - t0;
+        ftsNs += process.hrtime.bigint() - t1;
       }
       if (m.lines - lastProgress >= 100_000) { progress(m.lines); lastProgress = m.lines; }
       worker.postMessage('ack');

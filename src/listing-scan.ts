@@ -79,6 +79,38 @@ function accumulate(cand: Uint32Array, k: number, rank: Uint32Array, price: Floa
   acc[0] += k; acc[1] += priced; acc[2] += sum;
 }
 
+function eqSet(arr: Uint16Array | Uint32Array, code: number, m: Uint8Array): void {
+  for (let i = 0; i < m.length; i++) m[i] = arr[i] === code ? 1 : 0;
+}
+function rangeSet(arr: Float64Array, lo: number, hi: number, m: Uint8Array): void {
+  for (let i = 0; i < m.length; i++) { const x = arr[i]; m[i] = x >= lo && x <= hi ? 1 : 0; }
+}
+function eqMask(arr: Uint16Array | Uint32Array, code: number, m: Uint8Array): void {
+  for (let i = 0; i < m.length; i++) if (arr[i] !== code) m[i] = 0;
+}
+function rangeMask(arr: Float64Array, lo: number, hi: number, m: Uint8Array): void {
+  for (let i = 0; i < m.length; i++) { const x = arr[i]; if (!(x >= lo && x <= hi)) m[i] = 0; }
+}
+function bitsMask(bits: Uint8Array, m: Uint8Array): void {
+  for (let i = 0; i < m.length; i++) if ((bits[i >> 3] & (1 << (i & 7))) === 0) m[i] = 0;
+}
+function countOnes(m: Uint8Array): number {
+  let k = 0;
+  for (let i = 0; i < m.length; i++) k += m[i];
+  return k;
+}
+/** accumulate() over the rows whose mask byte is `side`. */
+function accumulateMask(m: Uint8Array, side: number, rank: Uint32Array, price: Float64Array, buckets: Uint32Array, acc: Float64Array): void {
+  let count = 0, priced = 0, sum = 0;
+  for (let i = 0; i < m.length; i++) {
+    if (m[i] !== side) continue;
+    count++;
+    const r = rank[i];
+    if (r !== NONE) { priced++; sum += price[i]; buckets[r >>> BUCKET_BITS]++; }
+  }
+  acc[0] += count; acc[1] += priced; acc[2] += sum;
+}
+
 /** Which filter to loop over: the planner's estimate of rows per filter (lower is better). */
 export type PrimaryHint = 'fts' | 'location_id' | 'owner_id' | 'property_type' | 'furnishing' | 'price' | 'size' | 'rooms' | null;
 
@@ -242,7 +274,24 @@ export class ListingScan {
     const c = this.cols!;
     const buckets = new Uint32Array((c.order.length >> BUCKET_BITS) + 1);
     const acc = new Float64Array(3); // count, priced, sum
-    this.each(p, c, 0, (cand, k) => accumulate(cand, k, c.rank, c.price, buckets, acc));
+    let inSet: (i: number) => boolean;
+    if (this.broad(p, c)) {
+      // Most rows match: mark them in a byte mask a column at a time, then accumulate whichever side
+      // is smaller; the matching side's figures are the totals minus the other side's.
+      const m = this.mask(p, c);
+      const ones = countOnes(m);
+      if (ones * 2 <= c.n) accumulateMask(m, 1, c.rank, c.price, buckets, acc);
+      else {
+        const t = this.totals(c);
+        accumulateMask(m, 0, c.rank, c.price, buckets, acc);
+        for (let b = 0; b < buckets.length; b++) buckets[b] = t.buckets[b] - buckets[b];
+        acc[0] = c.n - acc[0]; acc[1] = t.priced - acc[1]; acc[2] = t.sum - acc[2];
+      }
+      inSet = (i) => m[i] === 1;
+    } else {
+      this.each(p, c, 0, (cand, k) => accumulate(cand, k, c.rank, c.price, buckets, acc));
+      inSet = (i) => this.test(p, c, i);
+    }
     const [count, priced, sum] = acc;
     if (priced === 0) return { ...empty, count };
     // The k-th smallest matching price (0-based): find its bucket, then walk that bucket in price order.
@@ -252,7 +301,7 @@ export class ListingScan {
       const end = Math.min(c.order.length, (b + 1) << BUCKET_BITS);
       for (let pos = b << BUCKET_BITS; pos < end; pos++) {
         const i = c.order[pos];
-        if (this.test(p, c, i) && k-- === 0) return c.price[i];
+        if (inSet(i) && k-- === 0) return c.price[i];
       }
       throw new Error('median bucket walk out of range');
     };
@@ -260,4 +309,51 @@ export class ListingScan {
     const median = priced % 2 ? kth(mid) : (kth(mid - 1) + kth(mid)) / 2;
     return { count, min: kth(0), max: kth(priced - 1), average: round2(sum / priced), median };
   }
+
+  /**
+   * True when the loop condition alone keeps more than a quarter of the rows (sampled on every 16th
+   * row): then the candidate lists are long, and a byte mask per condition is cheaper.
+   */
+  private broad(p: Pred, c: Columns): boolean {
+    const pr = p.primary;
+    if (pr.kind === 'all') return true;
+    let hit = 0, seen = 0;
+    for (let i = 0; i < c.n; i += 16) {
+      seen++;
+      if (pr.kind === 'eq') { if (pr.arr[i] === pr.code) hit++; }
+      else if (pr.kind === 'range') { const x = pr.arr[i]; if (x >= pr.lo && x <= pr.hi) hit++; }
+      else if (p.bits![i >> 3] & (1 << (i & 7))) hit++;
+    }
+    return hit * 4 > seen;
+  }
+
+  /** A byte per row, 1 where every condition holds: one pass per condition over one column. */
+  private mask(p: Pred, c: Columns): Uint8Array {
+    const m = (this.maskBuf ??= new Uint8Array(c.n));
+    // The first condition writes every byte, the others clear the rows they reject.
+    let first = true;
+    const eq = (arr: Uint16Array | Uint32Array, code: number) => { if (first) eqSet(arr, code, m); else eqMask(arr, code, m); first = false; };
+    const range = (arr: Float64Array, lo: number, hi: number) => { if (first) rangeSet(arr, lo, hi, m); else rangeMask(arr, lo, hi, m); first = false; };
+    if (p.loc) eq(p.loc, p.locCode);
+    if (p.owner) eq(c.owner_id, p.owner);
+    if (p.type) eq(c.property_type, p.type);
+    if (p.furn) eq(c.furnishing, p.furn);
+    if (p.hasP) range(c.price, p.pLo, p.pHi);
+    if (p.hasS) range(c.size, p.sLo, p.sHi);
+    if (p.hasR) range(c.rooms, p.rLo, Infinity);
+    if (first) m.fill(1);
+    if (p.bits) bitsMask(p.bits, m);
+    return m;
+  }
+  private maskBuf: Uint8Array | null = null;
+
+  /** Priced rows, their price sum and rank-bucket counts over all listings (once per snapshot). */
+  private totals(c: Columns) {
+    if (this.allTotals) return this.allTotals;
+    const buckets = new Uint32Array((c.order.length >> BUCKET_BITS) + 1);
+    const acc = new Float64Array(3);
+    accumulateMask(new Uint8Array(c.n).fill(1), 1, c.rank, c.price, buckets, acc);
+    return (this.allTotals = { priced: acc[1], sum: acc[2], buckets });
+  }
+  private allTotals: { priced: number; sum: number; buckets: Uint32Array } | null = null;
 }

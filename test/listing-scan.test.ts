@@ -86,6 +86,23 @@ describe('column scan agrees with the index plans', () => {
     assert.ok(checked > 10);
   });
 
+  it('agrees on every stats path: mask with the complement, mask, candidate lists', () => {
+    const prices = (db.prepare('SELECT price_eur FROM listings WHERE price_eur IS NOT NULL ORDER BY price_eur').pluck().all() as number[]);
+    const cheap = prices[Math.floor(prices.length * 0.1)];
+    const shapes: [string, ListingFilters, PrimaryHint][] = [
+      ['everything (complement of nothing)', {}, null],
+      ['most rows (complement side is small)', { min_price: cheap }, 'price'],
+      ['broad loop, selective result (mask side)', { min_price: 0, max_price: cheap }, null],
+      ['broad loop and q', { min_price: 0, fts: ftsQuery('bright') }, 'price'],
+      ['selective loop (candidate lists)', { max_price: cheap }, 'price'],
+    ];
+    for (const [what, f, hint] of shapes) {
+      const expected = statsFromPrices(q.matchingPrices(f));
+      assert.ok(expected.count > 0, what);
+      assert.deepEqual(q.scan.stats(f, hint), expected, what);
+    }
+  });
+
   it('computes the median of an even count as the mean of the two middle prices', () => {
     const all = (db.prepare('SELECT price_eur FROM listings WHERE price_eur IS NOT NULL ORDER BY price_eur').pluck().all() as number[]);
     const f: ListingFilters = { min_price: all[0], max_price: all[all.length % 2 ? all.length - 2 : all.length - 1] };
