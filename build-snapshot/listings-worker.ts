@@ -2,12 +2,14 @@
 // statistics. The main thread only writes what this sends, so parsing and SQLite run on two cores.
 import { createHash } from 'node:crypto';
 import { closeSync, openSync, readSync } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
 import { parentPort, workerData } from 'node:worker_threads';
 import * as v from 'valibot';
 import { ListingSource } from './source-schema.ts';
 import { describeIssues, type Problem } from './read-source.ts';
 import { TABLES, rowsOf, type Rows } from './write.ts';
 import { summaryTemplate } from '../src/listing-json.ts';
+import { IdIndex } from './id-index.ts';
 import { CohortCollector } from './derive.ts';
 
 export interface ListingsJob {
@@ -38,7 +40,7 @@ async function run(job: ListingsJob) {
   const owners = new Set(job.ownerIds);
   const locations = new Map(job.locations.map(([id, type, parent]) => [id, { type, parent }]));
   const locationText = new Map(job.locationText);
-  const seen = new Map<string, number>();
+  const seen = new IdIndex();
   const cohorts = new CohortCollector();
   const hash = createHash('sha256');
   let failed = job.failed;
@@ -66,9 +68,8 @@ async function run(job: ListingsJob) {
     }
     read++;
     const rec = result.output;
-    const prior = seen.get(rec.id);
+    const prior = seen.firstLine(rec.id, lineNo);
     if (prior !== undefined) { problem('id', `duplicate id "${rec.id}" (first at line ${prior})`); return; }
-    seen.set(rec.id, lineNo);
     if (rec.owner_id != null && !owners.has(rec.owner_id)) problem('owner_id', `unknown owner "${rec.owner_id}"`);
     const loc = locations.get(rec.location_id);
     if (!loc) { problem('location_id', `unknown location "${rec.location_id}"`); return; }
@@ -86,27 +87,31 @@ async function run(job: ListingsJob) {
     batch.fts.push([stored, ftsBody(rec, locationText.get(rec.location_id) ?? '')]);
   };
 
+  // Each 4 MiB chunk is decoded once and split into lines as strings (a newline byte never occurs inside a
+  // UTF-8 sequence; the decoder carries a character cut at a chunk's end): a Buffer slice and decode per
+  // line cost ~3.5 µs more.
   const fd = openSync(job.file, 'r');
   const chunk = Buffer.allocUnsafe(4 << 20);
-  let carry = Buffer.alloc(0);
+  const decoder = new StringDecoder('utf8');
+  let carry = '';
   try {
     for (;;) {
       const n = readSync(fd, chunk, 0, chunk.length, null);
       if (n === 0) break;
       const data = chunk.subarray(0, n);
       hash.update(data);
+      const text = carry + decoder.write(data);
       let start = 0;
-      for (let nl = data.indexOf(10, start); nl !== -1; nl = data.indexOf(10, start)) {
-        const piece = carry.length ? Buffer.concat([carry, data.subarray(start, nl)]) : data.subarray(start, nl);
-        carry = Buffer.alloc(0);
+      for (let nl = text.indexOf('\n', start); nl !== -1; nl = text.indexOf('\n', start)) {
         lineNo++;
-        onLine(piece.toString('utf8'));
+        onLine(text.slice(start, nl));
         start = nl + 1;
         if (batch.rows.length >= BATCH || batch.problems.length >= BATCH) await flush();
       }
-      carry = Buffer.concat([carry, data.subarray(start)]);
+      carry = text.slice(start);
     }
-    if (carry.length) { lineNo++; onLine(carry.toString('utf8')); }
+    carry += decoder.end();
+    if (carry.length) { lineNo++; onLine(carry); }
   } finally {
     closeSync(fd);
   }

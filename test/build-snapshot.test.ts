@@ -6,6 +6,7 @@ import { join, dirname } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import Database from 'better-sqlite3';
 import { buildSnapshot, SCHEMA_VERSION } from '../build-snapshot/compile.ts';
+import { IdIndex } from '../build-snapshot/id-index.ts';
 import { buildTestSnapshot, copyFixture, tempDir, FIXTURES } from './helpers.ts';
 
 const ROOT = join(FIXTURES, '..', '..');
@@ -278,5 +279,64 @@ describe('snapshot compiler: command line', () => {
     const r = cli(['--sauce', 'x']);
     assert.equal(r.status, 2);
     assert.match(r.stderr, /usage: npm run build-snapshot/);
+  });
+});
+
+describe('IdIndex (the duplicate-id check of the listings parser)', () => {
+  it('finds every repeat with the line of its first occurrence, across growth and hash collisions', () => {
+    const index = new IdIndex();
+    const first = new Map<string, number>();
+    const ids: string[] = [];
+    const r = (() => { let a = 7; return () => { a = (a + 0x6d2b79f5) >>> 0; let t = Math.imul(a ^ (a >>> 15), a | 1); t ^= t + Math.imul(t ^ (t >>> 7), t | 61); return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32; }; })();
+    for (let line = 1; line <= 60_000; line++) {
+      // A mix of sequential ids, random ids of varying length, and repeats of earlier ones.
+      const id = r() < 0.2 && ids.length ? ids[Math.floor(r() * ids.length)] : r() < 0.5 ? `lst_${line}` : `x${Math.floor(r() * 1e9).toString(36)}:${line % 7}`;
+      const got = index.firstLine(id, line);
+      assert.equal(got, first.get(id), `${id} at line ${line}`);
+      if (!first.has(id)) { first.set(id, line); ids.push(id); }
+    }
+    assert.equal(index.size, first.size);
+    assert.ok(first.size > 40_000, `${first.size} distinct ids`);
+  });
+});
+
+describe('snapshot compiler: reading listings in 4 MiB chunks', () => {
+  it('keeps a multi-byte character that straddles a chunk boundary, and counts lines across chunks', async () => {
+    const dir = copyFixture();
+    const file = join(dir, 'listings.ndjson');
+    const base = JSON.parse(readFileSync(file, 'utf8').split('\n')[0]);
+    const CHUNK = 4 << 20;
+    const title = (i: number) => `Woning ${i} € 🏠 ${'é€'.repeat(200)}`; // 2-, 3- and 4-byte characters
+    const lines: string[] = [];
+    let bytes = Buffer.byteLength(readFileSync(file));
+    for (let i = 0; bytes < CHUNK + 200_000; i++) {
+      const line = JSON.stringify({ ...base, id: `lst-z${String(i).padStart(6, '0')}`, title: { en: title(i) } });
+      lines.push(line);
+      bytes += Buffer.byteLength(line) + 1;
+    }
+    // Shift the content with spaces (allowed in JSON) until the byte at the boundary is inside a
+    // multi-byte character, not at its first byte.
+    const original = readFileSync(file);
+    let text = '';
+    for (let pad = 0; pad < 8; pad++) {
+      text = original.toString('utf8') + ' '.repeat(pad) + lines.join('\n') + '\n';
+      const b = Buffer.from(text)[CHUNK];
+      if ((b & 0xc0) === 0x80) break; // a continuation byte
+    }
+    assert.equal(Buffer.from(text)[CHUNK] & 0xc0, 0x80, 'a character straddles the boundary');
+    writeFileSync(file, text);
+    const built = await buildTestSnapshot(dir);
+    const db = new Database(built.path, { readonly: true });
+    try {
+      const titles = db.prepare("SELECT id, title FROM listings WHERE id LIKE 'lst-z%' ORDER BY id").all() as { id: string; title: string }[];
+      assert.equal(titles.length, lines.length);
+      for (const [i, row] of titles.entries()) assert.equal(row.title, title(i), row.id);
+    } finally { db.close(); }
+    // Line numbers run on across chunks: a bad record after the boundary is reported at its own line.
+    const firstBad = original.toString('utf8').split('\n').filter((l) => l !== '').length + 1 + lines.length;
+    writeFileSync(file, text + '{"id": "lst-bad"\n');
+    const r = await buildSnapshot({ source: dir, out: join(tempDir(), 'x.db'), log: () => {} });
+    assert.equal(r.ok, false);
+    assert.ok(r.problems.some((p) => p.startsWith(`listings.ndjson:${firstBad}:`)), r.problems.join('\n'));
   });
 });
