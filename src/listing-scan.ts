@@ -178,6 +178,8 @@ export class ListingScan {
    * all the other terms together (their document lists are short, and FTS intersects them in C).
    */
   private termsBits(terms: string[], n: number): Uint8Array {
+    // One frequent term: its bitmap as is (read-only from here on), no 94 KB copy per request.
+    if (terms.length === 1) { const only = this.termBitmap(terms[0]); if (only) return only; }
     const out = new Uint8Array((n + 7) >> 3);
     const rare = terms.filter((t) => !this.termBitmap(t));
     if (rare.length) for (const rid of this.ftsRows.all(rare.map((t) => `"${t}"`).join(' ')) as number[]) { const i = rid - 1; out[i >> 3] |= 1 << (i & 7); }
