@@ -59,6 +59,8 @@ export interface AppDeps {
   log: Log;
   guard?: Guard;
   logRequests?: boolean;
+  /** Where the per-request lines go (default: log). The server buffers them; everything else is written at once. */
+  requestLog?: Log;
 }
 
 export function defineRoute<Q>(r: RouteDef<Q>): RouteDef<Q> { return r; }
@@ -91,7 +93,7 @@ export function createApp(deps: AppDeps) {
     addHeader(res, 'X-Request-Id', req.id);
     addHeader(res, 'X-Content-Type-Options', 'nosniff');
     if (deps.logRequests) {
-      res.on('finish', () => deps.log({
+      res.on('finish', () => (deps.requestLog ?? deps.log)({
         level: 'info', request_id: req.id, method: req.method, path: req.path, status: res.statusCode,
         ms: Number(process.hrtime.bigint() - started) / 1e6, key_id: req.keyId,
       }));

@@ -22,7 +22,7 @@ export const SETTINGS = {
   TRUST_PROXY: { schema: flag, default: '0', help: 'Behind a TLS-terminating proxy: honour X-Forwarded-Proto and X-Forwarded-For.' },
   PLAYGROUND_ORIGIN: { schema: v.optional(origin), default: undefined, help: 'The one browser origin allowed cross-origin access (CORS).' },
   DEV_KEY: { schema: flag, default: '1', help: 'On start, create and print one local development key when the key store is empty.' },
-  LOG_REQUESTS: { schema: flag, default: '1', help: 'Log one JSON line per request to stdout.' },
+  LOG_REQUESTS: { schema: flag, default: '1', help: 'Log one JSON line per request to stdout (batched: written within 50 ms and at exit).' },
 } as const;
 
 type Settings = typeof SETTINGS;

@@ -24,6 +24,8 @@ export interface Service {
 
 export interface ServiceOptions {
   log: Log;
+  /** Where the per-request lines go (default: log). */
+  requestLog?: Log;
   now?: () => number;
   /** Length of the rate-limit window in seconds. Always 60 in production (the settings are per minute); tests shorten it. */
   rateWindowSeconds?: number;
@@ -57,7 +59,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     limits: createLimits({ perKey: config.RATE_LIMIT_PER_MINUTE, authFailures: config.AUTH_FAILURES_PER_MINUTE, windowSeconds: opts.rateWindowSeconds }),
     tls, trustProxy: config.TRUST_PROXY, playgroundOrigin: config.PLAYGROUND_ORIGIN, now: opts.now,
   });
-  const app = createApp({ snapshots, cursor: cursorCodec(config.CURSOR_SECRET, opts.now), log: opts.log, logRequests: config.LOG_REQUESTS, guard });
+  const app = createApp({ snapshots, cursor: cursorCodec(config.CURSOR_SECRET, opts.now), log: opts.log, requestLog: opts.requestLog, logRequests: config.LOG_REQUESTS, guard });
   const servers: Server[] = [];
   const close = async () => {
     await Promise.all(servers.map((s) => new Promise<void>((r) => { s.closeAllConnections?.(); s.close(() => r()); })));
