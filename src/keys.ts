@@ -169,6 +169,10 @@ export class KeyReader {
       db.pragma('query_only = 1');
       db.pragma('mmap_size = 0');
       checkSchema(db, this.path);
+      // The change counter is only bumped per transaction in rollback-journal mode; in WAL mode a revoke
+      // would go unseen. openKeyStore never sets WAL, but a store switched by hand is refused (fail closed).
+      const mode = String(db.pragma('journal_mode', { simple: true })).toLowerCase();
+      if (mode === 'wal') throw new KeyStoreError(`key store ${this.path} is in WAL mode; switch it back with: sqlite3 ${this.path} 'PRAGMA journal_mode=DELETE'`);
       const counter = this.readCounter(fd);
       const keys = new Map<string, KeyRecord>();
       for (const r of db.prepare('SELECT id, digest, expires_at, disabled_at, revoked_at FROM api_keys').all() as (KeyRecord & { digest: Buffer })[]) {

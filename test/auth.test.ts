@@ -1,6 +1,7 @@
 // Authentication, key-in-query refusal, rate limits and fail-closed key store, over HTTP against the real service.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import Database from 'better-sqlite3';
 import { copyFileSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { buildTestSnapshot, issueKey, startServer, tempDir, type TestServer } from './helpers.ts';
@@ -250,6 +251,15 @@ describe('fail closed: the key store', () => {
       await sleep(60);
       assert.equal((await server.get('/v1/listings')).status, 200, 'recovered after rewrite');
       assert.ok(server.logs.some((l) => l.msg === 'key store unavailable; failing closed'));
+
+      // Switched to WAL by hand: the change counter no longer tracks revocations, so the store is refused.
+      const journal = (mode: string) => { const db = new Database(server.keysPath); db.pragma(`journal_mode = ${mode}`); db.close(); };
+      journal('WAL');
+      await unavailable('WAL mode');
+      assert.ok(server.logs.some((l) => String(l.reason ?? '').includes('WAL mode')), 'the log says why');
+      journal('DELETE');
+      await sleep(60);
+      assert.equal((await server.get('/v1/listings')).status, 200, 'recovered in rollback mode');
     } finally { await server.close(); }
   });
 
