@@ -1,7 +1,7 @@
 // The only reader of process.env: loadConfig → (sample snapshot if missing) → startService → (dev key if the key store is empty).
 import { existsSync } from 'node:fs';
 import { type Config, ConfigError, loadConfig } from './config.ts';
-import { SnapshotError } from './snapshot.ts';
+import { SCHEMA_VERSION, SnapshotError, snapshotSchemaVersion } from './snapshot.ts';
 import { isLoopback, startService } from './server.ts';
 import { countKeys, createKey, KeyStoreError, openKeyStore } from './keys.ts';
 import { buildSnapshot } from '../build-snapshot/compile.ts';
@@ -39,8 +39,13 @@ const requestLines = (() => {
 
 async function main() {
   const config = loadConfig(process.env);
-  if (!existsSync(config.SNAPSHOT_PATH) && !process.env.SNAPSHOT_PATH) {
-    log({ level: 'info', msg: `no snapshot at ${config.SNAPSHOT_PATH}: building it from the sample data in data/` });
+  // The default path holds the snapshot of the shipped sample data, a build product: built when missing, and
+  // rebuilt when it was made by another schema version (after a pull). A SNAPSHOT_PATH is never touched.
+  const sampleState = process.env.SNAPSHOT_PATH ? 'given' : !existsSync(config.SNAPSHOT_PATH) ? 'missing' : snapshotSchemaVersion(config.SNAPSHOT_PATH) !== SCHEMA_VERSION ? 'outdated' : 'current';
+  if (sampleState === 'missing' || sampleState === 'outdated') {
+    log({ level: 'info', msg: sampleState === 'missing'
+      ? `no snapshot at ${config.SNAPSHOT_PATH}: building it from the sample data in data/`
+      : `the snapshot at ${config.SNAPSHOT_PATH} is not of schema version ${SCHEMA_VERSION}: rebuilding it from the sample data in data/` });
     const r = await buildSnapshot({ source: 'data', out: config.SNAPSHOT_PATH, log: () => {} });
     if (!r.ok) throw new SnapshotError(`building the sample snapshot failed:\n${r.problems.join('\n')}`);
   }

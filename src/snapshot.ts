@@ -7,6 +7,20 @@ export const SCHEMA_VERSION = 5;
 
 export class SnapshotError extends Error {}
 
+/** The schema version recorded in a snapshot file, or null when it cannot be read as a snapshot. */
+export function snapshotSchemaVersion(path: string): number | null {
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true });
+    const v = db.prepare("SELECT value FROM snapshot_meta WHERE key = 'schema_version'").pluck().get();
+    return v === undefined ? null : Number(v);
+  } catch {
+    return null;
+  } finally {
+    db?.close();
+  }
+}
+
 export interface SnapshotMeta { snapshot_id: string; schema_version: number; built_at: string; counts: Record<string, number> }
 type Preparer<T> = (db: Database.Database) => T;
 

@@ -4,6 +4,9 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { SCHEMA_VERSION } from '../src/snapshot.ts';
 import { buildTestSnapshot, issueKey, tempDir } from './helpers.ts';
 import { ROOT } from './support.ts';
 
@@ -20,7 +23,7 @@ describe('npx tsx src/main.ts: request log', () => {
     let stdout = '';
     child.stdout.on('data', (d) => { stdout += d; });
     const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-    const kill = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    const kill = setTimeout(() => child.kill('SIGTERM'), 30_000);
     try {
       const url = await new Promise<string>((resolve, reject) => {
         const poll = setInterval(() => { const m = /"url":"([^"]+)"/.exec(stdout); if (m) { clearInterval(poll); resolve(m[1]); } }, 20);
@@ -47,7 +50,45 @@ describe('npx tsx src/main.ts: request log', () => {
       assert.deepEqual(all.slice(30).map((l) => l.status), [404, 404, 404, 404, 404]);
     } finally {
       clearTimeout(kill);
-      child.kill('SIGKILL');
+      // SIGTERM, not SIGKILL: the tsx CLI passes it on to the server it started (a SIGKILL would orphan it).
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+    }
+  });
+});
+
+describe('npx tsx src/main.ts: the sample snapshot', () => {
+  it('rebuilds data/snapshot.db when it was made by another schema version (never a SNAPSHOT_PATH)', async () => {
+    const cwd = tempDir();
+    mkdirSync(join(cwd, 'data'));
+    for (const f of readdirSync(join(ROOT, 'data'))) if (f.endsWith('.ndjson')) copyFileSync(join(ROOT, 'data', f), join(cwd, 'data', f));
+    const old = new Database(join(cwd, 'data', 'snapshot.db'));
+    old.exec("CREATE TABLE snapshot_meta (key TEXT PRIMARY KEY, value TEXT); INSERT INTO snapshot_meta VALUES ('schema_version', '4')");
+    old.close();
+    const tsx = createRequire(import.meta.url).resolve('tsx/cli');
+    const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('NODE_TEST') && k !== 'SNAPSHOT_PATH'));
+    const child = spawn(process.execPath, [tsx, join(ROOT, 'src', 'main.ts')], {
+      cwd, env: { ...base, HOST: '127.0.0.1', PORT: '0', DEV_KEY: '0', LOG_REQUESTS: '0', KEYS_PATH: join(cwd, 'keys.db') },
+    });
+    let stdout = '', stderr = '';
+    child.stdout.on('data', (d) => { stdout += d; });
+    child.stderr.on('data', (d) => { stderr += d; });
+    const kill = setTimeout(() => child.kill('SIGTERM'), 60_000);
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        const poll = setInterval(() => { const m = /"url":"([^"]+)"/.exec(stdout); if (m) { clearInterval(poll); resolve(m[1]); } }, 50);
+        child.on('close', () => { clearInterval(poll); reject(new Error(`exited before listening: ${stdout} ${stderr}`)); });
+      });
+      assert.match(stdout, /is not of schema version \d+: rebuilding it from the sample data/);
+      assert.equal((await fetch(url + '/v1/ping')).status, 200);
+      const db = new Database(join(cwd, 'data', 'snapshot.db'), { readonly: true });
+      try { assert.equal(Number(db.prepare("SELECT value FROM snapshot_meta WHERE key = 'schema_version'").pluck().get()), SCHEMA_VERSION); } finally { db.close(); }
+    } finally {
+      clearTimeout(kill);
+      // SIGTERM: the tsx CLI passes it on to the server it started (a SIGKILL would orphan that process).
+      const closed = new Promise((r) => child.on('close', r));
+      child.kill('SIGTERM');
+      await closed;
     }
   });
 });
