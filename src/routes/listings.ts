@@ -7,9 +7,12 @@ import { ListingQueries, type ListingFilters } from '../listing-query.ts';
 import { cursor, ftsQuery, id120, int, limit, locale, minMax, oneOf, q, str } from '../query.ts';
 import { detail, boundedJson, collectionJson, detailJson } from '../respond.ts';
 import { fillSummary, fillValues, SEP } from '../listing-json.ts';
-
-const ROW_SEP = '\u0002';
 import { J, pageRows, i18nJoin } from './common.ts';
+
+/** Separates the listings of a page in byRids' one string (SEP separates the values within one). */
+const ROW_SEP = '\u0002';
+/** The separators as SQL expressions, so the statement and the code that splits its result cannot drift apart. */
+const sqlChar = (c: string) => `char(${c.charCodeAt(0)})`;
 
 const FURNISHING = ['SHELL', 'FURNISHED', 'UPHOLSTERED'] as const;
 const filterEntries = {
@@ -64,7 +67,7 @@ export function prepare(db: Database) {
     planner: new ListingQueries(db),
     // A whole page as one string (one value to hand to JS instead of five per row): per listing its
     // summary values, title (JSON), city id and rid joined by SEP; listings joined by ROW_SEP.
-    byRids: localised((title, _d, where) => db.prepare(`SELECT group_concat(l.summary || char(1) || json_quote(${title}) || char(1) || l.city_id || char(1) || l.rid, char(2))
+    byRids: localised((title, _d, where) => db.prepare(`SELECT group_concat(l.summary || ${sqlChar(SEP)} || json_quote(${title}) || ${sqlChar(SEP)} || l.city_id || ${sqlChar(SEP)} || l.rid, ${sqlChar(ROW_SEP)})
       FROM listings l ${where} l.rid IN (SELECT value FROM json_each(@rids))`).pluck()),
     // [rid, id, summary, title, city_id, description, images, attributes, sources]
     byId: localised((title, description, where) => db.prepare(`SELECT l.rid, l.id, l.summary, ${title}, l.city_id, ${description}, l.images, l.attributes, l.sources
