@@ -1,7 +1,7 @@
 // Benchmark-only: the real service (loadConfig(process.env) → startService, the wiring src/main.ts uses) plus an
 // event-loop delay monitor that bench/serve.ts drives over stdin, so the server itself needs no opt-in.
 //   stdin  "start\n"  reset the window histogram and start sampling            → stdout {"eld":"started"}
-//   stdin  "stop\n"   stop sampling; report this window and all windows so far  → stdout {"eld":"stopped",window,overall}
+//   stdin  "stop\n"   stop sampling; report this window and all windows so far  → stdout {"eld":"stopped",window,overall,memory}
 //   SIGUSR2           report without changing anything                         → stdout {"eld":"report",…}
 // Only this protocol goes to stdout; the service's log lines go to stderr.
 //
@@ -36,7 +36,7 @@ const summary = (h: RecordableHistogram) => ({
   p99_ms: h.count ? ms(h.percentile(99)) : null, max_ms: h.count ? ms(h.max) : null,
 });
 const out = (o: Record<string, unknown>) => process.stdout.write(JSON.stringify(o) + '\n');
-const report = (eld: string) => out({ eld, resolution_ms: RESOLUTION_MS, window: summary(windowHist), overall: summary(overall) });
+const report = (eld: string) => out({ eld, resolution_ms: RESOLUTION_MS, window: summary(windowHist), overall: summary(overall), memory: process.memoryUsage() });
 
 const log = (line: Record<string, unknown>) => process.stderr.write(JSON.stringify({ time: new Date().toISOString(), ...line }) + '\n');
 const service = await startService(loadConfig(process.env), { log });

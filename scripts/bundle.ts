@@ -1,18 +1,14 @@
 // npm run bundle: esbuild → dist/ — the server, the compiler and the key command as plain ESM files, plus the
 // compiler's worker and schema. Everything but better-sqlite3 (a native addon) is inside; run with
 // `node dist/server.mjs` next to a node_modules that has better-sqlite3 (or `npm ci --omit=dev`).
-import { build, type BuildOptions } from 'esbuild';
+import { build } from 'esbuild';
 import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { BUNDLE_OPTIONS as common } from './bundle-options.ts';
 
 const outdir = process.argv[2] ?? 'dist'; // npm run bundle [-- OUTDIR]
 rmSync(outdir, { recursive: true, force: true });
 mkdirSync(outdir, { recursive: true });
-const common: BuildOptions = {
-  bundle: true, platform: 'node', format: 'esm', target: 'node20', external: ['better-sqlite3'], sourcemap: true,
-  // Bundled ESM still needs require() for the few CommonJS dependencies.
-  banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-};
 // One self-contained file per command (no shared chunks): the compiler finds schema.sql and its worker
 // beside the file that runs.
 await build({ ...common, entryPoints: { server: 'src/main.ts', 'build-snapshot': 'build-snapshot/main.ts', keys: 'src/keys-cli.ts' }, outdir, outExtension: { '.js': '.mjs' } });
