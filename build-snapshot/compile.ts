@@ -8,7 +8,8 @@ import * as S from './source-schema.ts';
 import { Report, readSource } from './read-source.ts';
 import { TABLES, tableWriter, type TableName, type TableWriter } from './write.ts';
 import { CohortCollector, deriveAll } from './derive.ts';
-import type { Batch, Done, ListingsJob } from './listings-worker.ts';
+import { ftsBody, type Batch, type Done, type ListingsJob } from './listings-worker.ts';
+import { summaryTemplate } from '../src/listing-json.ts';
 import { Worker } from 'node:worker_threads';
 import { runChecks } from './checks.ts';
 
@@ -226,15 +227,17 @@ function locationText(held: Record<string, unknown>[]): [string, string][] {
 }
 
 /**
- * Runs listings.ndjson through the listings worker (parse, validate, rows) while this thread writes
- * the rows it sends; one acknowledgement per batch keeps at most a few batches in memory.
+ * Runs listings.ndjson through the listings worker (parse, validate, references, cohorts) while this
+ * thread turns the records it sends into rows, summaries and full-text bodies and writes them; one
+ * acknowledgement per batch keeps at most a few batches in memory.
  */
 function loadListings(
   db: Database.Database, writer: TableWriter, file: string, displayName: string, ownerIds: string[],
   locations: Map<string, LocInfo>, text: [string, string][], report: Report, progress: (lines: number) => void,
   progressNote: (line: string) => void,
 ): Promise<Done> {
-  const job: ListingsJob = { file, displayName, ownerIds, locations: [...locations].map(([id, l]) => [id, l.type, l.parent]), locationText: text, failed: report.failed };
+  const job: ListingsJob = { file, displayName, ownerIds, locations: [...locations].map(([id, l]) => [id, l.type, l.parent]), failed: report.failed };
+  const locationText = new Map(text);
   const fts = db.prepare('INSERT INTO listings_fts (rowid, body) VALUES (?, ?)');
   // Under tsx (TypeScript sources) the worker needs the same loader; a bundled build runs plain JS.
   const ts = import.meta.url.endsWith('.ts');
@@ -256,9 +259,9 @@ function loadListings(
       for (const p of m.problems) report.problem(p);
       if (!report.failed) {
         const t0 = process.hrtime.bigint();
-        for (const rows of m.rows) writer.insertRows(rows);
+        m.recs.forEach((rec, j) => writer.insert(m.first + j, Object.assign(rec, { summary: summaryTemplate(rec) })));
         const t1 = process.hrtime.bigint();
-        for (const [rid, body] of m.fts) fts.run(rid, body);
+        m.recs.forEach((rec, j) => fts.run(m.first + j, ftsBody(rec, locationText.get(rec.location_id) ?? '')));
         rowsNs += t1 - t0;
         ftsNs += process.hrtime.bigint() - t1;
       }

@@ -41,7 +41,7 @@ export const TextList = () => {
   return v.strictObject({ en: s, nl: v.optional(s), de: v.optional(s), fr: v.optional(s), es: v.optional(s) });
 };
 const n = <T extends v.GenericSchema>(s: T) => v.nullable(s);
-const opt = <T extends v.GenericSchema>(s: T) => v.optional(v.nullable(s), null);
+const opt = <T extends v.GenericSchema>(s: T) => v.nullish(s, null);
 
 export const LocationSource = v.strictObject({
   id: Id,

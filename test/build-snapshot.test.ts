@@ -128,6 +128,19 @@ describe('snapshot compiler: content', () => {
     assert.equal(hit('"haye"'), 3); // fr name of the city of lst-007, lst-008, lst-011
     assert.equal(hit('"sauna"'), 1);
   });
+
+  it('stores a term bitmap holding exactly the rows FTS finds for the term, for every frequent term', () => {
+    const n = db.prepare('SELECT count(*) FROM listings').pluck().get() as number;
+    const maps = db.prepare('SELECT term, docs, bits FROM listing_term_bitmaps').all() as { term: string; docs: number; bits: Buffer }[];
+    assert.ok(maps.length > 5, `bitmaps: ${maps.length}`);
+    const rows = db.prepare('SELECT rowid FROM listings_fts WHERE listings_fts MATCH ? ORDER BY rowid').pluck();
+    for (const m of maps) {
+      const set: number[] = [];
+      for (let i = 0; i < n; i++) if (m.bits[i >> 3] & (1 << (i & 7))) set.push(i + 1);
+      assert.deepEqual(set, rows.all(`"${m.term}"`), m.term);
+      assert.equal(set.length, m.docs, m.term);
+    }
+  });
 });
 
 describe('snapshot compiler: determinism', () => {
