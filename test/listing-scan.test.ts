@@ -86,7 +86,7 @@ describe('column scan agrees with the index plans', () => {
     assert.ok(checked > 10);
   });
 
-  it('agrees on every stats path: price range alone, mask with the complement, candidate lists', () => {
+  it('agrees on every stats path: price range alone, the complement of most rows, candidate lists', () => {
     const prices = (db.prepare('SELECT price_eur FROM listings WHERE price_eur IS NOT NULL ORDER BY price_eur').pluck().all() as number[]);
     const sizes = (db.prepare('SELECT size_m2 FROM listings WHERE size_m2 IS NOT NULL ORDER BY size_m2').pluck().all() as number[]);
     const cheap = prices[Math.floor(prices.length * 0.1)];
@@ -95,7 +95,7 @@ describe('column scan agrees with the index plans', () => {
       ['everything (complement of nothing)', {}, null],
       ['most rows (complement side is small)', { min_size: small }, 'size'],
       ['most rows, two conditions', { min_size: small, max_price: prices[prices.length - 1] }, null],
-      ['broad loop, selective result (candidate lists)', { min_size: 0, max_size: small }, 'size'],
+      ['broad primary, selective result (candidate lists)', { min_size: 0, max_size: small }, 'size'],
       ['broad loop and q', { min_size: 0, fts: ftsQuery('bright') }, 'size'],
       ['selective loop (candidate lists)', { max_price: cheap, furnishing: 'FURNISHED' }, 'price'],
       ['price range alone (binary search)', { min_price: cheap, max_price: prices[Math.floor(prices.length * 0.7)] }, 'price'],
