@@ -49,15 +49,30 @@ function rangeCollect(arr: Float64Array, lo: number, hi: number, start: number, 
   for (let i = start; i < end; i++) { const x = arr[i]; out[k] = i; k += +(x >= lo) & +(x <= hi); }
   return k;
 }
-function bitsCollect(bits: Uint8Array, start: number, end: number, out: Uint32Array): number {
-  let k = 0;
-  for (let i = start; i < end; i++) {
+/**
+ * The set rows of a bitmap, 32 at a time: a word's set bits are taken lowest first (isolate, count
+ * leading zeros, clear), so the cost follows the matches, not the rows (~8 times fewer steps than a
+ * test per row for a term in 13 % of the listings). `words` views the same bytes (null when the
+ * bytes are not 4-byte aligned or the machine is big-endian: then a row at a time).
+ */
+function bitsCollect(bits: Uint8Array, words: Uint32Array | null, start: number, end: number, out: Uint32Array): number {
+  let k = 0, i = start;
+  if (words) {
+    for (; i < end && (i & 31) !== 0; i++) if (bits[i >> 3] & (1 << (i & 7))) out[k++] = i;
+    for (; i + 32 <= end; i += 32) {
+      let w = words[i >> 5];
+      while (w !== 0) { const t = w & -w; out[k++] = i + 31 - Math.clz32(t); w ^= t; }
+    }
+  }
+  for (; i < end; i++) {
     const b = bits[i >> 3];
     if (b === 0) { i |= 7; continue; } // skip the rest of an empty byte
     if (b & (1 << (i & 7))) out[k++] = i;
   }
   return k;
 }
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+const wordsOf = (bits: Uint8Array) => (LITTLE_ENDIAN && bits.byteOffset % 4 === 0 ? new Uint32Array(bits.buffer, bits.byteOffset, bits.byteLength >> 2) : null);
 /** Adds a chunk's matching rows to the stats: count, priced count and price sum, and rank-bucket counts. */
 function accumulate(cand: Uint32Array, k: number, rank: Uint32Array, price: Float64Array, buckets: Uint32Array, acc: Float64Array): void {
   let priced = 0, sum = 0;
@@ -271,6 +286,7 @@ export class ListingScan {
     const cand = this.cand;
     const pr = p.primary;
     const narrow = p.narrow;
+    const words = pr.kind === 'bits' ? wordsOf(p.bits!) : null;
     // A row list (q with rare terms) is walked in chunks of its own positions, from the first row >= from.
     let pos = 0;
     if (pr.kind === 'list') { let a = 0, b = pr.rows.length; while (a < b) { const m = (a + b) >>> 1; if (pr.rows[m] < from) a = m + 1; else b = m; } pos = a; }
@@ -280,7 +296,7 @@ export class ListingScan {
       if (pr.kind === 'list') { const stop = Math.min(pr.rows.length, pos + CHUNK); k = stop - pos; cand.set(pr.rows.subarray(pos, stop)); pos = stop; }
       else if (pr.kind === 'eq') k = eqCollect(pr.arr, pr.code, start, end, cand);
       else if (pr.kind === 'range') k = rangeCollect(pr.arr, pr.lo, pr.hi, start, end, cand);
-      else if (pr.kind === 'bits') k = bitsCollect(p.bits!, start, end, cand);
+      else if (pr.kind === 'bits') k = bitsCollect(p.bits!, words, start, end, cand);
       else { k = 0; for (let i = start; i < end; i++) cand[k++] = i; }
       if (k && narrow) k = narrow(c, p, cand, k);
       if (k && cb(cand, k)) return;
