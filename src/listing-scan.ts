@@ -2,6 +2,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { ListingFilters } from './listing-query.ts';
 import { round2 } from './stats.ts';
+import { accumulateBits, eqBits, popcount, RangeBins, wordCount } from './listing-bits.ts';
 
 const NONE = 0xffffffff;
 const BUCKET_BITS = 10; // price ranks are counted in buckets of 1,024 listings for the median
@@ -102,8 +103,6 @@ const BIT = { loc: 1, owner: 2, type: 4, furn: 8, price: 16, size: 32, rooms: 64
 
 /** narrow(c, p, cand, k): keeps the candidates passing every condition of the shape; returns how many. */
 type Narrow = (c: Columns, p: Pred, cand: Uint32Array, k: number) => number;
-/** kernel(c, p, from, to, out, side): the rows of [from, to) whose test is 1 - side, into out; how many. */
-type Kernel = (c: Columns, p: Pred, from: number, to: number, out: Uint32Array, side: number) => number;
 /** test(c, p, i): 1 when row i passes every condition of the shape. */
 type Test = (c: Columns, p: Pred, i: number) => number;
 
@@ -114,9 +113,9 @@ type Test = (c: Columns, p: Pred, i: number) => number;
  * long at 751k listings (measured: 9-10 ms against 4 ms for two range conditions). The source is put
  * together only from the constant table above; filter values reach the functions as arguments.
  */
-const generated = new Map<number, Narrow | Kernel | Test>();
-const KINDS = { narrow: 0, kernel: 1, test: 2 } as const;
-function generate<T extends Narrow | Kernel | Test>(kind: keyof typeof KINDS, shape: number): T {
+const generated = new Map<number, Narrow | Test>();
+const KINDS = { narrow: 0, test: 1 } as const;
+function generate<T extends Narrow | Test>(kind: keyof typeof KINDS, shape: number): T {
   const key = KINDS[kind] * 256 + shape;
   let f = generated.get(key);
   if (f) return f as T;
@@ -126,9 +125,7 @@ function generate<T extends Narrow | Kernel | Test>(kind: keyof typeof KINDS, sh
   const head = `'use strict';${locals ? ` const ${locals};` : ''}`;
   f = (kind === 'narrow'
     ? new Function('c', 'p', 'cand', 'k', `${head} let m = 0; for (let j = 0; j < k; j++) { const i = cand[j]; cand[m] = i; m += ${test}; } return m;`)
-    : kind === 'kernel'
-      ? new Function('c', 'p', 'from', 'to', 'out', 'side', `${head} let n = 0; for (let i = from; i < to; i++) { out[n] = i; n += (${test}) ^ side; } return n;`)
-      : new Function('c', 'p', 'i', `${head} return ${test};`)) as T;
+    : new Function('c', 'p', 'i', `${head} return ${test};`)) as T;
   generated.set(key, f);
   return f as T;
 }
@@ -328,18 +325,20 @@ export class ListingScan {
     if (onlyPrice) return this.priceRange(c, f.min_price ?? -Infinity, f.max_price ?? Infinity);
     const buckets = new Uint32Array((c.order.length >> BUCKET_BITS) + 1);
     const acc = new Float64Array(3); // count, priced, sum
-    if (this.broad(p, c)) {
-      // Most rows match: accumulate the others (one pass of the shape's kernel over every row), and take
-      // the matches' figures as the totals minus theirs.
-      const t = this.totals(c);
-      const kernel = generate<Kernel>('kernel', p.shape);
-      for (let start = 0; start < c.n; start += CHUNK) {
-        const k = kernel(c, p, start, Math.min(c.n, start + CHUNK), this.cand, 1);
-        if (k) accumulate(this.cand, k, c.rank, c.price, buckets, acc);
+    let inSet: (i: number) => boolean = (i) => this.test(p, c, i);
+    if (p.primary.kind !== 'list') {
+      // The matching rows as a bitmap, then whichever side is smaller accumulated a set bit at a time.
+      const res = this.rowSet(p, c);
+      if (popcount(res, c.n) * 2 <= c.n) accumulateBits(res, c.n, 0, c.rank, c.price, BUCKET_BITS, buckets, acc);
+      else {
+        const t = this.totals(c);
+        accumulateBits(res, c.n, 1, c.rank, c.price, BUCKET_BITS, buckets, acc);
+        for (let b = 0; b < buckets.length; b++) buckets[b] = t.buckets[b] - buckets[b];
+        acc[0] = c.n - acc[0]; acc[1] = t.priced - acc[1]; acc[2] = t.sum - acc[2];
       }
-      for (let b = 0; b < buckets.length; b++) buckets[b] = t.buckets[b] - buckets[b];
-      acc[0] = c.n - acc[0]; acc[1] = t.priced - acc[1]; acc[2] = t.sum - acc[2];
+      inSet = (i) => ((res[i >>> 5] >>> (i & 31)) & 1) === 1;
     } else {
+      // q with rare terms only: their row list (under 0.5 % of the listings) drives the loop.
       this.each(p, c, 0, (cand, k) => accumulate(cand, k, c.rank, c.price, buckets, acc));
     }
     const [count, priced, sum] = acc;
@@ -351,7 +350,7 @@ export class ListingScan {
       const end = Math.min(c.order.length, (b + 1) << BUCKET_BITS);
       for (let pos = b << BUCKET_BITS; pos < end; pos++) {
         const i = c.order[pos];
-        if (this.test(p, c, i) && k-- === 0) return c.price[i];
+        if (inSet(i) && k-- === 0) return c.price[i];
       }
       throw new Error('median bucket walk out of range');
     };
@@ -359,6 +358,63 @@ export class ListingScan {
     const median = priced % 2 ? kth(mid) : (kth(mid - 1) + kth(mid)) / 2;
     return { count, min: kth(0), max: kth(priced - 1), average: round2(sum / priced), median };
   }
+
+  /**
+   * The rows matching every condition, as a bitmap (valid until the next call): an equality is a
+   * cached per-value bitmap, a range the difference of two cumulative bin bitmaps plus a row test in
+   * the bins it cuts through, q its term bitmap; they are ANDed a word (32 rows) at a time.
+   */
+  private rowSet(p: Pred, c: Columns): Uint32Array {
+    const W = wordCount(c.n);
+    const res = (this.resBuf ??= new Uint32Array(W));
+    const tmp = (this.tmpBuf ??= new Uint32Array(W));
+    let first = true;
+    const and = (src: Uint32Array) => {
+      if (first) res.set(src);
+      else for (let w = 0; w < W; w++) res[w] &= src[w];
+      first = false;
+    };
+    if (p.loc) and(this.eqWords(p.loc, p.locCode, c.n));
+    if (p.owner) and(this.eqWords(c.owner_id, p.owner, c.n));
+    if (p.type) and(this.eqWords(c.property_type, p.type, c.n));
+    if (p.furn) and(this.eqWords(c.furnishing, p.furn, c.n));
+    if (p.shape & BIT.price) { this.rangeBins(c.price, c.n).select(p.pLo, p.pHi, tmp); and(tmp); }
+    if (p.shape & BIT.size) { this.rangeBins(c.size, c.n).select(p.sLo, p.sHi, tmp); and(tmp); }
+    if (p.shape & BIT.rooms) { this.rangeBins(c.rooms, c.n).select(p.rLo, Infinity, tmp); and(tmp); }
+    if (p.bits) { tmp.fill(0); new Uint8Array(tmp.buffer).set(p.bits); and(tmp); }
+    if (first) res.fill(-1);
+    return res;
+  }
+  private resBuf: Uint32Array | null = null;
+  private tmpBuf: Uint32Array | null = null;
+
+  /** Per-value bitmaps of the equality columns, built on first use (one pass) and kept for the 48 most recently used. */
+  private eqWords(arr: Uint16Array | Uint32Array, code: number, n: number): Uint32Array {
+    const key = `${this.columnId(arr)}:${code}`;
+    let bits = this.eqCache.get(key);
+    if (bits) this.eqCache.delete(key); // re-inserted below: most recently used last
+    else {
+      bits = eqBits(arr, code, n);
+      if (this.eqCache.size >= 48) this.eqCache.delete(this.eqCache.keys().next().value!); // ~94 KB each at 751k listings
+    }
+    this.eqCache.set(key, bits);
+    return bits;
+  }
+  private readonly eqCache = new Map<string, Uint32Array>();
+  private columnId(arr: Uint16Array | Uint32Array): number {
+    let id = this.columnIds.get(arr);
+    if (id === undefined) this.columnIds.set(arr, (id = this.columnIds.size));
+    return id;
+  }
+  private readonly columnIds = new Map<Uint16Array | Uint32Array, number>();
+
+  /** Cumulative bin bitmaps of a range column, built on first use (~3 MB a column at 751k listings). */
+  private rangeBins(values: Float64Array, n: number): RangeBins {
+    let bins = this.binsCache.get(values);
+    if (!bins) this.binsCache.set(values, (bins = new RangeBins(values, n)));
+    return bins;
+  }
+  private readonly binsCache = new Map<Float64Array, RangeBins>();
 
   /**
    * Stats of a price range alone, without touching the rows: the matches are one run of the price
@@ -387,16 +443,6 @@ export class ListingScan {
     };
   }
   private prefix: Float64Array | null = null;
-
-  /**
-   * True when most rows match (sampled: every 128th row): then accumulating the rows that do not match
-   * reads the fewest rows, whatever the primary loop would have been.
-   */
-  private broad(p: Pred, c: Columns): boolean {
-    let hit = 0, seen = 0;
-    for (let i = 0; i < c.n; i += 128) { seen++; hit += +this.test(p, c, i); }
-    return hit * 2 > seen;
-  }
 
   /** Priced rows, their price sum and rank-bucket counts over all listings (once per snapshot). */
   private totals(c: Columns) {
