@@ -411,7 +411,7 @@ export class ListingScan {
   /** Cumulative bin bitmaps of a range column, built on first use (~3 MB a column at 751k listings). */
   private rangeBins(values: Float64Array, n: number): RangeBins {
     let bins = this.binsCache.get(values);
-    if (!bins) this.binsCache.set(values, (bins = new RangeBins(values, n)));
+    if (!bins) this.binsCache.set(values, (bins = new RangeBins(values, n, values === this.cols!.price ? this.cols!.order : null)));
     return bins;
   }
   private readonly binsCache = new Map<Float64Array, RangeBins>();
