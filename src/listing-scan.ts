@@ -306,11 +306,34 @@ export class ListingScan {
     const p = this.compile(f, hint);
     const out: number[] = [];
     if (!p) return out;
-    this.each(p, this.cols!, afterRid, (cand, k) => {
+    const c = this.cols!;
+    if (p.primary.kind !== 'list' && this.rare(p, c, afterRid)) {
+      // So few rows match that the chunked loop would read to the end (~5 ms at 751k listings): the
+      // row set costs a few word operations per condition, and the page is its first set bits.
+      const res = this.rowSet(p, c);
+      for (let w = afterRid >>> 5; w < res.length && out.length < limit; w++) {
+        let x = res[w];
+        if (w === afterRid >>> 5) x &= -1 << (afterRid & 31); // rows before afterRid
+        while (x !== 0 && out.length < limit) {
+          const t = x & -x;
+          x ^= t;
+          const i = (w << 5) + 31 - Math.clz32(t);
+          if (i < c.n) out.push(i + 1);
+        }
+      }
+      return out;
+    }
+    this.each(p, c, afterRid, (cand, k) => {
       for (let j = 0; j < k && out.length < limit; j++) out.push(cand[j] + 1);
       return out.length >= limit;
     });
     return out;
+  }
+
+  /** True when no sampled row (every 128th from `from`) matches: the matches, if any, are rare. */
+  private rare(p: Pred, c: Columns, from: number): boolean {
+    for (let i = from; i < c.n; i += 128) if (this.test(p, c, i)) return false;
+    return true;
   }
 
   /** Count over all matches; min, max, average and median over the priced ones (median via rank buckets). */
