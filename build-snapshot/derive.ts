@@ -143,6 +143,11 @@ function deriveColumns(db: Database) {
   for (const c of CODED_COLUMNS) put.run(c, blob(codes[c]));
   put.run('price_order', blob(order));
   put.run('price_rank', blob(rank));
+  // Rows in size order, ties by row: a size range's rows in a straddled bin are a binary search away.
+  const size = floats.size_m2;
+  const sized: number[] = [];
+  for (let i = 0; i < n; i++) if (!Number.isNaN(size[i])) sized.push(i);
+  put.run('size_order', blob(Uint32Array.from(sized.sort((a, b) => size[a] - size[b] || a - b))));
   const dict = db.prepare('INSERT INTO listing_dict (column, code, value) VALUES (?, ?, ?)');
   for (const [c, d] of dicts) for (const [v, code] of d) dict.run(c, code, v);
 

@@ -346,7 +346,8 @@ CREATE TABLE listing_quantiles (
 -- order (element i is rid i + 1), little-endian: price_eur, size_m2, rooms as float64 (NaN = null);
 -- city, province, neighbourhood, property_type, furnishing as uint16 and owner as uint32 dictionary
 -- codes (0 = null); price_order: uint32 row indexes of priced listings sorted by price; price_rank:
--- uint32 position of each row in price_order (0xFFFFFFFF = no price).
+-- uint32 position of each row in price_order (0xFFFFFFFF = no price); size_order: uint32 row indexes
+-- of the listings with a size, sorted by size.
 CREATE TABLE listing_columns (
   name TEXT PRIMARY KEY,
   data BLOB NOT NULL

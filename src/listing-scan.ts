@@ -13,6 +13,8 @@ interface Columns {
   city_id: Uint16Array; province_id: Uint16Array; neighbourhood_id: Uint16Array;
   property_type: Uint16Array; furnishing: Uint16Array; owner_id: Uint32Array;
   order: Uint32Array; rank: Uint32Array;
+  /** Rows with a size, in size order (for the size range bins). */
+  sizeOrder: Uint32Array;
 }
 
 /** A compiled filter set: codes and bounds, plus an optional q bitmap. `null` from compile = matches nothing. */
@@ -164,7 +166,7 @@ export class ListingScan {
       n: price.length, price, size: f64('size_m2'), rooms: f64('rooms'),
       city_id: u16('city_id'), province_id: u16('province_id'), neighbourhood_id: u16('neighbourhood_id'),
       property_type: u16('property_type'), furnishing: u16('furnishing'), owner_id: u32('owner_id'),
-      order: u32('price_order'), rank: u32('price_rank'),
+      order: u32('price_order'), rank: u32('price_rank'), sizeOrder: u32('size_order'),
     };
     return this.cols;
   }
@@ -193,10 +195,13 @@ export class ListingScan {
   private termsBits(terms: string[], n: number): { bits: Uint8Array; list: Uint32Array | null } {
     // One frequent term: its bitmap as is (read-only from here on), no 94 KB copy per request.
     if (terms.length === 1) { const only = this.termBitmap(terms[0]); if (only) return { bits: only, list: null }; }
-    const out = new Uint8Array((n + 7) >> 3);
+    // A scratch buffer, valid for this request only (nothing keeps a compiled filter set): no 94 KB of
+    // garbage per request at 751k listings.
+    const out = (this.termsBuf ??= new Uint8Array((n + 7) >> 3));
     const rare = terms.filter((t) => !this.termBitmap(t));
     let list: Uint32Array | null = null;
     if (rare.length) {
+      out.fill(0);
       const rows = this.rareRows(rare);
       for (let j = 0; j < rows.length; j++) { const i = rows[j]; out[i >> 3] |= 1 << (i & 7); }
       // Only rare terms: their rows (ascending) can drive the scan directly (see each()).
@@ -223,6 +228,9 @@ export class ListingScan {
     }
     return rows;
   }
+  private termsBuf: Uint8Array | null = null;
+  private bucketsBuf: Uint32Array | null = null;
+  private readonly accBuf = new Float64Array(3);
   private readonly rareCache = new Map<string, Uint32Array>();
 
   private compile(f: ListingFilters, hint: PrimaryHint = null): Pred | null {
@@ -346,8 +354,8 @@ export class ListingScan {
     const onlyPrice = (f.min_price !== undefined || f.max_price !== undefined)
       && Object.entries(f).every(([k, v]) => v === undefined || k === 'min_price' || k === 'max_price');
     if (onlyPrice) return this.priceRange(c, f.min_price ?? -Infinity, f.max_price ?? Infinity);
-    const buckets = new Uint32Array((c.order.length >> BUCKET_BITS) + 1);
-    const acc = new Float64Array(3); // count, priced, sum
+    const buckets = (this.bucketsBuf ??= new Uint32Array((c.order.length >> BUCKET_BITS) + 1)).fill(0);
+    const acc = this.accBuf.fill(0); // count, priced, sum
     let inSet: (i: number) => boolean = (i) => this.test(p, c, i);
     if (p.primary.kind !== 'list') {
       // The matching rows as a bitmap, then whichever side is smaller accumulated a set bit at a time.
@@ -434,7 +442,8 @@ export class ListingScan {
   /** Cumulative bin bitmaps of a range column, built on first use (~3 MB a column at 751k listings). */
   private rangeBins(values: Float64Array, n: number): RangeBins {
     let bins = this.binsCache.get(values);
-    if (!bins) this.binsCache.set(values, (bins = new RangeBins(values, n, values === this.cols!.price ? this.cols!.order : null)));
+    const c = this.cols!;
+    if (!bins) this.binsCache.set(values, (bins = new RangeBins(values, n, values === c.price ? c.order : values === c.size ? c.sizeOrder : null)));
     return bins;
   }
   private readonly binsCache = new Map<Float64Array, RangeBins>();
