@@ -27,8 +27,9 @@ interface Pred {
   bits: Uint8Array | null;
   /** Which conditions are present, one bit each in CONDITIONS order; `residual`: all but the primary's. */
   shape: number; residual: number;
-  /** The shape's generated row test, and the narrow() of its residual conditions (null: none). */
-  test: Test; narrow: Narrow | null;
+  /** The generated narrow() of the residual conditions (null: none). */
+  narrow: Narrow | null;
+  hasP: boolean; hasS: boolean; hasR: boolean;
 }
 
 type Primary =
@@ -105,31 +106,24 @@ const BIT = { loc: 1, owner: 2, type: 4, furn: 8, price: 16, size: 32, rooms: 64
 
 /** narrow(c, p, cand, k): keeps the candidates passing every condition of the shape; returns how many. */
 type Narrow = (c: Columns, p: Pred, cand: Uint32Array, k: number) => number;
-/** test(c, p, i): 1 when row i passes every condition of the shape. */
-type Test = (c: Columns, p: Pred, i: number) => number;
 
 /**
- * One function per shape (which conditions: at most 256 of each kind), generated on first use, with all
+ * One function per shape (which conditions: at most 256), generated on first use, with all
  * its conditions in one loop: one pass over the candidates for all residual conditions. Shared helpers
  * (a pass per condition, each helper compiled for every array and bound it has seen) took 2-3 times as
  * long at 751k listings (measured: 9-10 ms against 4 ms for two range conditions). The source is put
  * together only from the constant table above; filter values reach the functions as arguments.
  */
-const generated = new Map<number, Narrow | Test>();
-const KINDS = { narrow: 0, test: 1 } as const;
-function generate<T extends Narrow | Test>(kind: keyof typeof KINDS, shape: number): T {
-  const key = KINDS[kind] * 256 + shape;
-  let f = generated.get(key);
-  if (f) return f as T;
+const narrows = new Map<number, Narrow>();
+function narrowFor(shape: number): Narrow {
+  let f = narrows.get(shape);
+  if (f) return f;
   const used = CONDITIONS.filter((_, b) => shape & (1 << b));
-  const test = used.length ? used.map((x) => x.expr).join(' & ') : '1';
+  const test = used.map((x) => x.expr).join(' & ');
   const locals = used.map((x) => x.locals).join(', ');
-  const head = `'use strict';${locals ? ` const ${locals};` : ''}`;
-  f = (kind === 'narrow'
-    ? new Function('c', 'p', 'cand', 'k', `${head} let m = 0; for (let j = 0; j < k; j++) { const i = cand[j]; cand[m] = i; m += ${test}; } return m;`)
-    : new Function('c', 'p', 'i', `${head} return ${test};`)) as T;
-  generated.set(key, f);
-  return f as T;
+  f = new Function('c', 'p', 'cand', 'k', `'use strict'; const ${locals}; let m = 0; for (let j = 0; j < k; j++) { const i = cand[j]; cand[m] = i; m += ${test}; } return m;`) as Narrow;
+  narrows.set(shape, f);
+  return f;
 }
 
 /** Which filter the primary loop runs over: the planner's estimate of rows per filter (lower is better). */
@@ -272,13 +266,22 @@ export class ListingScan {
       sLo: f.min_size ?? -Infinity, sHi: f.max_size ?? Infinity,
       rLo: f.min_rooms ?? -Infinity,
       bits, shape, residual: shape & ~covered,
-      test: generate<Test>('test', shape), narrow: shape & ~covered ? generate<Narrow>('narrow', shape & ~covered) : null,
+      narrow: shape & ~covered ? narrowFor(shape & ~covered) : null, hasP, hasS, hasR,
     };
   }
 
   /** Does row i match? (NaN never satisfies a bound, so unknown values never match a range filter.) */
   private test(p: Pred, c: Columns, i: number): boolean {
-    return p.test(c, p, i) === 1;
+    // One shared function, not generated per shape: it runs a few thousand times per request (sampling,
+    // the median walk), too few for a new shape's code to be optimised, and is warm for every shape.
+    return (p.loc === null || p.loc[i] === p.locCode)
+      && (p.owner === 0 || c.owner_id[i] === p.owner)
+      && (p.type === 0 || c.property_type[i] === p.type)
+      && (p.furn === 0 || c.furnishing[i] === p.furn)
+      && (!p.hasP || (c.price[i] >= p.pLo && c.price[i] <= p.pHi))
+      && (!p.hasS || (c.size[i] >= p.sLo && c.size[i] <= p.sHi))
+      && (!p.hasR || c.rooms[i] >= p.rLo)
+      && (p.bits === null || (p.bits[i >> 3] & (1 << (i & 7))) !== 0);
   }
 
   /**
