@@ -132,8 +132,10 @@ export type PrimaryHint = 'fts' | 'location_id' | 'owner_id' | 'property_type' |
 export interface ScanStats { count: number; min: number | null; max: number | null; average: number | null; median: number | null }
 
 /**
- * Loaded lazily on first use (start-up stays fast); about 60 bytes per listing. Every operation is
- * one pass over the columns at most: ~1M simple comparisons, a few milliseconds at 1M listings.
+ * Loaded lazily on first use (start-up stays fast); about 64 bytes per listing, plus ~3 MB per range
+ * column's bin bitmaps and up to 48 equality bitmaps (~94 KB each at 751k listings) once stats use
+ * them. A page is one pass over the columns at most (stopping at the page's end); stats are word
+ * operations on row sets plus one accumulation over the smaller side: a few milliseconds at 1M.
  */
 export class ListingScan {
   private cols: Columns | null = null;
