@@ -46,7 +46,7 @@ const VALUE_STATS_COLUMNS: [column: string, prefix: string][] = [
  * - the planner's statistics: listings per value of each equality filter (and per city + property
  *   type), and quantiles of each range filter.
  */
-function deriveListingStats(db: Database, floats: Record<string, Float64Array>, codes: Record<string, Uint16Array | Uint32Array>, dicts: Map<string, Map<string, number>>, order: Uint32Array) {
+function deriveListingStats(db: Database, floats: Record<string, Float64Array>, codes: Record<string, Uint16Array | Uint32Array>, dicts: Map<string, Map<string, number>>, order: Uint32Array, sizeOrder: Uint32Array) {
   const price = floats.price_eur;
   const n = price.length;
   const insert = db.prepare('INSERT INTO listing_stats (scope, count, min_price_eur, max_price_eur, average_price_eur, median_price_eur) VALUES (?, ?, ?, ?, ?, ?)');
@@ -90,7 +90,8 @@ function deriveListingStats(db: Database, floats: Record<string, Float64Array>, 
   for (const [k, count] of pairs) vc.run('city_type', `${cities.get(Math.floor(k / 65536))}\u0001${types.get(k % 65536)}`, count);
   const q = db.prepare('INSERT INTO listing_quantiles (column, k, value, nonnull) VALUES (?, ?, ?, ?)');
   for (const col of FLOAT_COLUMNS) {
-    const sorted = col === 'price_eur' ? Float64Array.from(order, (i) => price[i]) : floats[col].filter((x) => !Number.isNaN(x)).sort();
+    const known = col === 'price_eur' ? order : col === 'size_m2' ? sizeOrder : null; // rows in value order, when kept
+    const sorted = known ? Float64Array.from(known, (i) => floats[col][i]) : floats[col].filter((x) => !Number.isNaN(x)).sort();
     if (sorted.length === 0) continue;
     for (let k = 0; k <= QUANTILES; k++) q.run(col, k, sorted[Math.min(sorted.length - 1, Math.floor((k * (sorted.length - 1)) / QUANTILES))], sorted.length);
   }
@@ -129,25 +130,26 @@ function deriveColumns(db: Database) {
     });
   }
   for (const c of CODED_COLUMNS) if (dicts.get(c)!.size >= (c === 'owner_id' ? 2 ** 32 : 2 ** 16)) throw new Error(`too many distinct ${c} values for the column store`);
-  const price = floats.price_eur;
-  const priced: number[] = [];
-  for (let i = 0; i < n; i++) if (!Number.isNaN(price[i])) priced.push(i);
-  const order = Uint32Array.from(priced.sort((a, b) => price[a] - price[b] || a - b));
+  /** The rows with a value, sorted by value, ties by row. */
+  const orderOf = (values: Float64Array) => {
+    const rows: number[] = [];
+    for (let i = 0; i < n; i++) if (!Number.isNaN(values[i])) rows.push(i);
+    return Uint32Array.from(rows.sort((a, b) => values[a] - values[b] || a - b));
+  };
+  const order = orderOf(floats.price_eur);
   const rank = new Uint32Array(n).fill(0xffffffff);
   order.forEach((row, pos) => { rank[row] = pos; });
+  // Size order too: a size range's rows in a straddled bin are then a binary search away.
+  const sizeOrder = orderOf(floats.size_m2);
 
-  deriveListingStats(db, floats, codes, dicts, order);
+  deriveListingStats(db, floats, codes, dicts, order, sizeOrder);
 
   const put = db.prepare('INSERT INTO listing_columns (name, data) VALUES (?, ?)');
   for (const c of FLOAT_COLUMNS) put.run(c, blob(floats[c]));
   for (const c of CODED_COLUMNS) put.run(c, blob(codes[c]));
   put.run('price_order', blob(order));
   put.run('price_rank', blob(rank));
-  // Rows in size order, ties by row: a size range's rows in a straddled bin are a binary search away.
-  const size = floats.size_m2;
-  const sized: number[] = [];
-  for (let i = 0; i < n; i++) if (!Number.isNaN(size[i])) sized.push(i);
-  put.run('size_order', blob(Uint32Array.from(sized.sort((a, b) => size[a] - size[b] || a - b))));
+  put.run('size_order', blob(sizeOrder));
   const dict = db.prepare('INSERT INTO listing_dict (column, code, value) VALUES (?, ?, ?)');
   for (const [c, d] of dicts) for (const [v, code] of d) dict.run(c, code, v);
 

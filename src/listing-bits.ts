@@ -3,6 +3,30 @@
 
 export const wordCount = (n: number) => (n + 31) >>> 5;
 
+/**
+ * In positions [from, to) of `order` (rows sorted by value), the first whose value is >= x (> x when
+ * `after`): the run of rows with a value in [lo, hi] is [search(lo, false), search(hi, true)).
+ */
+export function searchOrder(order: Uint32Array, values: Float64Array, x: number, after: boolean, from = 0, to = order.length): number {
+  let a = from, b = to;
+  while (a < b) { const m = (a + b) >>> 1; const v = values[order[m]]; if (after ? v <= x : v < x) a = m + 1; else b = m; }
+  return a;
+}
+
+/** Appends to `out` (as rids, row + 1) the set rows of `words` from row `from` on, below n, until it holds `limit`. */
+export function firstSetRows(words: Uint32Array, n: number, from: number, limit: number, out: number[]): void {
+  for (let w = from >>> 5; w < words.length && out.length < limit; w++) {
+    let x = words[w];
+    if (w === from >>> 5) x &= -1 << (from & 31); // rows before `from`
+    while (x !== 0 && out.length < limit) {
+      const t = x & -x;
+      x ^= t;
+      const i = (w << 5) + 31 - Math.clz32(t);
+      if (i < n) out.push(i + 1);
+    }
+  }
+}
+
 /** Rows [0, n) of `words` (bit i of word w is row 32w + i), set bits only. */
 export function popcount(words: Uint32Array, n: number): number {
   let total = 0;
@@ -68,14 +92,6 @@ export class RangeBins {
     }
   }
 
-  /** The first position of the order whose value is >= x (> x when `after`). */
-  private firstAtLeast(x: number, after: boolean): number {
-    const order = this.order!, values = this.values;
-    let a = 0, b = order.length;
-    while (a < b) { const m = (a + b) >>> 1; const v = values[order[m]]; if (after ? v <= x : v < x) a = m + 1; else b = m; }
-    return a;
-  }
-
   /** The number of cuts <= v: the bin of v. */
   private binOf(v: number): number {
     let a = 0, b = this.cuts.length;
@@ -114,13 +130,9 @@ export class RangeBins {
     const order = this.order, values = this.values;
     if (order) {
       // The bin's rows are one run of the order; its rows within [lo, hi] a sub-run of it.
-      const from = this.firstAtLeast(this.min[k], false), to = this.firstAtLeast(this.max[k], true);
-      let a = from, b = to;
-      while (a < b) { const m = (a + b) >>> 1; if (values[order[m]] < lo) a = m + 1; else b = m; }
-      const start = a;
-      b = to;
-      while (a < b) { const m = (a + b) >>> 1; if (values[order[m]] <= hi) a = m + 1; else b = m; }
-      for (let pos = start; pos < a; pos++) { const i = order[pos]; out[i >>> 5] |= 1 << (i & 31); }
+      const from = searchOrder(order, values, this.min[k], false), to = searchOrder(order, values, this.max[k], true);
+      const start = searchOrder(order, values, lo, false, from, to), end = searchOrder(order, values, hi, true, start, to);
+      for (let pos = start; pos < end; pos++) { const i = order[pos]; out[i >>> 5] |= 1 << (i & 31); }
       return;
     }
     const upTo = this.below[k + 1], under = this.below[k];

@@ -2,7 +2,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { ListingFilters } from './listing-query.ts';
 import { round2 } from './stats.ts';
-import { accumulateBits, eqBits, popcount, RangeBins, wordCount } from './listing-bits.ts';
+import { accumulateBits, eqBits, firstSetRows, popcount, RangeBins, searchOrder, wordCount } from './listing-bits.ts';
 
 const NONE = 0xffffffff;
 const BUCKET_BITS = 10; // price ranks are counted in buckets of 1,024 listings for the median
@@ -25,11 +25,10 @@ interface Pred {
   owner: number; type: number; furn: number;
   pLo: number; pHi: number; sLo: number; sHi: number; rLo: number;
   bits: Uint8Array | null;
-  /** Which conditions are present, one bit each in CONDITIONS order; `residual`: all but the primary's. */
-  shape: number; residual: number;
-  /** The generated narrow() of the residual conditions (null: none). */
+  /** Which conditions are present, one bit each in CONDITIONS order. */
+  shape: number;
+  /** The generated narrow() of the conditions the primary loop does not apply (null: none). */
   narrow: Narrow | null;
-  hasP: boolean; hasS: boolean; hasR: boolean;
 }
 
 type Primary =
@@ -241,34 +240,30 @@ export class ListingScan {
     // q with rare terms only: loop over their rows (a few thousand at most) instead of the bitmap.
     const ftsPrimary: Primary = terms?.list ? { kind: 'list', rows: terms.list } : { kind: 'bits' };
     const loc = f.location_id === undefined ? null : c[f.location_column ?? 'city_id'];
-    let primary: Primary = { kind: 'all' };
-    if (hint === 'fts' && bits) primary = ftsPrimary;
-    else if (hint === 'location_id' && loc) primary = { kind: 'eq', arr: loc, code: locCode };
-    else if (hint === 'owner_id' && owner) primary = { kind: 'eq', arr: c.owner_id, code: owner };
-    else if (hint === 'property_type' && type) primary = { kind: 'eq', arr: c.property_type, code: type };
-    else if (hint === 'furnishing' && furn) primary = { kind: 'eq', arr: c.furnishing, code: furn };
-    else if (hint === 'price' && (f.min_price !== undefined || f.max_price !== undefined)) primary = { kind: 'range', arr: c.price, lo: f.min_price ?? -Infinity, hi: f.max_price ?? Infinity };
-    else if (hint === 'size' && (f.min_size !== undefined || f.max_size !== undefined)) primary = { kind: 'range', arr: c.size, lo: f.min_size ?? -Infinity, hi: f.max_size ?? Infinity };
-    else if (hint === 'rooms' && f.min_rooms !== undefined) primary = { kind: 'range', arr: c.rooms, lo: f.min_rooms ?? -Infinity, hi: Infinity };
-    else if (bits) primary = ftsPrimary;
-    else if (loc) primary = { kind: 'eq', arr: loc, code: locCode };
     const hasP = f.min_price !== undefined || f.max_price !== undefined;
     const hasS = f.min_size !== undefined || f.max_size !== undefined;
     const hasR = f.min_rooms !== undefined;
     const shape = (loc ? BIT.loc : 0) | (owner ? BIT.owner : 0) | (type ? BIT.type : 0) | (furn ? BIT.furn : 0)
       | (hasP ? BIT.price : 0) | (hasS ? BIT.size : 0) | (hasR ? BIT.rooms : 0) | (bits ? BIT.q : 0);
-    // The condition the primary loop already applies.
-    const covered = primary.kind === 'eq'
-      ? (primary.arr === loc ? BIT.loc : primary.arr === c.owner_id ? BIT.owner : primary.arr === c.property_type ? BIT.type : BIT.furn)
-      : primary.kind === 'range' ? (primary.arr === c.price ? BIT.price : primary.arr === c.size ? BIT.size : BIT.rooms)
-        : primary.kind === 'all' ? 0 : BIT.q;
+    // The loop's primary condition, and its bit: the one condition narrow() need not apply again.
+    let primary: Primary = { kind: 'all' }, covered = 0;
+    if (hint === 'fts' && bits) { primary = ftsPrimary; covered = BIT.q; }
+    else if (hint === 'location_id' && loc) { primary = { kind: 'eq', arr: loc, code: locCode }; covered = BIT.loc; }
+    else if (hint === 'owner_id' && owner) { primary = { kind: 'eq', arr: c.owner_id, code: owner }; covered = BIT.owner; }
+    else if (hint === 'property_type' && type) { primary = { kind: 'eq', arr: c.property_type, code: type }; covered = BIT.type; }
+    else if (hint === 'furnishing' && furn) { primary = { kind: 'eq', arr: c.furnishing, code: furn }; covered = BIT.furn; }
+    else if (hint === 'price' && hasP) { primary = { kind: 'range', arr: c.price, lo: f.min_price ?? -Infinity, hi: f.max_price ?? Infinity }; covered = BIT.price; }
+    else if (hint === 'size' && hasS) { primary = { kind: 'range', arr: c.size, lo: f.min_size ?? -Infinity, hi: f.max_size ?? Infinity }; covered = BIT.size; }
+    else if (hint === 'rooms' && hasR) { primary = { kind: 'range', arr: c.rooms, lo: f.min_rooms ?? -Infinity, hi: Infinity }; covered = BIT.rooms; }
+    else if (bits) { primary = ftsPrimary; covered = BIT.q; }
+    else if (loc) { primary = { kind: 'eq', arr: loc, code: locCode }; covered = BIT.loc; }
+    const residual = shape & ~covered;
     return {
       primary, loc, locCode, owner, type, furn,
       pLo: f.min_price ?? -Infinity, pHi: f.max_price ?? Infinity,
       sLo: f.min_size ?? -Infinity, sHi: f.max_size ?? Infinity,
       rLo: f.min_rooms ?? -Infinity,
-      bits, shape, residual: shape & ~covered,
-      narrow: shape & ~covered ? narrowFor(shape & ~covered) : null, hasP, hasS, hasR,
+      bits, shape, narrow: residual ? narrowFor(residual) : null,
     };
   }
 
@@ -280,9 +275,9 @@ export class ListingScan {
       && (p.owner === 0 || c.owner_id[i] === p.owner)
       && (p.type === 0 || c.property_type[i] === p.type)
       && (p.furn === 0 || c.furnishing[i] === p.furn)
-      && (!p.hasP || (c.price[i] >= p.pLo && c.price[i] <= p.pHi))
-      && (!p.hasS || (c.size[i] >= p.sLo && c.size[i] <= p.sHi))
-      && (!p.hasR || c.rooms[i] >= p.rLo)
+      && ((p.shape & BIT.price) === 0 || (c.price[i] >= p.pLo && c.price[i] <= p.pHi))
+      && ((p.shape & BIT.size) === 0 || (c.size[i] >= p.sLo && c.size[i] <= p.sHi))
+      && ((p.shape & BIT.rooms) === 0 || c.rooms[i] >= p.rLo)
       && (p.bits === null || (p.bits[i >> 3] & (1 << (i & 7))) !== 0);
   }
 
@@ -323,17 +318,7 @@ export class ListingScan {
     if (p.primary.kind !== 'list' && this.rare(p, c, afterRid)) {
       // So few rows match that the chunked loop would read to the end (~5 ms at 751k listings): the
       // row set costs a few word operations per condition, and the page is its first set bits.
-      const res = this.rowSet(p, c);
-      for (let w = afterRid >>> 5; w < res.length && out.length < limit; w++) {
-        let x = res[w];
-        if (w === afterRid >>> 5) x &= -1 << (afterRid & 31); // rows before afterRid
-        while (x !== 0 && out.length < limit) {
-          const t = x & -x;
-          x ^= t;
-          const i = (w << 5) + 31 - Math.clz32(t);
-          if (i < c.n) out.push(i + 1);
-        }
-      }
+      firstSetRows(this.rowSet(p, c), c.n, afterRid, limit, out);
       return out;
     }
     this.each(p, c, afterRid, (cand, k) => {
@@ -460,12 +445,7 @@ export class ListingScan {
    */
   private priceRange(c: Columns, lo: number, hi: number): ScanStats {
     const at = (pos: number) => c.price[c.order[pos]];
-    const firstAtLeast = (x: number, strict: boolean) => {
-      let a = 0, b = c.order.length;
-      while (a < b) { const mid = (a + b) >>> 1; if (strict ? at(mid) <= x : at(mid) < x) a = mid + 1; else b = mid; }
-      return a;
-    };
-    const from = firstAtLeast(lo, false), to = firstAtLeast(hi, true); // [from, to)
+    const from = searchOrder(c.order, c.price, lo, false), to = searchOrder(c.order, c.price, hi, true); // [from, to)
     const n = to - from;
     if (n <= 0) return { count: 0, min: null, max: null, average: null, median: null };
     if (!this.prefix) {
