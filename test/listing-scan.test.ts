@@ -109,6 +109,30 @@ describe('column scan agrees with the index plans', () => {
     }
   });
 
+  it('agrees for q mixing rare terms (an FTS row list) with frequent ones (bitmaps)', () => {
+    db.exec('CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, listings_fts, row)');
+    const rare = db.prepare('SELECT term FROM temp.vocab WHERE term NOT IN (SELECT term FROM listing_term_bitmaps) ORDER BY doc DESC, term LIMIT 12').pluck().all() as string[];
+    const frequent = db.prepare('SELECT b.term FROM listing_term_bitmaps b JOIN temp.vocab v ON v.term = b.term ORDER BY v.doc DESC, b.term LIMIT 4').pluck().all() as string[];
+    assert.ok(rare.length >= 6 && frequent.length === 4, 'the fixture has both kinds of term');
+    let kept = 0, dropped = 0;
+    for (const r of rare) {
+      for (const words of [[r, ...frequent.slice(0, 1)], [r, frequent[1], frequent[2]], [frequent[3], r, rare[0]]]) {
+        const f: ListingFilters = { fts: ftsQuery(words.join(' ')) };
+        const expected = q.matchingRids(f);
+        if (expected.length) kept++; else dropped++;
+        for (const extra of [{}, { min_price: 500 }]) {
+          const g = { ...f, ...extra };
+          const rids = q.matchingRids(g);
+          for (const hint of HINTS) {
+            assert.deepEqual(q.scan.page(g, 0, 21, hint), rids.slice(0, 21), `${hint} ${words.join(' ')}`);
+            assert.deepEqual(q.scan.stats(g, hint), statsFromPrices(q.matchingPrices(g)), `${hint} ${words.join(' ')}`);
+          }
+        }
+      }
+    }
+    assert.ok(kept > 0 && dropped > 0, `some rare rows are kept by the frequent terms (${kept}), some are not (${dropped})`);
+  });
+
   it('computes the median of an even count as the mean of the two middle prices', () => {
     const all = (db.prepare('SELECT price_eur FROM listings WHERE price_eur IS NOT NULL ORDER BY price_eur').pluck().all() as number[]);
     const f: ListingFilters = { min_price: all[0], max_price: all[all.length % 2 ? all.length - 2 : all.length - 1] };
