@@ -2,7 +2,7 @@
 import { toJsonSchema } from '@valibot/to-json-schema';
 import * as v from 'valibot';
 import type { RouteDef } from './app.ts';
-import { entriesOf } from './query.ts';
+import { entriesOf, LENGTH } from './query.ts';
 import { JsonText } from './respond.ts';
 import { SERVICE_ID } from './routes/ping.ts';
 
@@ -44,7 +44,14 @@ function parameters(r: RouteDef) {
     out.push({ name: name.slice(1), in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 120 } });
   }
   for (const [name, schema] of Object.entries(entriesOf(r.query))) {
-    const json = toJsonSchema(schema as v.GenericSchema, { errorMode: 'ignore' }) as Record<string, unknown>;
+    const json = toJsonSchema(schema as v.GenericSchema, {
+      errorMode: 'ignore',
+      // str()'s length rule is a check counting code points: shown as the JSON Schema lengths it implements.
+      overrideAction: ({ valibotAction, jsonSchema }) => {
+        const len = (valibotAction as { [LENGTH]?: { min: number; max: number } })[LENGTH];
+        return len ? { ...jsonSchema, minLength: len.min, maxLength: len.max } : undefined;
+      },
+    }) as Record<string, unknown>;
     delete json.$schema;
     out.push({ name, in: 'query', required: schema.type !== 'optional', schema: json });
   }

@@ -38,8 +38,28 @@ export function parseRawQuery(search: string): Record<string, string> {
 const printable = (s: string) => (s.length > 40 ? s.slice(0, 40) : s).replace(/[^\x20-\x7e]/g, '?') + (s.length > 40 ? '...' : '');
 
 // ---- schema pieces: each carries the message that names its rule ----
-export const str = (min: number, max: number) =>
-  v.pipe(v.string(), v.minLength(min, `must be ${min} to ${max} characters`), v.maxLength(max, `must be ${min} to ${max} characters`));
+/**
+ * Characters as the spec counts them: Unicode code points (an emoji is one, not two UTF-16 units), as
+ * JSON Schema's minLength / maxLength do. No string here is longer than the 8192-character query.
+ */
+export function codePoints(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length - 1; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) { n--; i++; }
+    }
+  }
+  return n;
+}
+/** The length rule of `str`, marked so that the OpenAPI document shows it as minLength / maxLength. */
+export const LENGTH = Symbol('length in code points');
+export const str = (min: number, max: number) => {
+  const message = `must be ${min} to ${max} characters`;
+  const rule = v.check((s: string) => { const n = codePoints(s); return n >= min && n <= max; }, message);
+  return v.pipe(v.string(), Object.assign(rule, { [LENGTH]: { min, max } }));
+};
 export const int = (min: number, max: number) =>
   v.pipe(v.number('must be an integer'), v.integer('must be an integer'), v.minValue(min, `must be an integer from ${min} to ${max}`), v.maxValue(max, `must be an integer from ${min} to ${max}`));
 export const num = (min: number, max: number) =>
@@ -91,7 +111,8 @@ export function validateQuery<S extends QuerySchema>(schema: S, raw: Record<stri
   const entries = entriesOf(schema);
   const input: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(raw)) {
-    const entry = entries[name];
+    // Own entries only: "__proto__" or "constructor" must be unknown parameters like any other name.
+    const entry = Object.hasOwn(entries, name) ? entries[name] : undefined;
     if (!entry) {
       const allowed = Object.keys(entries);
       throw badRequest(`Unknown parameter "${printable(name)}". ${allowed.length ? `Allowed: ${allowed.join(', ')}.` : 'This endpoint takes no parameters.'}`);
@@ -102,7 +123,7 @@ export function validateQuery<S extends QuerySchema>(schema: S, raw: Record<stri
   if (result.success) return result.output;
   const issue = result.issues[0];
   const key = issue.path?.map((p: { key: unknown }) => String(p.key)).join('.') ?? '';
-  if (raw[key] === undefined && key in entries) throw badRequest(`Parameter "${key}" is required.`);
+  if (raw[key] === undefined && Object.hasOwn(entries, key)) throw badRequest(`Parameter "${key}" is required.`);
   const got = raw[key] !== undefined ? ` (got "${printable(raw[key])}")` : '';
   throw badRequest(`Parameter "${key}" ${issue.message}${got}.`);
 }
@@ -112,7 +133,8 @@ export function validateQuery<S extends QuerySchema>(schema: S, raw: Record<stri
  * (polka decodes route params); decoding it again would make "%252D" mean "-".
  */
 export function pathId(id: string, name = 'id'): string {
-  if (id.length < 1 || id.length > 120) throw badRequest(`Path parameter "${name}" must be 1 to 120 characters.`);
+  const n = codePoints(id);
+  if (n < 1 || n > 120) throw badRequest(`Path parameter "${name}" must be 1 to 120 characters.`);
   return id;
 }
 

@@ -150,6 +150,15 @@ describe('400 for any endpoint: unknown, repeated and unsupported parameters', (
   it('rejects a parameter name that differs only in case as unknown', async () => {
     assert400(await server.get('/v1/listings?Locale=en'), 'Locale');
   });
+  it('rejects names of Object.prototype members (__proto__, constructor, toString) as unknown parameters', async () => {
+    for (const path of ['/v1/listings', '/v1/ping', '/v1/owners/own_00001', '/v1/listings/stats']) {
+      for (const name of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
+        const res = await server.get(`${path}?${name}=1`);
+        assert400(res, name);
+        assert.match(res.body.error.message, /^Unknown parameter/, `${path} ${name}`);
+      }
+    }
+  });
   it('rejects a badly percent-encoded query value naming the parameter', async () => {
     assert400(await server.get('/v1/listings?q=%E0%A4%A'), 'q');
   });
@@ -178,6 +187,11 @@ describe('400 on paginated collections: limit, q and cursor rules', () => {
     it(`GET ${path} accepts a q of exactly 200 characters`, async () => {
       assert.equal((await server.get(`${path}?q=${long(200)}`)).status, 200);
     });
+    it(`GET ${path} counts q in characters (code points): 200 emoji pass, 201 do not`, async () => {
+      const emoji = (n: number) => encodeURIComponent('a' + '\u{1F600}'.repeat(n - 1)); // a letter, so q has a term
+      assert.equal((await server.get(`${path}?q=${emoji(200)}`)).status, 200);
+      assert400(await server.get(`${path}?q=${emoji(201)}`), 'q');
+    });
     it(`GET ${path} returns 400 for a cursor over 4096 characters or an empty cursor`, async () => {
       assert400(await server.get(`${path}?cursor=${long(4097)}`), 'cursor');
       assert400(await server.get(`${path}?cursor=`), 'cursor');
@@ -196,6 +210,10 @@ describe('400 on detail endpoints: path id rules', () => {
     });
     it(`GET ${path} answers 404, not 400, for an unknown id of exactly 120 characters`, async () => {
       assertError(await server.get(path.replace(':id', long(120, 'x'))), 404, { code: 'not_found' });
+    });
+    it(`GET ${path} counts the path id in characters: 120 emoji are a 404, 121 a 400`, async () => {
+      assertError(await server.get(path.replace(':id', encodeURIComponent('\u{1F3E0}'.repeat(120)))), 404, { code: 'not_found' });
+      assert400(await server.get(path.replace(':id', encodeURIComponent('\u{1F3E0}'.repeat(121)))), 'id');
     });
   }
   it('GET /v1/market/metrics/{id}/observations returns 400 for a metric id of 121 characters', async () => {
