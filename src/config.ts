@@ -12,7 +12,7 @@ export const SETTINGS = {
   PORT: { schema: port, default: '8080', help: 'Port to listen on (0 picks a free port).' },
   SNAPSHOT_PATH: { schema: text, default: 'data/snapshot.db', help: 'The snapshot file to serve (built with npm run build-snapshot).' },
   SNAPSHOT_CHECK_MS: { schema: positiveInt, default: '1000', help: 'How often the snapshot file is checked for a replacement, in ms.' },
-  CURSOR_SECRET: { schema: v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters')), default: 'dev-only-cursor-secret-change-me', help: 'HMAC secret for paging cursors; set a long random value in production.' },
+  CURSOR_SECRET: { schema: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'))), default: undefined, help: 'HMAC secret for paging cursors (at least 16 characters); unset, a random one per process (cursors then end with a restart).' },
   KEYS_PATH: { schema: text, default: 'data/keys.db', help: 'The API key store (written by npm run keys).' },
   RATE_LIMIT_PER_MINUTE: { schema: positiveInt, default: '600', help: 'Requests per minute per API key.' },
   AUTH_FAILURES_PER_MINUTE: { schema: positiveInt, default: '30', help: 'Failed authentications per minute per client address before 429.' },

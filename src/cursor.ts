@@ -18,6 +18,8 @@ export function cursorCodec(secret: string, now: () => number = Date.now): Curso
   const invalid = () => badRequest('Parameter "cursor" is invalid or was issued for a different request; restart without a cursor.');
   return {
     scope(endpoint, params) {
+      // The router serves /v1/listings/ as /v1/listings: both are one endpoint to a cursor too.
+      if (endpoint.length > 1 && endpoint.endsWith('/')) endpoint = endpoint.slice(0, -1);
       const canonical = JSON.stringify([endpoint, Object.keys(params).filter((k) => k !== 'cursor' && params[k] !== undefined).sort().map((k) => [k, params[k]])]);
       return hash('sha256', canonical, 'base64url').slice(0, 22);
     },

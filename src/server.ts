@@ -1,4 +1,5 @@
 // startService(config): snapshot + key store + access guard + app + listener(s); shared by main.ts and the tests, so both run the same wiring.
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
@@ -59,7 +60,13 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     limits: createLimits({ perKey: config.RATE_LIMIT_PER_MINUTE, authFailures: config.AUTH_FAILURES_PER_MINUTE, windowSeconds: opts.rateWindowSeconds }),
     tls, trustProxy: config.TRUST_PROXY, playgroundOrigin: config.PLAYGROUND_ORIGIN, now: opts.now,
   });
-  const app = createApp({ snapshots, cursor: cursorCodec(config.CURSOR_SECRET, opts.now), log: opts.log, requestLog: opts.requestLog, logRequests: config.LOG_REQUESTS, guard });
+  // No built-in default: a secret written in the source would let anyone forge cursors (any position, no expiry).
+  let cursorSecret = config.CURSOR_SECRET;
+  if (cursorSecret === undefined) {
+    cursorSecret = randomBytes(32).toString('base64url');
+    opts.log({ level: 'warn', msg: 'CURSOR_SECRET is not set: paging cursors are signed with a random secret of this process, so they stop working when it restarts and are not accepted by other instances; set CURSOR_SECRET to a long random value' });
+  }
+  const app = createApp({ snapshots, cursor: cursorCodec(cursorSecret, opts.now), log: opts.log, requestLog: opts.requestLog, logRequests: config.LOG_REQUESTS, guard });
   const servers: Server[] = [];
   const close = async () => {
     await Promise.all(servers.map((s) => new Promise<void>((r) => { s.closeAllConnections?.(); s.close(() => r()); })));

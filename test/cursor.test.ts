@@ -122,6 +122,17 @@ describe('cursors over HTTP', () => {
       assert400(await server.get(withCursor('/v1/listings?limit=2', res.body.pagination.next_cursor)), 'cursor');
     } finally { await other.close(); }
   });
+  it('without CURSOR_SECRET, warns and signs with a random secret per process (no built-in secret to forge with)', async () => {
+    const a = await startServer({ SNAPSHOT_PATH: snapshotPath, CURSOR_SECRET: '' });
+    const b = await startServer({ SNAPSHOT_PATH: snapshotPath, CURSOR_SECRET: '' });
+    try {
+      for (const s of [a, b]) assert.ok(s.logs.some((l) => l.level === 'warn' && /CURSOR_SECRET is not set/.test(String(l.msg))), 'a warning names the setting');
+      assert.ok(!server.logs.some((l) => /CURSOR_SECRET/.test(String(l.msg))), 'no warning when it is set');
+      const c = (await a.get('/v1/listings?limit=2')).body.pagination.next_cursor;
+      assert.equal((await a.get(withCursor('/v1/listings?limit=2', c))).status, 200, 'the issuing process accepts it');
+      assert400(await b.get(withCursor('/v1/listings?limit=2', c)), 'cursor');
+    } finally { await a.close(); await b.close(); }
+  });
   it('accepts a cursor just before 24 hours and returns 400 once it has expired', async () => {
     const start = clock;
     const c = await firstCursor();
@@ -170,6 +181,16 @@ describe('cursors over HTTP', () => {
     assert.equal((await server.get(withCursor('/v1/listings?limit=1&locale=en', c))).status, 200);
     const q = await firstCursor('/v1/listings?limit=1&q=balcony');
     assert.equal((await server.get(withCursor('/v1/listings?q=balcony&limit=1', q))).status, 200, 'parameter order does not matter');
+  });
+  it('treats /v1/listings/ (trailing slash, served as /v1/listings) as the same endpoint, both ways', async () => {
+    const plain = await firstCursor('/v1/listings?limit=2');
+    const slashed = await firstCursor('/v1/listings/?limit=2');
+    const a = await server.get(withCursor('/v1/listings/?limit=2', plain));
+    const b = await server.get(withCursor('/v1/listings?limit=2', slashed));
+    assert.equal(a.status, 200, a.text);
+    assert.equal(b.status, 200, b.text);
+    assert.deepEqual(a.body.data.map((x: any) => x.id), ['lst-003', 'lst-007']);
+    assert.deepEqual(b.body.data, a.body.data);
   });
   it('does not let a cursor change the filters it was issued for', async () => {
     const f = await firstCursor('/v1/listings?limit=1&location_id=loc-dh');
