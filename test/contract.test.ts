@@ -332,7 +332,9 @@ describe('400 on market observations', () => {
     assert400(await obs('location_id=loc-ams&from=2026-03-01&to=2026-02-28'), 'from');
   });
   it('returns 400 for a range over 24 months', async () => {
-    assert400(await obs('location_id=loc-ams&from=2024-01-01&to=2026-01-01'), 'from');
+    const res = await obs('location_id=loc-ams&from=2024-01-01&to=2026-01-01');
+    assert400(res, 'from');
+    assert.match(res.body.error.message, /^Parameter "from" must be at most 23 months before to: the range spans at most 24 calendar months, both included/);
     assert400(await obs('location_id=loc-ams&from=2020-01-01&to=2026-01-01'), 'from');
   });
   it('accepts a range of exactly 24 calendar months', async () => {

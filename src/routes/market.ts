@@ -15,7 +15,7 @@ const ObservationsQuery = v.pipe(
   v.strictObject({ locale, location_id: id120, from: date(), to: date() }),
   v.forward(v.partialCheck([['from'], ['to']], (i) => i.from <= i.to, 'must not be after to'), ['from']),
   v.forward(
-    v.partialCheck([['from'], ['to']], (i) => monthIndex(i.to) - monthIndex(i.from) + 1 <= MAX_MONTHS, `and to must span at most ${MAX_MONTHS} calendar months`),
+    v.partialCheck([['from'], ['to']], (i) => monthIndex(i.to) - monthIndex(i.from) + 1 <= MAX_MONTHS, `must be at most ${MAX_MONTHS - 1} months before to: the range spans at most ${MAX_MONTHS} calendar months, both included`),
     ['from'],
   ),
 );
