@@ -10,6 +10,7 @@ import { TABLES, tableWriter, type TableName, type TableWriter } from './write.t
 import { CohortCollector, deriveAll } from './derive.ts';
 import { ftsBody, type Batch, type Done, type ListingsJob } from './listings-worker.ts';
 import { summaryTemplate } from '../src/listing-json.ts';
+import { indexText } from '../src/query.ts';
 import { Worker } from 'node:worker_threads';
 import { runChecks } from './checks.ts';
 
@@ -261,7 +262,7 @@ function loadListings(
         const t0 = process.hrtime.bigint();
         m.recs.forEach((rec, j) => writer.insert(m.first + j, Object.assign(rec, { summary: summaryTemplate(rec) })));
         const t1 = process.hrtime.bigint();
-        m.recs.forEach((rec, j) => fts.run(m.first + j, ftsBody(rec, locationText.get(rec.location_id) ?? '')));
+        m.recs.forEach((rec, j) => fts.run(m.first + j, indexText(ftsBody(rec, locationText.get(rec.location_id) ?? ''))));
         rowsNs += t1 - t0;
         ftsNs += process.hrtime.bigint() - t1;
       }

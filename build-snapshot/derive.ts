@@ -1,6 +1,7 @@
 // Derived tables: location closure, full-text indexes, market cohorts and precomputed listing statistics.
 import type { Database } from 'better-sqlite3';
 import { median, round2 } from '../src/stats.ts';
+import { indexText } from '../src/query.ts';
 
 /** Groups published rent listings (active or not) by city and first-seen month while the source streams. */
 export class CohortCollector {
@@ -193,6 +194,8 @@ function i18nText(table: string, cols: string[]) {
 }
 
 function deriveFullText(db: Database, listingsFtsDone: boolean) {
+  // Every body goes through the same indexText as the listings' (see src/query.ts): the query side relies on it.
+  db.function('index_text', { deterministic: true }, (t: unknown) => (t === null ? null : indexText(String(t))));
   // Every name of a location and of its ancestors, in every locale, so q can match "Den Haag" or "The Hague".
   db.exec(`
     CREATE TEMP TABLE location_text AS
@@ -203,22 +206,21 @@ function deriveFullText(db: Database, listingsFtsDone: boolean) {
     CREATE UNIQUE INDEX temp.location_text_id ON location_text(id);
   `);
   if (!listingsFtsDone) db.exec(`INSERT INTO listings_fts (rowid, body)
-    SELECT t.rid, ${i18nText('listings', ['title', 'description'])} || ' ' || ifnull(t.street, '') || ' ' || ifnull(t.postcode, '')
-           || ' ' || ifnull((SELECT body FROM location_text WHERE id = t.location_id), '')
-    FROM listings t ORDER BY t.rid`);
+    SELECT t.rid, index_text(${i18nText('listings', ['title', 'description'])} || ' ' || ifnull(t.street, '') || ' ' || ifnull(t.postcode, '')
+           || ' ' || ifnull((SELECT body FROM location_text WHERE id = t.location_id), '')) FROM listings t ORDER BY t.rid`);
   db.exec(`INSERT INTO locations_fts (rowid, body)
-    SELECT t.rid, t.slug || ' ' || ${i18nText('locations', ['name'])} FROM locations t WHERE t.published = 1`);
+    SELECT t.rid, index_text(t.slug || ' ' || ${i18nText('locations', ['name'])}) FROM locations t WHERE t.published = 1`);
   db.exec(`INSERT INTO owners_fts (rowid, body)
-    SELECT t.rid, ifnull(t.name, '') || ' ' || ifnull(t.areas_served, '') || ' ' || ${i18nText('owners', ['description_short'])} FROM owners t`);
+    SELECT t.rid, index_text(ifnull(t.name, '') || ' ' || ifnull(t.areas_served, '') || ' ' || ${i18nText('owners', ['description_short'])}) FROM owners t`);
   db.exec(`INSERT INTO internet_providers_fts (rowid, body)
-    SELECT t.rid, t.name || ' ' || ${i18nText('internet_providers', ['description'])} FROM internet_providers t`);
+    SELECT t.rid, index_text(t.name || ' ' || ${i18nText('internet_providers', ['description'])}) FROM internet_providers t`);
   db.exec(`INSERT INTO internet_plans_fts (rowid, body)
-    SELECT t.rid, t.name || ' ' || ifnull(t.connection_type, '') || ' ' || ifnull((SELECT name FROM internet_providers p WHERE p.id = t.provider_id), '')
-           || ' ' || ${i18nText('internet_plans', ['description'])} FROM internet_plans t`);
+    SELECT t.rid, index_text(t.name || ' ' || ifnull(t.connection_type, '') || ' ' || ifnull((SELECT name FROM internet_providers p WHERE p.id = t.provider_id), '')
+           || ' ' || ${i18nText('internet_plans', ['description'])}) FROM internet_plans t`);
   db.exec(`INSERT INTO insurance_products_fts (rowid, body)
-    SELECT t.rid, t.name || ' ' || ifnull(t.official_name, '') || ' ' || ${i18nText('insurance_products', ['headline', 'summary'])} FROM insurance_products t`);
+    SELECT t.rid, index_text(t.name || ' ' || ifnull(t.official_name, '') || ' ' || ${i18nText('insurance_products', ['headline', 'summary'])}) FROM insurance_products t`);
   db.exec(`INSERT INTO platforms_fts (rowid, body)
-    SELECT t.rid, t.name || ' ' || ${i18nText('platforms', ['headline', 'description'])} FROM platforms t`);
+    SELECT t.rid, index_text(t.name || ' ' || ${i18nText('platforms', ['headline', 'description'])}) FROM platforms t`);
   db.exec('DROP TABLE temp.location_text');
 }
 

@@ -138,6 +138,15 @@ export function pathId(id: string, name = 'id'): string {
   return id;
 }
 
+/**
+ * Search text on both sides of the full-text index, so that they meet: the compiler indexes every body
+ * through indexText (NFKC: "m²" is indexed as "m2", the ligature "ﬁ" as "fi", full-width letters as
+ * ASCII), and a query's terms are its NFKD form without marks, lower-cased. FTS5's unicode61 tokenizer
+ * (remove_diacritics 2) then folds case and diacritics on both. Without NFKC at build time a query
+ * "m²" became "m2" and found nothing (the index held "m²").
+ */
+export const indexText = (text: string): string => text.normalize('NFKC');
+
 /** Free text → an FTS5 expression of quoted terms (all must match) and the normalised terms. */
 export function ftsQuery(text: string): { expr: string; terms: string[] } {
   const terms = text.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase().match(/[\p{L}\p{N}]+/gu)?.slice(0, 16) ?? [];

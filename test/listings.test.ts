@@ -335,6 +335,11 @@ describe('GET /v1/listings: filter facts on the basic fixture', () => {
   it('q matches a translated title (woning → lst-001 via its Dutch title)', async () => {
     assert.deepEqual(await got('q=woning'), ['lst-001']);
   });
+  it('q meets the text across compatibility forms: m² and m2, the ligature ﬁ and fi, full-width letters', async () => {
+    for (const q of ['m²', 'm2', 'ﬁreplace', 'fireplace', 'ＦＩＲＥＰＬＡＣＥ', '15 m²']) {
+      assert.deepEqual(await got(`q=${encodeURIComponent(q)}`), ['lst-009'], q);
+    }
+  });
   it('q matches words of the title and description (sauna, vondelpark)', async () => {
     assert.deepEqual(await got('q=sauna'), ['lst-009']);
     assert.deepEqual(await got('q=Vondelpark'), ['lst-003']);

@@ -97,7 +97,7 @@ describe('other resources: translated free text with English fallback', () => {
   });
   it('internet plans: Dutch description in nl, English in es', async () => {
     assert.equal(find(await data('/v1/internet/plans', 'nl'), 'plan-1').description, 'Snelle glasvezel');
-    assert.equal(find(await data('/v1/internet/plans', 'es'), 'plan-1').description, 'Fast fibre');
+    assert.equal(find(await data('/v1/internet/plans', 'es'), 'plan-1').description, 'Fast ﬁbre'); // served as written (the ligature); only the index folds it
   });
   it('insurance products: Dutch headline, English summary in nl', async () => {
     const p = find(await data('/v1/insurance/products', 'nl'), 'insp-1');

@@ -125,6 +125,9 @@ describe('GET /v1/internet/providers and /v1/internet/plans', () => {
   });
   it('searches plans by name and by their provider\'s name with q', async () => {
     assert.deepEqual(await ids('/v1/internet/plans?q=glasvezel'), ['plan-1', 'plan-2']);
+    // The source has the ligature ("Fast ﬁbre"): the index holds "fibre", and a query in either form finds it.
+    assert.deepEqual(await ids('/v1/internet/plans?q=fibre'), ['plan-1']);
+    assert.deepEqual(await ids(`/v1/internet/plans?q=${encodeURIComponent('ﬁbre')}`), ['plan-1']);
     assert.deepEqual(await ids('/v1/internet/plans?q=kpn'), ['plan-1', 'plan-2']);
   });
 });
