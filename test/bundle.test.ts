@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FIXTURES, tempDir } from './helpers.ts';
 
@@ -41,5 +41,14 @@ describe('bundle', () => {
     } finally {
       server.kill();
     }
+    // Bundling again replaces the bundle's own files, and refuses a folder that holds anything else.
+    const again = () => spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bundle.ts', out], { cwd: ROOT, encoding: 'utf8' });
+    assert.equal(again().status, 0, 'over a previous bundle');
+    writeFileSync(join(out, 'keys.db'), 'operator data');
+    const refused = again();
+    assert.equal(refused.status, 1);
+    assert.match(refused.stderr, /holds files that are not the bundle's \(keys\.db\)/);
+    assert.equal(readFileSync(join(out, 'keys.db'), 'utf8'), 'operator data');
+    assert.ok(existsSync(join(out, 'server.mjs')), 'nothing was removed');
   });
 });

@@ -114,6 +114,8 @@ describe('npm run keys', () => {
       [['create', '--name', 'x', '--expires-at', 'tomorrow'], /--expires-at must be an ISO-8601/],
       [['create', '--name', 'x', '--expires-at', '2027-01-31T12:00:00'], /--expires-at must be an ISO-8601/],
       [['create', '--name', 'x', '--expires-at', '2020-01-01'], /must be in the future/],
+      [['create', '--name', 'x', '--expires-at', '2099-02-30'], /--expires-at must be an ISO-8601/],
+      [['create', '--name', 'x', '--expires-at', '2099-04-31T12:00:00Z'], /--expires-at must be an ISO-8601/],
       [['create', '--name', 'x', 'extra'], /no positional arguments/],
       [['create', '--name', 'x', '--bogus'], /Unknown option '--bogus'/],
       [['list', 'extra'], /list takes no arguments/],
