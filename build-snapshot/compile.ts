@@ -1,6 +1,6 @@
 // buildSnapshot(): source folder → validated, derived, checked SQLite file, renamed into place only when complete.
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, renameSync, rmSync, statSync, openSync, fsyncSync, closeSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, renameSync, rmSync, statSync, openSync, fsyncSync, closeSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
@@ -14,7 +14,7 @@ import { indexText } from '../src/query.ts';
 import { Worker } from 'node:worker_threads';
 import { runChecks } from './checks.ts';
 
-import { SCHEMA_VERSION } from '../src/snapshot.ts';
+import { SCHEMA_VERSION, snapshotSchemaVersion } from '../src/snapshot.ts';
 export { SCHEMA_VERSION };
 const SCHEMA_PATH = join(dirname(fileURLToPath(import.meta.url)), 'schema.sql');
 
@@ -42,6 +42,45 @@ export function splitSchema(): { tables: string; indexes: string } {
   return { tables: sql.slice(0, marker), indexes: sql.slice(marker) };
 }
 
+/** The temporary file a build of `out` writes (beside it, so the final rename stays on one file system). */
+export const tempPathFor = (out: string, pid = process.pid) => join(dirname(resolve(out)), `.${basename(out)}.tmp-${pid}`);
+
+/** Removes a build's temporary file and its journal (after an interruption or a failure). */
+export function removeTemp(tmp: string): void {
+  for (const f of [tmp, tmp + '-journal']) { try { rmSync(f, { force: true }); } catch { /* best effort */ } }
+}
+
+/**
+ * Removes the temporary files of earlier builds of `out` whose process is gone (killed, or the machine
+ * restarted): each can be as large as the snapshot. A build still running keeps its file.
+ */
+function removeStaleTemps(out: string): void {
+  const dir = dirname(resolve(out));
+  const prefix = `.${basename(out)}.tmp-`;
+  let names: string[];
+  try { names = readdirSync(dir); } catch { return; }
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = Number(/^(\d+)(?:-journal)?$/.exec(name.slice(prefix.length))?.[1]);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    try { process.kill(pid, 0); continue; } catch (e) { if ((e as NodeJS.ErrnoException).code === 'EPERM') continue; }
+    try { rmSync(join(dir, name), { force: true }); } catch { /* not ours to remove */ }
+  }
+}
+
+/** Why `out` cannot be written or replaced, or null. An existing file must be a snapshot (of any schema version). */
+function outProblem(out: string): string | null {
+  let parent;
+  try { parent = statSync(dirname(out)); } catch { return 'output folder does not exist'; }
+  if (!parent.isDirectory()) return `${dirname(out)} is not a folder`;
+  let st;
+  try { st = statSync(out); } catch { return null; }
+  if (st.isDirectory()) return 'is a folder; give the path of the snapshot file';
+  if (!st.isFile()) return 'exists and is not a regular file';
+  if (snapshotSchemaVersion(out) === null) return 'exists and is not a snapshot of this service (a key store, or another file?); refusing to replace it: remove it first or choose another --out';
+  return null;
+}
+
 export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
   const started = process.hrtime.bigint();
   const elapsed = () => Number(process.hrtime.bigint() - started) / 1e9;
@@ -50,146 +89,167 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
   const phase = (name: string) => log(`[${elapsed().toFixed(1)}s, rss ${Math.round(process.memoryUsage().rss / 2 ** 20)} MiB] ${name}`);
   const report = new Report();
   const out = resolve(opts.out);
-  const tmp = join(dirname(out), `.${basename(out)}.tmp-${process.pid}`);
+  const tmp = tempPathFor(out);
   const fail = (extra: string[] = []): BuildResult => {
     try { db?.close(); } catch { /* already closed */ }
-    rmSync(tmp, { force: true });
-    rmSync(tmp + '-journal', { force: true });
+    removeTemp(tmp);
     return { ok: false, problems: [...report.format(), ...extra], warnings: warningLines(report), seconds: elapsed() };
   };
 
   for (const r of S.RESOURCES) {
-    if (!existsSync(join(opts.source, r.file))) report.problem({ file: r.file, line: 0, field: '(file)', reason: `missing source file in ${opts.source}` });
+    const file = join(opts.source, r.file);
+    if (!existsSync(file)) report.problem({ file: r.file, line: 0, field: '(file)', reason: `missing source file in ${opts.source}` });
+    else if (statSync(file).isDirectory()) report.problem({ file: r.file, line: 0, field: '(file)', reason: 'is a folder, not a file' });
   }
-  if (!existsSync(dirname(out))) report.problem({ file: out, line: 0, field: '(out)', reason: 'output folder does not exist' });
+  const outBad = outProblem(out);
+  if (outBad) report.problem({ file: out, line: 0, field: '(out)', reason: outBad });
   let db: Database.Database | undefined;
   if (report.failed) return fail();
 
-  rmSync(tmp, { force: true });
-  db = new Database(tmp);
-  db.pragma('page_size = 4096');
-  db.pragma('journal_mode = OFF');
-  db.pragma('synchronous = OFF');
-  db.pragma('cache_size = -16384'); // 16 MiB: the load appends in rid order, so a larger cache buys little
-  db.pragma('temp_store = FILE');
-  const { tables, indexes } = splitSchema();
-  db.exec(tables);
+  removeStaleTemps(out);
+  try {
+    return await build();
+  } catch (e) {
+    // Anything unexpected (an unreadable file, a full disk, a failed rename) is one problem line, and the
+    // temporary file goes: the target is untouched either way.
+    return fail([`${out}:0: (build): ${(e as Error).message}`]);
+  }
 
-  const hash = createHash('sha256');
-  const counts: Record<string, { read: number; stored: number }> = {};
-  const missing = new Map<string, Map<string, number>>();
-  const noteMissing = (table: string) => (locale: string) => {
-    const m = missing.get(table) ?? new Map<string, number>();
-    missing.set(table, m.set(locale, (m.get(locale) ?? 0) + 1));
-  };
+  async function build(): Promise<BuildResult> {
+    removeTemp(tmp);
+    db = new Database(tmp);
+    db.pragma('page_size = 4096');
+    db.pragma('journal_mode = OFF');
+    db.pragma('synchronous = OFF');
+    db.pragma('cache_size = -16384'); // 16 MiB: the load appends in rid order, so a larger cache buys little
+    db.pragma('temp_store = FILE');
+    const { tables, indexes } = splitSchema();
+    db.exec(tables);
 
-  // What later files may reference.
-  const locations = new Map<string, { type: string; parent: string | null; line: number }>();
-  const ids = new Map<string, Set<string>>();
-  const cohorts = new CohortCollector();
-  let heldLocations: Record<string, unknown>[] = [];
-  let listingsSorted = true;
+    const hash = createHash('sha256');
+    const counts: Record<string, { read: number; stored: number }> = {};
+    const missing = new Map<string, Map<string, number>>();
+    const noteMissing = (table: string) => (locale: string) => {
+      const m = missing.get(table) ?? new Map<string, number>();
+      missing.set(table, m.set(locale, (m.get(locale) ?? 0) + 1));
+    };
 
-  db.exec('BEGIN');
-  for (const r of S.RESOURCES) {
-    const table = r.name as TableName;
-    const writer = tableWriter(db, TABLES[table], noteMissing(table));
-    const seen = new Map<string, number>();
-    ids.set(table, new Set());
-    const file = join(opts.source, r.file);
-    phase(`reading ${r.file}`);
-    hash.update(`\u0000${r.file}\u0000`);
-    // Small resources are held and sorted by id; listings stream in file order and are re-ranked if unsorted.
-    const held: Record<string, unknown>[] = [];
-    let stored = 0;
-    const problem = (line: number, field: string, reason: string) => report.problem({ file: r.file, line, field, reason });
-    if (table === 'listings') {
-      let res: Done;
+    // What later files may reference.
+    const locations = new Map<string, { type: string; parent: string | null; line: number }>();
+    const ids = new Map<string, Set<string>>();
+    const cohorts = new CohortCollector();
+    let heldLocations: Record<string, unknown>[] = [];
+    let listingsSorted = true;
+
+    db.exec('BEGIN');
+    for (const r of S.RESOURCES) {
+      const table = r.name as TableName;
+      const writer = tableWriter(db, TABLES[table], noteMissing(table));
+      const seen = new Map<string, number>();
+      ids.set(table, new Set());
+      const file = join(opts.source, r.file);
+      phase(`reading ${r.file}`);
+      hash.update(`\u0000${r.file}\u0000`);
+      // Small resources are held and sorted by id; listings stream in file order and are re-ranked if unsorted.
+      const held: Record<string, unknown>[] = [];
+      let stored = 0;
+      const problem = (line: number, field: string, reason: string) => report.problem({ file: r.file, line, field, reason });
+      if (table === 'listings') {
+        let res: Done;
+        try {
+          res = await loadListings(db, writer, file, r.file, [...ids.get('owners')!], locations, locationText(heldLocations), report, (n) => log(`  ${r.file}: ${n.toLocaleString('en')} lines`), log);
+        } catch (e) {
+          problem(0, '(file)', `could not be read: ${(e as Error).message}`);
+          break;
+        }
+        hash.update(res.digest);
+        // A zero-byte or blank export would replace every served listing with none: refused, never assumed.
+        if (res.read === 0 && !report.failed) problem(0, '(file)', 'has no records; refusing to build a snapshot without listings');
+        counts.listings = { read: res.read, stored: res.stored };
+        cohorts.groups = res.cohorts;
+        listingsSorted = res.sorted;
+        if (!report.failed && !res.sorted) rerankListings(db);
+        log(`  ${r.file}: ${res.read.toLocaleString('en')} valid records, ${res.stored.toLocaleString('en')} stored`);
+        continue;
+      }
+      const ref = (line: number, field: string, target: string, id: unknown) => {
+        if (id != null && !ids.get(target)!.has(id as string)) problem(line, field, `unknown ${target.replace(/s$/, '').replace(/_/g, ' ')} "${id}"`);
+      };
+      let read = 0;
       try {
-        res = await loadListings(db, writer, file, r.file, [...ids.get('owners')!], locations, locationText(heldLocations), report, (n) => log(`  ${r.file}: ${n.toLocaleString('en')} lines`), log);
+      read = await readSource(file, r.file, r.schema as never, report, hash, (rec: Record<string, unknown> & { id: string; published: boolean }, line) => {
+        const prior = seen.get(rec.id);
+        if (prior !== undefined) { problem(line, 'id', `duplicate id "${rec.id}" (first at line ${prior})`); return; }
+        seen.set(rec.id, line);
+        ids.get(table)!.add(rec.id);
+        switch (table) {
+          case 'locations': {
+            locations.set(rec.id, { type: rec.type as string, parent: rec.parent_id as string | null, line });
+            held.push(rec);
+            return;
+          }
+          case 'internet_plans': ref(line, 'provider_id', 'internet_providers', rec.provider_id); break;
+          case 'insurance_products': ref(line, 'provider_id', 'insurance_providers', rec.provider_id); break;
+          case 'articles': ref(line, 'location_id', 'locations', rec.location_id); break;
+        }
+        if (rec.published !== false) held.push(rec);
+      }, (n) => log(`  ${r.file}: ${n.toLocaleString('en')} lines`), (id) => ids.get(table)!.add(id));
       } catch (e) {
         problem(0, '(file)', `could not be read: ${(e as Error).message}`);
         break;
       }
-      hash.update(res.digest);
-      counts.listings = { read: res.read, stored: res.stored };
-      cohorts.groups = res.cohorts;
-      listingsSorted = res.sorted;
-      if (!report.failed && !res.sorted) rerankListings(db);
-      log(`  ${r.file}: ${res.read.toLocaleString('en')} valid records, ${res.stored.toLocaleString('en')} stored`);
-      continue;
-    }
-    const ref = (line: number, field: string, target: string, id: unknown) => {
-      if (id != null && !ids.get(target)!.has(id as string)) problem(line, field, `unknown ${target.replace(/s$/, '').replace(/_/g, ' ')} "${id}"`);
-    };
-    const read = await readSource(file, r.file, r.schema as never, report, hash, (rec: Record<string, unknown> & { id: string; published: boolean }, line) => {
-      const prior = seen.get(rec.id);
-      if (prior !== undefined) { problem(line, 'id', `duplicate id "${rec.id}" (first at line ${prior})`); return; }
-      seen.set(rec.id, line);
-      ids.get(table)!.add(rec.id);
-      switch (table) {
-        case 'locations': {
-          locations.set(rec.id, { type: rec.type as string, parent: rec.parent_id as string | null, line });
-          held.push(rec);
-          return;
-        }
-        case 'internet_plans': ref(line, 'provider_id', 'internet_providers', rec.provider_id); break;
-        case 'insurance_products': ref(line, 'provider_id', 'insurance_providers', rec.provider_id); break;
-        case 'articles': ref(line, 'location_id', 'locations', rec.location_id); break;
+
+      if (table === 'locations') checkLocationTree(locations, (line, field, reason) => problem(line, field, reason));
+      if (!report.failed) {
+        held.sort((a, b) => ((a.id as string) < (b.id as string) ? -1 : 1));
+        held.forEach((rec, i) => writer.insert(i + 1, table === 'locations' ? { ...rec, depth: depthOf(rec.type as string) } : rec));
+        stored = held.length;
+        if (table === 'locations') heldLocations = held;
       }
-      if (rec.published !== false) held.push(rec);
-    }, (n) => log(`  ${r.file}: ${n.toLocaleString('en')} lines`), (id) => ids.get(table)!.add(id));
-
-    if (table === 'locations') checkLocationTree(locations, (line, field, reason) => problem(line, field, reason));
-    if (!report.failed) {
-      held.sort((a, b) => ((a.id as string) < (b.id as string) ? -1 : 1));
-      held.forEach((rec, i) => writer.insert(i + 1, table === 'locations' ? { ...rec, depth: depthOf(rec.type as string) } : rec));
-      stored = held.length;
-      if (table === 'locations') heldLocations = held;
+      counts[table] = { read, stored };
+      log(`  ${r.file}: ${read.toLocaleString('en')} valid records, ${stored.toLocaleString('en')} stored`);
     }
-    counts[table] = { read, stored };
-    log(`  ${r.file}: ${read.toLocaleString('en')} valid records, ${stored.toLocaleString('en')} stored`);
+    if (report.failed) { db.exec('ROLLBACK'); return fail(); }
+    for (const [table, m] of missing) {
+      report.warn(`${table}: records lacking some translation (English is served instead): ${[...m].map(([l, n]) => `${l} ${n}`).join(', ')}`, 0);
+    }
+
+    const snapshotId = 'snap_' + hash.digest('hex').slice(0, 24);
+    phase('deriving: location closure, full-text indexes, market cohorts, statistics');
+    deriveAll(db, cohorts, listingsSorted);
+    const meta = db.prepare('INSERT INTO snapshot_meta (key, value) VALUES (?, ?)');
+    meta.run('schema_version', String(SCHEMA_VERSION));
+    meta.run('snapshot_id', snapshotId);
+    meta.run('built_at', opts.builtAt ?? new Date().toISOString());
+    meta.run('counts', JSON.stringify(Object.fromEntries(Object.entries(counts).map(([k, c]) => [k, c.stored]))));
+    db.exec('COMMIT');
+
+    phase('creating indexes');
+    db.exec(indexes);
+    phase('analyzing');
+    db.exec('ANALYZE');
+    // Keep sqlite_stat1 (row counts per index) but not sqlite_stat4: with STAT4 samples SQLite re-plans a
+    // statement on every execution whose parameters touch an indexed column (measured: a listing detail
+    // lookup 26 µs → 108 µs). Plans that depend on the data distribution are chosen by src/listing-query.ts
+    // from the snapshot's own statistics instead.
+    db.exec('DELETE FROM sqlite_stat4');
+    phase('checking');
+    const problems = runChecks(db);
+    if (problems.length) return fail(problems);
+    // Rows were written in rid order and indexes built after the load, so the file is already compact;
+    // VACUUM (a full rewrite) is only worth it when re-ranking unsorted listings left free pages behind.
+    if (!listingsSorted) { phase('vacuuming'); db.exec('VACUUM'); }
+    db.pragma('journal_mode = DELETE');
+    db.close();
+    db = undefined;
+
+    const fd = openSync(tmp, 'r');
+    fsyncSync(fd);
+    closeSync(fd);
+    renameSync(tmp, out);
+    const bytes = statSync(out).size;
+    return { ok: true, problems: [], warnings: warningLines(report), snapshotId, counts, bytes, seconds: elapsed() };
   }
-  if (report.failed) { db.exec('ROLLBACK'); return fail(); }
-  for (const [table, m] of missing) {
-    report.warn(`${table}: records lacking some translation (English is served instead): ${[...m].map(([l, n]) => `${l} ${n}`).join(', ')}`, 0);
-  }
-
-  const snapshotId = 'snap_' + hash.digest('hex').slice(0, 24);
-  phase('deriving: location closure, full-text indexes, market cohorts, statistics');
-  deriveAll(db, cohorts, listingsSorted);
-  const meta = db.prepare('INSERT INTO snapshot_meta (key, value) VALUES (?, ?)');
-  meta.run('schema_version', String(SCHEMA_VERSION));
-  meta.run('snapshot_id', snapshotId);
-  meta.run('built_at', opts.builtAt ?? new Date().toISOString());
-  meta.run('counts', JSON.stringify(Object.fromEntries(Object.entries(counts).map(([k, c]) => [k, c.stored]))));
-  db.exec('COMMIT');
-
-  phase('creating indexes');
-  db.exec(indexes);
-  phase('analyzing');
-  db.exec('ANALYZE');
-  // Keep sqlite_stat1 (row counts per index) but not sqlite_stat4: with STAT4 samples SQLite re-plans a
-  // statement on every execution whose parameters touch an indexed column (measured: a listing detail
-  // lookup 26 µs → 108 µs). Plans that depend on the data distribution are chosen by src/listing-query.ts
-  // from the snapshot's own statistics instead.
-  db.exec('DELETE FROM sqlite_stat4');
-  phase('checking');
-  const problems = runChecks(db);
-  if (problems.length) return fail(problems);
-  // Rows were written in rid order and indexes built after the load, so the file is already compact;
-  // VACUUM (a full rewrite) is only worth it when re-ranking unsorted listings left free pages behind.
-  if (!listingsSorted) { phase('vacuuming'); db.exec('VACUUM'); }
-  db.pragma('journal_mode = DELETE');
-  db.close();
-  db = undefined;
-
-  const fd = openSync(tmp, 'r');
-  fsyncSync(fd);
-  closeSync(fd);
-  renameSync(tmp, out);
-  const bytes = statSync(out).size;
-  return { ok: true, problems: [], warnings: warningLines(report), snapshotId, counts, bytes, seconds: elapsed() };
 }
 
 function warningLines(report: Report): string[] {

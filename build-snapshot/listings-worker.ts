@@ -6,7 +6,7 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import * as v from 'valibot';
 import { ListingSource } from './source-schema.ts';
-import { describeIssues, type Problem } from './read-source.ts';
+import { describeIssues, malformed, NOT_UTF8, Utf8Check, type Problem } from './read-source.ts';
 import { IdIndex } from './id-index.ts';
 import { CohortCollector } from './derive.ts';
 
@@ -54,10 +54,12 @@ async function run(job: ListingsJob) {
   };
   const problem = (field: string, reason: string) => { failed = true; batch.problems.push({ file: job.displayName, line: lineNo, field, reason }); };
 
+  let utf8 = true; // the current chunk's complete lines were valid UTF-8
   const onLine = (text: string) => {
     if (text.trim() === '') return;
+    if (!utf8 && text.includes('\ufffd')) { problem('(record)', NOT_UTF8); return; }
     let raw: unknown;
-    try { raw = JSON.parse(text); } catch (e) { problem('(record)', `malformed JSON: ${(e as Error).message}`); return; }
+    try { raw = JSON.parse(text); } catch (e) { problem('(record)', malformed(text, lineNo, e)); return; }
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) { problem('(record)', 'expected a JSON object'); return; }
     const result = v.safeParse(ListingSource, raw);
     if (!result.success) {
@@ -91,6 +93,7 @@ async function run(job: ListingsJob) {
   const fd = openSync(job.file, 'r');
   const chunk = Buffer.allocUnsafe(4 << 20);
   const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+  const check = new Utf8Check();
   let carry = '';
   try {
     for (;;) {
@@ -98,6 +101,7 @@ async function run(job: ListingsJob) {
       if (n === 0) break;
       const data = chunk.subarray(0, n);
       hash.update(data);
+      utf8 = check.push(data);
       const text = carry + decoder.decode(data, { stream: true });
       let start = 0;
       for (let nl = text.indexOf('\n', start); nl !== -1; nl = text.indexOf('\n', start)) {
@@ -109,6 +113,7 @@ async function run(job: ListingsJob) {
       carry = text.slice(start);
     }
     carry += decoder.decode();
+    utf8 = check.end();
     if (carry.length) { lineNo++; onLine(carry); }
   } finally {
     closeSync(fd);

@@ -1,6 +1,6 @@
 // CLI: npm run build-snapshot -- [--source DIR] [--out FILE]. Exit 0 on success, 1 on bad data, 2 on bad arguments.
 import { parseArgs } from 'node:util';
-import { buildSnapshot } from './compile.ts';
+import { buildSnapshot, removeTemp, tempPathFor } from './compile.ts';
 
 const usage = 'usage: npm run build-snapshot -- [--source DIR (default data)] [--out FILE (default data/snapshot.db)]';
 let args;
@@ -12,7 +12,23 @@ try {
 }
 if (args.help) { console.log(usage); process.exit(0); }
 
-const result = await buildSnapshot({ source: args.source!, out: args.out! });
+// Interrupted (Ctrl-C, a deploy tool's SIGTERM): the temporary file goes with the process, the target is untouched.
+for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]] as const) {
+  process.on(signal, () => {
+    removeTemp(tempPathFor(args.out!));
+    console.error(`build-snapshot: interrupted (${signal}); ${args.out} was not changed`);
+    process.exit(code);
+  });
+}
+
+let result;
+try {
+  result = await buildSnapshot({ source: args.source!, out: args.out! });
+} catch (e) {
+  removeTemp(tempPathFor(args.out!));
+  console.error(`build-snapshot: FAILED: ${(e as Error).message}; ${args.out} was not changed`);
+  process.exit(1);
+}
 for (const w of result.warnings) console.error(w);
 if (!result.ok) {
   for (const p of result.problems) console.error(p);

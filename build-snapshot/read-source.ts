@@ -1,10 +1,55 @@
 // Streams one NDJSON source file, validates each record with valibot and reports problems as file:line.
-import { createReadStream } from 'node:fs';
+import { isUtf8 } from 'node:buffer';
+import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Hash } from 'node:crypto';
 import * as v from 'valibot';
 
 export interface Problem { file: string; line: number; field: string; reason: string }
+
+/** The problem reason for a line that is not UTF-8 (decoding put U+FFFD where its bytes were). */
+export const NOT_UTF8 = 'not valid UTF-8 (a Latin-1 or Windows-1252 export?); save the file as UTF-8';
+/** The reason for JSON that fails to parse; a byte-order mark at the start of a file gets its own words. */
+export function malformed(text: string, line: number, e: unknown): string {
+  if (line === 1 && text.charCodeAt(0) === 0xfeff) return 'the file starts with a UTF-8 byte-order mark (BOM); save it as UTF-8 without one';
+  return `malformed JSON: ${(e as Error).message}`;
+}
+
+/**
+ * UTF-8 validity of a byte stream, chunk by chunk. Decoders replace invalid bytes with U+FFFD without a
+ * word; this says whether a chunk's complete lines were valid, so that the lines where a U+FFFD appeared
+ * can be reported instead. A newline byte never occurs inside a UTF-8 sequence, so a sequence cut at a
+ * chunk's end is joined with the next chunk's first line before it is checked.
+ */
+export class Utf8Check {
+  private pending = Buffer.alloc(0);
+  /** Whether the lines completed by this chunk were valid UTF-8. */
+  push(data: Buffer): boolean {
+    const first = data.indexOf(0x0a);
+    if (first === -1) { this.pending = Buffer.concat([this.pending, data]); return true; }
+    const last = data.lastIndexOf(0x0a);
+    let ok = isUtf8(this.pending.length ? Buffer.concat([this.pending, data.subarray(0, first + 1)]) : data.subarray(0, first + 1));
+    if (ok && last > first) ok = isUtf8(data.subarray(first + 1, last + 1));
+    this.pending = Buffer.from(data.subarray(last + 1)); // a copy: the caller reuses its buffer
+    return ok;
+  }
+  /** Whether the last (unterminated) line was valid. */
+  end(): boolean { const ok = isUtf8(this.pending); this.pending = Buffer.alloc(0); return ok; }
+}
+
+/** Whether a whole (small) file is valid UTF-8, read in 1 MiB chunks. */
+export function fileIsUtf8(path: string): boolean {
+  const fd = openSync(path, 'r');
+  try {
+    const check = new Utf8Check();
+    const buf = Buffer.allocUnsafe(1 << 20);
+    let ok = true;
+    for (let n = readSync(fd, buf, 0, buf.length, null); n > 0; n = readSync(fd, buf, 0, buf.length, null)) ok = check.push(buf.subarray(0, n)) && ok;
+    return check.end() && ok;
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /** Collects problems up to a cap (the rest are only counted) and warnings by kind. */
 export class Report {
@@ -67,6 +112,8 @@ export async function readSource<S extends v.GenericSchema>(
   /** Called with the id of a record that failed validation, so references to it do not cascade into more errors. */
   onInvalidId?: (id: string) => void,
 ): Promise<number> {
+  // Small files: one pass to learn whether any bytes are not UTF-8; if so, lines with U+FFFD are reported.
+  const utf8 = fileIsUtf8(path);
   const input = createReadStream(path, { encoding: 'utf8' });
   input.on('data', (chunk) => hash.update(chunk)); // the raw content, chunk by chunk
   const rl = createInterface({ input, crlfDelay: Infinity });
@@ -76,11 +123,12 @@ export async function readSource<S extends v.GenericSchema>(
     line++;
     if (onProgress && line % 100_000 === 0) onProgress(line);
     if (text.trim() === '') continue;
+    if (!utf8 && text.includes('\ufffd')) { report.problem({ file: displayName, line, field: '(record)', reason: NOT_UTF8 }); continue; }
     let raw: unknown;
     try {
       raw = JSON.parse(text);
     } catch (e) {
-      report.problem({ file: displayName, line, field: '(record)', reason: `malformed JSON: ${(e as Error).message}` });
+      report.problem({ file: displayName, line, field: '(record)', reason: malformed(text, line, e) });
       continue;
     }
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {

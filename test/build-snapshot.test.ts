@@ -288,6 +288,31 @@ describe('snapshot compiler: command line', () => {
     assert.ok(!existsSync(out));
   });
 
+  it('removes its temporary file when interrupted (SIGINT, SIGTERM), leaving the target as it was', async () => {
+    const { spawn } = await import('node:child_process');
+    const { rmSync } = await import('node:fs');
+    for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+      const src = copyFixture();
+      rmSync(join(src, 'listings.ndjson'));
+      // A FIFO nobody writes: the build stops at listings.ndjson, with its temporary file written.
+      assert.equal(spawnSync('mkfifo', [join(src, 'listings.ndjson')]).status, 0, 'mkfifo');
+      const { path: out } = await buildTestSnapshot();
+      const before = readFileSync(out);
+      const temps = () => readdirSync(dirname(out)).filter((f) => f.includes('.tmp-'));
+      const child = spawn(process.execPath, ['--import', 'tsx', 'build-snapshot/main.ts', '--source', src, '--out', out], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (d) => { stderr += d; });
+      const exited = new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+      for (const until = Date.now() + 20_000; temps().length === 0 && Date.now() < until;) await new Promise((r) => setTimeout(r, 50));
+      assert.ok(temps().length > 0, 'the build got as far as its temporary file');
+      child.kill(signal);
+      assert.equal(await exited, code, stderr);
+      assert.match(stderr, new RegExp(`interrupted \\(${signal}\\); .* was not changed`));
+      assert.deepEqual(temps(), [], 'no temporary file is left behind');
+      assert.ok(readFileSync(out).equals(before), 'the target is byte-identical');
+    }
+  });
+
   it('exits 2 on unknown arguments', () => {
     const r = cli(['--sauce', 'x']);
     assert.equal(r.status, 2);
@@ -351,5 +376,84 @@ describe('snapshot compiler: reading listings in 4 MiB chunks', () => {
     const r = await buildSnapshot({ source: dir, out: join(tempDir(), 'x.db'), log: () => {} });
     assert.equal(r.ok, false);
     assert.ok(r.problems.some((p) => p.startsWith(`listings.ndjson:${firstBad}:`)), r.problems.join('\n'));
+  });
+});
+
+describe('snapshot compiler: operator mistakes', () => {
+  /** Builds `src` over an existing snapshot; the build must fail and leave it byte-identical, with no temporary file. */
+  async function refused(src: string) {
+    const { path: out } = await buildTestSnapshot();
+    const before = readFileSync(out);
+    const r = await buildSnapshot({ source: src, out, log: () => {} });
+    assert.equal(r.ok, false, 'the build must fail');
+    assert.ok(readFileSync(out).equals(before), 'the existing snapshot must stay byte-identical');
+    assert.deepEqual(readdirSync(dirname(out)).filter((f) => f.includes('.tmp-')), [], 'no temporary file is left behind');
+    return r.problems;
+  }
+  /** Puts a Latin-1 "é" (one byte 0xE9, not UTF-8) right after the first `marker` of line `n`. */
+  function latin1(file: string, n: number, marker: string) {
+    const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
+    const at = lines[n - 1].indexOf(marker) + marker.length;
+    const before = [...lines.slice(0, n - 1), lines[n - 1].slice(0, at)].join('\n');
+    const after = [lines[n - 1].slice(at), ...lines.slice(n)].join('\n') + '\n';
+    writeFileSync(file, Buffer.concat([Buffer.from(before), Buffer.from([0xe9]), Buffer.from(after)]));
+  }
+
+  it('reports bytes that are not UTF-8 at their line (listings and a small file), instead of storing U+FFFD', async () => {
+    const src = copyFixture();
+    latin1(join(src, 'listings.ndjson'), 2, '"en":"');
+    latin1(join(src, 'platforms.ndjson'), 1, '"name":"');
+    const p = await refused(src);
+    assert.ok(p.includes('listings.ndjson:2: (record): not valid UTF-8 (a Latin-1 or Windows-1252 export?); save the file as UTF-8'), p.join('\n'));
+    assert.ok(p.some((l) => l.startsWith('platforms.ndjson:1: (record): not valid UTF-8')), p.join('\n'));
+    assert.equal(p.filter((l) => /not valid UTF-8/.test(l)).length, 2, 'only the lines with the bad bytes');
+  });
+  it('names a byte-order mark at the start of a file', async () => {
+    const src = copyFixture();
+    writeFileSync(join(src, 'articles.ndjson'), '\ufeff' + readFileSync(join(src, 'articles.ndjson'), 'utf8'));
+    assert.deepEqual(await refused(src), ['articles.ndjson:1: (record): the file starts with a UTF-8 byte-order mark (BOM); save it as UTF-8 without one']);
+  });
+  it('refuses an empty or blank listings file rather than replacing every listing with none', async () => {
+    for (const content of ['', '\n\n']) {
+      const src = copyFixture();
+      writeFileSync(join(src, 'listings.ndjson'), content);
+      assert.deepEqual(await refused(src), ['listings.ndjson:0: (file): has no records; refusing to build a snapshot without listings']);
+    }
+  });
+  it('reports a source "file" that is a folder as a problem line, not a crash', async () => {
+    const src = copyFixture();
+    const { rmSync, mkdirSync } = await import('node:fs');
+    rmSync(join(src, 'owners.ndjson'));
+    mkdirSync(join(src, 'owners.ndjson'));
+    assert.deepEqual(await refused(src), ['owners.ndjson:0: (file): is a folder, not a file']);
+  });
+  it('refuses to replace a file at --out that is not a snapshot (a key store, a text file), and a folder', async () => {
+    const dir = tempDir();
+    const { openKeyStore } = await import('../src/keys.ts');
+    const keys = join(dir, 'keys.db');
+    openKeyStore(keys, { create: true }).close();
+    const text = join(dir, 'notes.txt');
+    writeFileSync(text, 'operator notes');
+    for (const out of [keys, text]) {
+      const before = readFileSync(out);
+      const r = await buildSnapshot({ source: join(FIXTURES, 'basic'), out, log: () => {} });
+      assert.equal(r.ok, false);
+      assert.match(r.problems[0], /:0: \(out\): exists and is not a snapshot of this service/);
+      assert.ok(readFileSync(out).equals(before), `${out} untouched`);
+    }
+    const r = await buildSnapshot({ source: join(FIXTURES, 'basic'), out: dir, log: () => {} });
+    assert.match(r.problems[0], /:0: \(out\): is a folder/);
+    assert.deepEqual(readdirSync(dir).filter((f) => f.includes('.tmp-')), []);
+  });
+  it('removes temporary files of earlier builds whose process is gone, and keeps those of a running one', async () => {
+    const { path: out } = await buildTestSnapshot();
+    const gone = spawnSync(process.execPath, ['-e', '0']).pid!;
+    const dead = join(dirname(out), `.snapshot.db.tmp-${gone}`);
+    const alive = join(dirname(out), `.snapshot.db.tmp-${process.ppid}`);
+    for (const f of [dead, dead + '-journal', alive]) writeFileSync(f, 'x');
+    const r = await buildSnapshot({ source: join(FIXTURES, 'basic'), out, log: () => {} });
+    assert.equal(r.ok, true, r.problems.join('\n'));
+    assert.ok(!existsSync(dead) && !existsSync(dead + '-journal'), 'a dead build\'s files are removed');
+    assert.ok(existsSync(alive), 'a running build\'s file is kept');
   });
 });
