@@ -28,7 +28,10 @@ export const notFound = (what = 'resource') => new ApiError('not_found', `No pub
 export function sendError(res: ServerResponse, requestId: string, err: unknown, log: (line: Record<string, unknown>) => void): void {
   let e: ApiError;
   if (err instanceof ApiError) e = err;
-  else if (isBusy(err)) e = new ApiError('service_unavailable', 'The data store is busy or unavailable; try again shortly.', { 'Retry-After': '1' });
+  else if (isBusy(err)) {
+    logStoreError(err as Error, requestId, log);
+    e = new ApiError('service_unavailable', 'The data store is busy or unavailable; try again shortly.', { 'Retry-After': '1' });
+  }
   else {
     log({ level: 'error', request_id: requestId, msg: 'unhandled error', error: err instanceof Error ? `${err.name}: ${err.message}` : String(err), stack: err instanceof Error ? err.stack : undefined });
     e = new ApiError('internal_error', 'An internal error occurred.');
@@ -37,6 +40,20 @@ export function sendError(res: ServerResponse, requestId: string, err: unknown, 
   const body = JSON.stringify({ error: { code: e.code, message: e.message, request_id: requestId } });
   writeHead(res, e.status, { ...e.headers, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store' });
   res.end(body);
+}
+
+/**
+ * The cause of a 503 from SQLite (a damaged page, an I/O error) goes to the log, or an operator sees
+ * only the 503s; at most one line per error code a second, with how many were not logged in between.
+ */
+const lastLogged = new Map<string, { at: number; skipped: number }>();
+function logStoreError(err: Error, requestId: string, log: (line: Record<string, unknown>) => void): void {
+  const code = String((err as { code?: unknown }).code);
+  const now = Date.now();
+  const last = lastLogged.get(code);
+  if (last && now - last.at < 1000) { last.skipped++; return; }
+  log({ level: 'error', request_id: requestId, msg: 'data store error; answered 503', code, error: err.message, ...(last?.skipped ? { not_logged_since: last.skipped } : {}) });
+  lastLogged.set(code, { at: now, skipped: 0 });
 }
 
 /** SQLite errors that mean "the file is locked, missing or unreadable": fail closed with 503. */
