@@ -29,6 +29,8 @@ export interface BuildOptions {
 export interface BuildResult {
   ok: boolean;
   problems: string[];
+  /** How many problems there were (`problems` lists the first 50 and a count of the rest). */
+  problemCount?: number;
   warnings: string[];
   snapshotId?: string;
   counts?: Record<string, { read: number; stored: number }>;
@@ -93,7 +95,7 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
   const fail = (extra: string[] = []): BuildResult => {
     try { db?.close(); } catch { /* already closed */ }
     removeTemp(tmp);
-    return { ok: false, problems: [...report.format(), ...extra], warnings: warningLines(report), seconds: elapsed() };
+    return { ok: false, problems: [...report.format(), ...extra], problemCount: report.problemCount + extra.length, warnings: warningLines(report), seconds: elapsed() };
   };
 
   for (const r of S.RESOURCES) {

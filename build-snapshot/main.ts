@@ -32,7 +32,8 @@ try {
 for (const w of result.warnings) console.error(w);
 if (!result.ok) {
   for (const p of result.problems) console.error(p);
-  console.error(`build-snapshot: FAILED with ${result.problems.length} problem line(s) after ${result.seconds.toFixed(1)}s; ${args.out} was not changed`);
+  const n = result.problemCount ?? result.problems.length;
+  console.error(`build-snapshot: FAILED with ${n} problem${n === 1 ? '' : 's'} after ${result.seconds.toFixed(1)}s; ${args.out} was not changed`);
   process.exit(1);
 }
 const counts = Object.entries(result.counts!).map(([k, c]) => `${k} ${c.stored}/${c.read}`).join(', ');

@@ -34,9 +34,10 @@ export interface ServiceOptions {
   keysRetryMs?: number;
 }
 
-function listen(server: Server, port: number, host: string): Promise<number> {
+/** Listens; an error (a host that does not resolve, a port in use) names the settings it came from. */
+function listen(server: Server, port: number, host: string, names = 'HOST / PORT'): Promise<number> {
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (e) => reject(new Error(`${names} (${host}:${port}): ${e.message}`)));
     server.listen(port, host, () => resolve((server.address() as AddressInfo).port));
   });
 }
@@ -75,9 +76,15 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   };
 
   try {
-    const server: Server = tls
-      ? createHttpsServer({ cert: readPem(config.TLS_CERT_PATH!, 'TLS certificate'), key: readPem(config.TLS_KEY_PATH!, 'TLS key') }, app.handler as never)
-      : createServer(app.handler as never);
+    let server: Server;
+    if (tls) {
+      const cert = readPem(config.TLS_CERT_PATH!, 'TLS certificate'), key = readPem(config.TLS_KEY_PATH!, 'TLS key');
+      try {
+        server = createHttpsServer({ cert, key }, app.handler as never);
+      } catch (e) {
+        throw new Error(`TLS_CERT_PATH / TLS_KEY_PATH: not a usable PEM certificate and matching key (${(e as Error).message})`);
+      }
+    } else server = createServer(app.handler as never);
     server.keepAliveTimeout = 65_000;
     server.headersTimeout = 66_000;
     server.requestTimeout = 30_000;
@@ -90,7 +97,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       plain.headersTimeout = 10_000;
       plain.requestTimeout = 10_000;
       servers.push(plain);
-      redirectUrl = `http://${host}:${await listen(plain, config.HTTP_REDIRECT_PORT, config.HOST)}`;
+      redirectUrl = `http://${host}:${await listen(plain, config.HTTP_REDIRECT_PORT, config.HOST, 'HOST / HTTP_REDIRECT_PORT')}`;
     }
     if (!tls && !config.TRUST_PROXY && !isLoopback(config.HOST)) {
       opts.log({ level: 'warn', msg: 'serving plain HTTP on a non-loopback address: API keys would cross the network in clear text; set TLS_CERT_PATH/TLS_KEY_PATH, or TRUST_PROXY=1 behind a TLS-terminating proxy', host: config.HOST });

@@ -284,7 +284,7 @@ describe('snapshot compiler: command line', () => {
     assert.equal(r.status, 1);
     assert.match(r.stderr, /metrics\.ndjson:1: aggregation: /);
     assert.match(r.stderr, /metrics\.ndjson:1: min_sample_size: must be at least 1/);
-    assert.match(r.stderr, /FAILED .* was not changed/);
+    assert.match(r.stderr, /FAILED with 2 problems after .* was not changed/);
     assert.ok(!existsSync(out));
   });
 

@@ -177,3 +177,22 @@ describe('CORS', () => {
     assert.equal(plain.body.error.code, 'method_not_allowed');
   });
 });
+
+describe('start-up errors name their settings', () => {
+  it('a port in use names HOST / PORT', async () => {
+    const snap = (await buildTestSnapshot()).path;
+    const first = await startServer({ SNAPSHOT_PATH: snap });
+    try {
+      const port = new URL(first.url).port;
+      await assert.rejects(startServer({ SNAPSHOT_PATH: snap, PORT: port }), /^Error: HOST \/ PORT \(127\.0\.0\.1:\d+\): .*EADDRINUSE/);
+    } finally { await first.close(); }
+  });
+  it('a certificate or key that is not PEM names TLS_CERT_PATH / TLS_KEY_PATH', async () => {
+    const snap = (await buildTestSnapshot()).path;
+    const dir = tempDir();
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(join(dir, 'cert.pem'), 'not a certificate');
+    writeFileSync(join(dir, 'key.pem'), 'not a key');
+    await assert.rejects(startServer({ SNAPSHOT_PATH: snap, TLS_CERT_PATH: join(dir, 'cert.pem'), TLS_KEY_PATH: join(dir, 'key.pem') }), /^Error: TLS_CERT_PATH \/ TLS_KEY_PATH: not a usable PEM certificate/);
+  });
+});
