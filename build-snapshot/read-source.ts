@@ -123,12 +123,19 @@ export async function readSource<S extends v.GenericSchema>(
     line++;
     if (onProgress && line % 100_000 === 0) onProgress(line);
     if (text.trim() === '') continue;
-    if (!utf8 && text.includes('\ufffd')) { report.problem({ file: displayName, line, field: '(record)', reason: NOT_UTF8 }); continue; }
+    // A line that cannot be read still names its id, as a rule: references to it are then not reported
+    // again as unknown (one broken owner line gave 23 follow-on "unknown owner" lines).
+    const unreadable = (reason: string) => {
+      report.problem({ file: displayName, line, field: '(record)', reason });
+      const id = /"id"\s*:\s*"([^"\\]{1,120})"/.exec(text)?.[1];
+      if (id !== undefined) onInvalidId?.(id);
+    };
+    if (!utf8 && text.includes('\ufffd')) { unreadable(NOT_UTF8); continue; }
     let raw: unknown;
     try {
       raw = JSON.parse(text);
     } catch (e) {
-      report.problem({ file: displayName, line, field: '(record)', reason: malformed(text, line, e) });
+      unreadable(malformed(text, line, e));
       continue;
     }
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {

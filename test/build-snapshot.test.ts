@@ -194,6 +194,11 @@ describe('snapshot compiler: bad input fails with file:line and leaves the old s
     assert.equal(p.length, 1);
     assert.match(p[0], /^owners\.ndjson:2: \(record\): malformed JSON: /);
   });
+  it('a broken line that names its id does not make every reference to it a second problem', async () => {
+    const p = await failingBuild('owners.ndjson', (l) => l.map((x) => (x.includes('"id":"own-1"') ? x.slice(0, -5) : x)));
+    assert.equal(p.length, 1, p.join('\n')); // own-1 owns three listings: no "unknown owner" lines
+    assert.match(p[0], /^owners\.ndjson:1: \(record\): malformed JSON: /);
+  });
   it('missing required field', async () => {
     const p = await failingBuild('listings.ndjson', setLine(3, ({ title, ...rest }) => rest));
     assert.deepEqual(p, ['listings.ndjson:3: title: required field is missing']);
