@@ -288,7 +288,8 @@ async function main() {
   // the options of `npm run bundle`, run by plain node; under tsx when bundling is not possible.
   let loadScript = 'bench/server-wrapper.ts';
   if (bundleCold.length) {
-    const out = join(CACHE, 'dist', 'bench-server.mjs');
+    // A folder of its own: npm run bundle refuses a folder that holds files other than the bundle's.
+    const out = join(CACHE, 'bench-dist', 'bench-server.mjs');
     try {
       await build({ ...BUNDLE_OPTIONS, entryPoints: ['bench/server-wrapper.ts'], outfile: out, logLevel: 'silent' });
       loadScript = out;
