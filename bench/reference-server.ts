@@ -11,16 +11,13 @@ const entries = JSON.parse(readFileSync(process.argv[2], 'utf8')) as Captured[];
 const byUrl = new Map(entries.map((e) => [e.url, { status: e.status, headers: e.headers.flat(), body: Buffer.from(e.body_base64, 'base64') }]));
 const missing = Buffer.from('{"error":{"code":"not_found","message":"not captured","request_id":"-"}}');
 
-const server = createServer((req, res) => {
+const server = createServer({ headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 2_000, keepAliveTimeout: 65_000 }, (req, res) => {
   const r = byUrl.get(req.url ?? '');
   if (!r) { res.writeHead(404, { 'Content-Type': 'application/json', 'Content-Length': missing.length }); res.end(missing); return; }
   res.writeHead(r.status, r.headers);
   res.end(r.body);
 });
-// The same connection settings as src/server.ts.
-server.keepAliveTimeout = 65_000;
-server.headersTimeout = 66_000;
-server.requestTimeout = 30_000;
+// The same connection settings as src/server.ts (TIMEOUTS there).
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
   process.stdout.write(JSON.stringify({ ready: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, pid: process.pid }) + '\n');
 });

@@ -54,12 +54,19 @@ export function httpsRedirect(httpsPort: number, log: Log) {
   };
 }
 
+/**
+ * The value the trusted proxy (one hop) set: the last entry. A proxy that appends to X-Forwarded-For
+ * (nginx's $proxy_add_x_forwarded_for, most load balancers) keeps whatever the client sent in front of
+ * it, so the first entry is the client's to choose: it could dodge the failed-authentication limit, or
+ * aim it at someone else's address.
+ */
 const forwarded = (req: IncomingMessage, name: string) => {
   const v = req.headers[name];
-  return (Array.isArray(v) ? v[0] : v)?.split(',')[0].trim();
+  const all = Array.isArray(v) ? v.join(',') : v;
+  return all?.slice(all.lastIndexOf(',') + 1).trim();
 };
 
-/** The client address the limits count: the first X-Forwarded-For entry behind a trusted proxy, else the peer. */
+/** The client address the limits count: the last X-Forwarded-For entry behind a trusted proxy, else the peer. */
 export function clientAddress(req: IncomingMessage, trustProxy: boolean): string {
   const fwd = trustProxy ? forwarded(req, 'x-forwarded-for') : undefined;
   return fwd && isIP(fwd) ? fwd : (req.socket.remoteAddress ?? 'unknown');
@@ -88,8 +95,10 @@ export function accessGuard(o: AccessOptions): Guard {
       addHeader(res, 'Access-Control-Allow-Origin', origin!);
       addHeader(res, 'Access-Control-Expose-Headers', EXPOSE);
     }
-    if (req.method === 'OPTIONS') {
-      if (origin === undefined || req.headers['access-control-request-method'] === undefined) return false; // not a preflight: 405 from routing
+    // A preflight is answered here, before authentication (browsers send it without credentials). Any
+    // other OPTIONS goes through the key check like every method, so that its 405 or 404 tells an
+    // anonymous caller no more than a GET would.
+    if (req.method === 'OPTIONS' && origin !== undefined && req.headers['access-control-request-method'] !== undefined) {
       if (allowed) {
         addHeader(res, 'Access-Control-Allow-Methods', 'GET, HEAD');
         addHeader(res, 'Access-Control-Allow-Headers', 'Authorization');
@@ -111,13 +120,15 @@ export function accessGuard(o: AccessOptions): Guard {
     return authenticateAndLimit(req, res);
   };
   function authenticateAndLimit(req: Req, res: ServerResponse): boolean {
-    // Authentication, with failures limited per client address (a blocked address cannot test keys at all).
-    const address = clientAddress(req, o.trustProxy);
-    const blocked = o.limits.checkAddress(address);
-    if (blocked) throw tooMany(blocked, `Too many failed authentications from this address; retry after ${blocked.retryAfter} s.`);
-    const header = req.headers.authorization;
-    const keyId = authenticate(header, o.lookup, now()); // a 503 from the key store propagates as is
+    // Failed authentications are limited per client address (SPEC: "repeated failed authentication
+    // attempts may themselves be rate limited"); a valid key is served from any address, so nobody can
+    // lock a key's owner out by failing from the same address (a shared NAT, a proxy without
+    // TRUST_PROXY). Keys carry ~238 random bits: what the limit slows down is noise, not guessing.
+    const keyId = authenticate(req.headers.authorization, o.lookup, now()); // a 503 from the key store propagates as is
     if (keyId === null) {
+      const address = clientAddress(req, o.trustProxy);
+      const blocked = o.limits.checkAddress(address);
+      if (blocked) throw tooMany(blocked, `Too many failed authentications from this address; retry after ${blocked.retryAfter} s.`);
       o.limits.recordFailure(address);
       throw unauthorized();
     }

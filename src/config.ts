@@ -15,6 +15,7 @@ export const SETTINGS = {
   CURSOR_SECRET: { schema: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'))), default: undefined, help: 'HMAC secret for paging cursors (at least 16 characters); unset, a random one per process (cursors then end with a restart).' },
   KEYS_PATH: { schema: text, default: 'data/keys.db', help: 'The API key store (written by npm run keys).' },
   RATE_LIMIT_PER_MINUTE: { schema: positiveInt, default: '600', help: 'Requests per minute per API key.' },
+  MAX_CONNECTIONS: { schema: positiveInt, default: '1000', help: 'Open connections at most (per listener); beyond it new connections are closed at once.' },
   AUTH_FAILURES_PER_MINUTE: { schema: positiveInt, default: '30', help: 'Failed authentications per minute per client address before 429.' },
   TLS_CERT_PATH: { schema: v.optional(text), default: undefined, help: 'PEM certificate: serve HTTPS directly (with TLS_KEY_PATH).' },
   TLS_KEY_PATH: { schema: v.optional(text), default: undefined, help: 'PEM private key for TLS_CERT_PATH.' },

@@ -32,9 +32,19 @@ export interface ServiceOptions {
   rateWindowSeconds?: number;
   /** How often an unreadable key store is retried, in ms (default 1000). */
   keysRetryMs?: number;
+  /** Connection time limits (production values below); tests shorten them. */
+  timeouts?: Partial<typeof TIMEOUTS>;
 }
 
 /** Listens; an error (a host that does not resolve, a port in use) names the settings it came from. */
+/**
+ * Connection limits against slow or idle clients (slowloris): the whole headers within 10 s, the whole
+ * request within 30 s, a TLS handshake within 10 s, checked every 2 s (node's default check interval
+ * is 30 s, which let a trickling client hold a connection ~60 s). Idle keep-alive connections close
+ * after 65 s, longer than the 60 s idle timeout of common load balancers, so the balancer closes first.
+ */
+const TIMEOUTS = { headersMs: 10_000, requestMs: 30_000, handshakeMs: 10_000, checkMs: 2_000, keepAliveMs: 65_000 };
+
 function listen(server: Server, port: number, host: string, names = 'HOST / PORT'): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', (e) => reject(new Error(`${names} (${host}:${port}): ${e.message}`)));
@@ -76,26 +86,27 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   };
 
   try {
+    const t = { ...TIMEOUTS, ...opts.timeouts };
+    const httpOptions = { headersTimeout: t.headersMs, requestTimeout: t.requestMs, connectionsCheckingInterval: t.checkMs, keepAliveTimeout: t.keepAliveMs };
     let server: Server;
     if (tls) {
       const cert = readPem(config.TLS_CERT_PATH!, 'TLS certificate'), key = readPem(config.TLS_KEY_PATH!, 'TLS key');
       try {
-        server = createHttpsServer({ cert, key }, app.handler as never);
+        server = createHttpsServer({ cert, key, handshakeTimeout: t.handshakeMs, ...httpOptions }, app.handler as never);
       } catch (e) {
         throw new Error(`TLS_CERT_PATH / TLS_KEY_PATH: not a usable PEM certificate and matching key (${(e as Error).message})`);
       }
-    } else server = createServer(app.handler as never);
-    server.keepAliveTimeout = 65_000;
-    server.headersTimeout = 66_000;
-    server.requestTimeout = 30_000;
+    } else server = createServer(httpOptions, app.handler as never);
+    // Beyond MAX_CONNECTIONS open connections, new ones are closed at once: file descriptors stay for the
+    // clients already served, however many connections one client opens.
+    server.maxConnections = config.MAX_CONNECTIONS;
     servers.push(server);
     const port = await listen(server, config.PORT, config.HOST);
     const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
     let redirectUrl: string | undefined;
     if (tls && config.HTTP_REDIRECT_PORT !== undefined) {
-      const plain = createServer(httpsRedirect(port, opts.log));
-      plain.headersTimeout = 10_000;
-      plain.requestTimeout = 10_000;
+      const plain = createServer({ ...httpOptions, requestTimeout: Math.min(t.requestMs, 10_000) }, httpsRedirect(port, opts.log));
+      plain.maxConnections = config.MAX_CONNECTIONS;
       servers.push(plain);
       redirectUrl = `http://${host}:${await listen(plain, config.HTTP_REDIRECT_PORT, config.HOST, 'HOST / HTTP_REDIRECT_PORT')}`;
     }

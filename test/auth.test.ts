@@ -187,21 +187,24 @@ describe('rate limits', () => {
     } finally { await server.close(); }
   });
 
-  it('answers 429 to an address after too many failed authentications, even with a valid key, until Retry-After', async () => {
+  it('answers 429 to failed authentications from an address after too many, until Retry-After; a valid key is still served', async () => {
     const server = await startServer({ SNAPSHOT_PATH: snapshotPath, AUTH_FAILURES_PER_MINUTE: '2', TRUST_PROXY: '1' }, { rateWindowSeconds: 2 });
     try {
-      const from = (ip: string) => ({ 'X-Forwarded-For': `${ip}, 10.0.0.1`, Authorization: 'Bearer nope' });
+      // The proxy appends the address it saw; the entries before it are the client's to choose.
+      const from = (ip: string, spoof = '198.18.0.99') => ({ 'X-Forwarded-For': `${spoof}, ${ip}`, Authorization: 'Bearer nope' });
       assertUnauthorized(await server.get('/v1/listings', { headers: from('203.0.113.7') }), 'first');
-      assertUnauthorized(await server.get('/v1/listings', { headers: from('203.0.113.7') }), 'second');
-      const r = await server.get('/v1/listings', { headers: { 'X-Forwarded-For': '203.0.113.7' } }); // valid key
+      assertUnauthorized(await server.get('/v1/listings', { headers: from('203.0.113.7', '192.0.2.1') }), 'second (another spoofed entry counts for the same address)');
+      const r = await server.get('/v1/listings', { headers: from('203.0.113.7', '192.0.2.2') });
       assert.equal(r.status, 429);
       assert.equal(r.body.error.code, 'rate_limited');
       const wait = Number(r.headers.get('retry-after'));
       assert.ok(Number.isInteger(wait) && wait >= 1 && wait <= 2, `Retry-After ${wait}`);
-      assert.equal((await server.get('/v1/listings', { headers: { 'X-Forwarded-For': '198.51.100.1' } })).status, 200, 'another address is unaffected');
+      assert.equal((await server.get('/v1/listings', { headers: { 'X-Forwarded-For': '203.0.113.7' } })).status, 200, 'a valid key from the blocked address is served');
+      assert.equal((await server.get('/v1/listings', { headers: { 'X-Forwarded-For': '203.0.113.7, 198.51.100.1' } })).status, 200, 'another address is unaffected');
+      assertUnauthorized(await server.get('/v1/listings', { headers: from('198.51.100.1', '203.0.113.7') }), 'naming the blocked address first does not aim the block at it');
       assert.equal((await server.get('/v1/ping', { key: null, headers: { 'X-Forwarded-For': '203.0.113.7' } })).status, 200, 'ping stays public');
       await sleep(wait * 1000);
-      assert.equal((await server.get('/v1/listings', { headers: { 'X-Forwarded-For': '203.0.113.7' } })).status, 200);
+      assertUnauthorized(await server.get('/v1/listings', { headers: from('203.0.113.7') }), 'after Retry-After a failure is a 401 again');
     } finally { await server.close(); }
   });
 

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { connect } from 'node:net';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { buildTestSnapshot, startServer, tempDir, type TestServer } from './helpers.ts';
@@ -175,6 +176,12 @@ describe('CORS', () => {
     const plain = await server.get('/v1/listings', { method: 'OPTIONS' });
     assert.equal(plain.status, 405);
     assert.equal(plain.body.error.code, 'method_not_allowed');
+    // Without a key, a non-preflight OPTIONS is a 401 like a GET: neither 405 nor 404 says whether a path exists.
+    for (const path of ['/v1/listings', '/v1/no-such-endpoint']) {
+      const anon = await server.get(path, { method: 'OPTIONS', key: null });
+      assert.equal(anon.status, 401, path);
+      assert.equal(anon.body.error.code, 'unauthorized');
+    }
   });
 });
 
@@ -194,5 +201,45 @@ describe('start-up errors name their settings', () => {
     writeFileSync(join(dir, 'cert.pem'), 'not a certificate');
     writeFileSync(join(dir, 'key.pem'), 'not a key');
     await assert.rejects(startServer({ SNAPSHOT_PATH: snap, TLS_CERT_PATH: join(dir, 'cert.pem'), TLS_KEY_PATH: join(dir, 'key.pem') }), /^Error: TLS_CERT_PATH \/ TLS_KEY_PATH: not a usable PEM certificate/);
+  });
+});
+
+describe('connection limits', () => {
+  /** Opens a raw connection, sends `text`, and resolves with what the server sent before closing, and when. */
+  const raw = (url: string, text: string, within = 10_000) => new Promise<{ data: string; ms: number }>((resolve, reject) => {
+    const { hostname, port } = new URL(url);
+    const t0 = Date.now();
+    let data = '';
+    const s = connect(Number(port), hostname, () => s.write(text));
+    s.on('data', (d) => { data += d; });
+    s.on('close', () => resolve({ data, ms: Date.now() - t0 }));
+    s.on('error', () => { /* a reset also ends it */ });
+    setTimeout(() => { s.destroy(); reject(new Error(`still open after ${within} ms`)); }, within).unref();
+  });
+
+  it('closes a connection whose headers trickle in past the headers time limit (408)', async () => {
+    const snap = (await buildTestSnapshot()).path;
+    const server = await startServer({ SNAPSHOT_PATH: snap }, { timeouts: { headersMs: 400, requestMs: 400, checkMs: 100 } });
+    try {
+      const r = await raw(server.url, 'GET /v1/ping HTTP/1.1\r\nHost: x\r\n'); // never ends the headers
+      assert.match(r.data, /^HTTP\/1\.1 408/);
+      assert.ok(r.ms < 3000, `closed after ${r.ms} ms`);
+    } finally { await server.close(); }
+  });
+  it('closes connections beyond MAX_CONNECTIONS at once, and serves again when one goes', async () => {
+    const snap = (await buildTestSnapshot()).path;
+    const server = await startServer({ SNAPSHOT_PATH: snap, MAX_CONNECTIONS: '2' });
+    const { hostname, port } = new URL(server.url);
+    const held = [connect(Number(port), hostname), connect(Number(port), hostname)];
+    try {
+      await Promise.all(held.map((s) => new Promise((r) => s.once('connect', r))));
+      await new Promise((r) => setTimeout(r, 100));
+      const third = await raw(server.url, 'GET /v1/ping HTTP/1.1\r\nHost: x\r\n\r\n', 5000);
+      assert.equal(third.data, '', 'the third connection is closed without an answer');
+      held[0].destroy();
+      await new Promise((r) => setTimeout(r, 100));
+      const again = await raw(server.url, 'GET /v1/ping HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', 5000);
+      assert.match(again.data, /^HTTP\/1\.1 200/);
+    } finally { for (const s of held) s.destroy(); await server.close(); }
   });
 });
