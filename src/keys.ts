@@ -45,7 +45,10 @@ function checkSchema(db: Database.Database, path: string): void {
 export function openKeyStore(path: string, opts: { create: boolean }): Database.Database {
   if (!existsSync(path)) {
     if (!opts.create) throw new KeyStoreError(`no key store at ${path} (create a key first: npm run keys -- create --name NAME)`);
-    mkdirSync(dirname(path), { recursive: true });
+    // Readable by its owner only (the folder too, when it is made here): key names, ids and digests are
+    // nobody else's business on a shared host. SQLite gives its journal the same mode.
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    try { closeSync(openSync(path, 'wx', 0o600)); } catch (e) { if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e; }
   }
   const db = new Database(path, { timeout: 5000 });
   try {

@@ -63,8 +63,8 @@ async function main() {
 
 /**
  * DEV_KEY=1 and an empty key store: issue one local development key so a newcomer can call the API
- * at once. Only when listening on loopback: on any other address an empty store stays empty (and the
- * log says how to issue a key), so a deployment never prints a working key into its logs.
+ * at once. Only when listening on loopback and not behind a proxy: otherwise an empty store stays empty
+ * (and the log says how to issue a key), so a deployment never prints a working key into its logs.
  */
 function createDevKey(config: Config): { id: string; key: string } | null {
   if (!config.DEV_KEY) return null;
@@ -77,8 +77,9 @@ function createDevKey(config: Config): { id: string; key: string } | null {
   }
   try {
     if (countKeys(db) > 0) return null;
-    if (!isLoopback(config.HOST)) {
-      log({ level: 'warn', msg: 'the key store is empty; issue a key with: npm run keys -- create --name NAME (no development key is made on a non-loopback HOST)', keys_path: config.KEYS_PATH });
+    // Behind a proxy (TRUST_PROXY) a loopback HOST is a deployment, with logs kept: no key is printed there either.
+    if (!isLoopback(config.HOST) || config.TRUST_PROXY) {
+      log({ level: 'warn', msg: `the key store is empty; issue a key with: npm run -s keys -- create --name NAME (no development key is made ${config.TRUST_PROXY ? 'behind a proxy (TRUST_PROXY=1)' : 'on a non-loopback HOST'})`, keys_path: config.KEYS_PATH });
       return null;
     }
     const k = createKey(db, { name: 'local development key (made by npm start)' });

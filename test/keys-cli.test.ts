@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { buildTestSnapshot, startServer, tempDir } from './helpers.ts';
 import { digestKey, KEY_PATTERN } from '../src/auth.ts';
@@ -158,6 +158,16 @@ async function start(env: Record<string, string>): Promise<{ url: string; stderr
   };
 }
 
+describe('key store file', () => {
+  it('is created readable by its owner only (0600), its new folder 0700', () => {
+    const dir = join(tempDir(), 'new-folder');
+    const path = join(dir, 'keys.db');
+    keys(path, 'create', '--name', 'mode');
+    assert.equal(statSync(path).mode & 0o777, 0o600);
+    assert.equal(statSync(dir).mode & 0o777, 0o700);
+  });
+});
+
 describe('npm start', () => {
   it('creates and prints one development key when the key store is empty, and only then', async () => {
     const path = join(tempDir(), 'keys.db');
@@ -181,6 +191,15 @@ describe('npm start', () => {
     } finally { await second.stop(); }
   });
 
+  it('makes no development key behind a proxy (TRUST_PROXY=1), even on a loopback HOST, and says how to issue one', async () => {
+    const path = join(tempDir(), 'keys.db');
+    const s = await start({ SNAPSHOT_PATH: snapshotPath, KEYS_PATH: path, DEV_KEY: '1', TRUST_PROXY: '1' });
+    try {
+      assert.ok(!/nlr_live_/.test(s.stderr + s.stdout), 'no key printed');
+      assert.match(s.stdout, /the key store is empty; issue a key with: npm run -s keys -- create --name NAME \(no development key is made behind a proxy/);
+      assert.equal(keys(path, 'list').lines.length, 0);
+    } finally { await s.stop(); }
+  });
   it('makes no development key with DEV_KEY=0', async () => {
     const path = join(tempDir(), 'keys.db');
     const s = await start({ SNAPSHOT_PATH: snapshotPath, KEYS_PATH: path, DEV_KEY: '0' });
