@@ -173,11 +173,8 @@ describe('snapshot compiler: determinism', () => {
   });
 });
 
-/** Applies `edit` to one file of a fixture copy, builds over an existing snapshot and returns the problems. */
-async function failingBuild(file: string, edit: (lines: string[]) => string[]) {
-  const src = copyFixture();
-  const p = join(src, file);
-  writeFileSync(p, edit(readFileSync(p, 'utf8').trimEnd().split('\n')).join('\n') + '\n');
+/** Builds `src` over an existing snapshot; the build must fail and leave it byte-identical, with no temporary file. */
+async function refusedBuild(src: string) {
   const { path: out } = await buildTestSnapshot();
   const before = readFileSync(out);
   const result = await buildSnapshot({ source: src, out, log: () => {} });
@@ -185,6 +182,13 @@ async function failingBuild(file: string, edit: (lines: string[]) => string[]) {
   assert.ok(readFileSync(out).equals(before), 'the existing snapshot must stay byte-identical');
   assert.deepEqual(readdirSync(dirname(out)).filter((f) => f.includes('.tmp-')), [], 'no temporary file is left behind');
   return result.problems;
+}
+/** Applies `edit` to one file of a fixture copy, builds over an existing snapshot and returns the problems. */
+async function failingBuild(file: string, edit: (lines: string[]) => string[]) {
+  const src = copyFixture();
+  const p = join(src, file);
+  writeFileSync(p, edit(readFileSync(p, 'utf8').trimEnd().split('\n')).join('\n') + '\n');
+  return refusedBuild(src);
 }
 const setLine = (n: number, f: (rec: any) => unknown) => (lines: string[]) => lines.map((l, i) => (i === n - 1 ? JSON.stringify(f(JSON.parse(l))) : l));
 
@@ -385,16 +389,7 @@ describe('snapshot compiler: reading listings in 4 MiB chunks', () => {
 });
 
 describe('snapshot compiler: operator mistakes', () => {
-  /** Builds `src` over an existing snapshot; the build must fail and leave it byte-identical, with no temporary file. */
-  async function refused(src: string) {
-    const { path: out } = await buildTestSnapshot();
-    const before = readFileSync(out);
-    const r = await buildSnapshot({ source: src, out, log: () => {} });
-    assert.equal(r.ok, false, 'the build must fail');
-    assert.ok(readFileSync(out).equals(before), 'the existing snapshot must stay byte-identical');
-    assert.deepEqual(readdirSync(dirname(out)).filter((f) => f.includes('.tmp-')), [], 'no temporary file is left behind');
-    return r.problems;
-  }
+  const refused = refusedBuild;
   /** Puts a Latin-1 "é" (one byte 0xE9, not UTF-8) right after the first `marker` of line `n`. */
   function latin1(file: string, n: number, marker: string) {
     const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
