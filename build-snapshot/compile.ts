@@ -44,8 +44,10 @@ export function splitSchema(): { tables: string; indexes: string } {
   return { tables: sql.slice(0, marker), indexes: sql.slice(marker) };
 }
 
+/** The start of the temporary file names of builds of `out` (its folder, then `.NAME.tmp-`), before the pid. */
+const tempPrefix = (out: string) => join(dirname(resolve(out)), `.${basename(out)}.tmp-`);
 /** The temporary file a build of `out` writes (beside it, so the final rename stays on one file system). */
-export const tempPathFor = (out: string, pid = process.pid) => join(dirname(resolve(out)), `.${basename(out)}.tmp-${pid}`);
+export const tempPathFor = (out: string, pid = process.pid) => tempPrefix(out) + pid;
 
 /** Removes a build's temporary file and its journal (after an interruption or a failure). */
 export function removeTemp(tmp: string): void {
@@ -58,7 +60,7 @@ export function removeTemp(tmp: string): void {
  */
 function removeStaleTemps(out: string): void {
   const dir = dirname(resolve(out));
-  const prefix = `.${basename(out)}.tmp-`;
+  const prefix = basename(tempPrefix(out));
   let names: string[];
   try { names = readdirSync(dir); } catch { return; }
   for (const name of names) {

@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { SETTINGS } from './config.ts';
 import { changeKey, createKey, KeyStoreError, listKeys, openKeyStore } from './keys.ts';
+import { isRealDate } from './query.ts';
 
 const USAGE = `Usage: npm run keys -- <command> [arguments]
 
@@ -22,9 +23,8 @@ const ISO = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]
 function expiry(raw: string | undefined, now: number): string | null {
   if (raw === undefined) return null;
   const t = Date.parse(raw);
-  // Date.parse rolls 2027-02-30 over to 2 March: the calendar date must read back as written.
-  const realDate = (d: string) => { const x = new Date(`${d}T00:00:00Z`); return !Number.isNaN(x.getTime()) && x.toISOString().slice(0, 10) === d; };
-  if (!ISO.test(raw) || Number.isNaN(t) || !realDate(raw.slice(0, 10))) throw new UsageError(`--expires-at must be an ISO-8601 date or date-time with a zone, e.g. 2027-01-31 or 2027-01-31T12:00:00Z (got ${JSON.stringify(raw)})`);
+  // Date.parse rolls 2027-02-30 over to 2 March: the calendar date must exist as written.
+  if (!ISO.test(raw) || Number.isNaN(t) || !isRealDate(raw.slice(0, 10))) throw new UsageError(`--expires-at must be an ISO-8601 date or date-time with a zone, e.g. 2027-01-31 or 2027-01-31T12:00:00Z (got ${JSON.stringify(raw)})`);
   if (t <= now) throw new UsageError(`--expires-at must be in the future (got ${raw})`);
   return new Date(t).toISOString();
 }

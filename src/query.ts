@@ -68,7 +68,8 @@ export const oneOf = <const T extends readonly string[]>(values: T, note = '') =
   v.picklist(values, `must be one of ${values.join(', ')}${note}`);
 export const date = () =>
   v.pipe(v.string(), v.isoDate('must be a date in the form YYYY-MM-DD'), v.check(isRealDate, 'must be a real calendar date in the form YYYY-MM-DD'));
-function isRealDate(s: string): boolean {
+/** A YYYY-MM-DD date that exists (Date rolls 2027-02-30 over to 2 March; this does not). */
+export function isRealDate(s: string): boolean {
   const d = new Date(s + 'T00:00:00Z');
   return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
 }

@@ -36,7 +36,6 @@ export interface ServiceOptions {
   timeouts?: Partial<typeof TIMEOUTS>;
 }
 
-/** Listens; an error (a host that does not resolve, a port in use) names the settings it came from. */
 /**
  * Connection limits against slow or idle clients (slowloris): the whole headers within 10 s, the whole
  * request within 30 s, a TLS handshake within 10 s, checked every 2 s (node's default check interval
@@ -45,6 +44,7 @@ export interface ServiceOptions {
  */
 const TIMEOUTS = { headersMs: 10_000, requestMs: 30_000, handshakeMs: 10_000, checkMs: 2_000, keepAliveMs: 65_000 };
 
+/** Listens; an error (a host that does not resolve, a port in use) names the settings it came from. */
 function listen(server: Server, port: number, host: string, names = 'HOST / PORT'): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', (e) => reject(new Error(`${names} (${host}:${port}): ${e.message}`)));
