@@ -10,8 +10,8 @@ import { TABLES, tableWriter, type TableName, type TableWriter } from './write.t
 import { CohortCollector, deriveAll } from './derive.ts';
 import { ftsBody, type Batch, type Done, type ListingsJob } from './listings-worker.ts';
 import { summaryTemplate } from '../src/listing-json.ts';
-import { indexText } from '../src/query.ts';
 import { Worker } from 'node:worker_threads';
+import { FullTextBuilder, type FullTextJob } from './fts-worker.ts';
 import { runChecks } from './checks.ts';
 
 import { SCHEMA_VERSION, snapshotSchemaVersion } from '../src/snapshot.ts';
@@ -49,9 +49,12 @@ const tempPrefix = (out: string) => join(dirname(resolve(out)), `.${basename(out
 /** The temporary file a build of `out` writes (beside it, so the final rename stays on one file system). */
 export const tempPathFor = (out: string, pid = process.pid) => tempPrefix(out) + pid;
 
-/** Removes a build's temporary file and its journal (after an interruption or a failure). */
+/** The full-text worker's file beside a build's temporary file (see fts-worker.ts). */
+const fullTextPathFor = (tmp: string) => tmp + '-fts';
+
+/** Removes a build's temporary files and their journals (after an interruption or a failure). */
 export function removeTemp(tmp: string): void {
-  for (const f of [tmp, tmp + '-journal']) { try { rmSync(f, { force: true }); } catch { /* best effort */ } }
+  for (const f of [tmp, fullTextPathFor(tmp)]) for (const g of [f, f + '-journal']) { try { rmSync(g, { force: true }); } catch { /* best effort */ } }
 }
 
 /**
@@ -65,7 +68,7 @@ function removeStaleTemps(out: string): void {
   try { names = readdirSync(dir); } catch { return; }
   for (const name of names) {
     if (!name.startsWith(prefix)) continue;
-    const pid = Number(/^(\d+)(?:-journal)?$/.exec(name.slice(prefix.length))?.[1]);
+    const pid = Number(/^(\d+)(?:-fts)?(?:-journal)?$/.exec(name.slice(prefix.length))?.[1]);
     if (!Number.isInteger(pid) || pid === process.pid) continue;
     try { process.kill(pid, 0); continue; } catch (e) { if ((e as NodeJS.ErrnoException).code === 'EPERM') continue; }
     try { rmSync(join(dir, name), { force: true }); } catch { /* not ours to remove */ }
@@ -94,8 +97,9 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
   const report = new Report();
   const out = resolve(opts.out);
   const tmp = tempPathFor(out);
-  const fail = (extra: string[] = []): BuildResult => {
+  const fail = async (extra: string[] = []): Promise<BuildResult> => {
     try { db?.close(); } catch { /* already closed */ }
+    await fullText?.discard();
     removeTemp(tmp);
     return { ok: false, problems: [...report.format(), ...extra], problemCount: report.problemCount + extra.length, warnings: warningLines(report), seconds: elapsed() };
   };
@@ -108,6 +112,7 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
   const outBad = outProblem(out);
   if (outBad) report.problem({ file: out, line: 0, field: '(out)', reason: outBad });
   let db: Database.Database | undefined;
+  let fullText: FullTextBuilder | undefined;
   if (report.failed) return fail();
 
   removeStaleTemps(out);
@@ -125,7 +130,7 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
     db.pragma('page_size = 4096');
     db.pragma('journal_mode = OFF');
     db.pragma('synchronous = OFF');
-    db.pragma('cache_size = -16384'); // 16 MiB: the load appends in rid order, so a larger cache buys little
+    db.pragma('cache_size = -4096'); // 4 MiB while loading: rows are appended in rid order, so a larger cache buys little
     db.pragma('temp_store = FILE');
     const { tables, indexes } = splitSchema();
     db.exec(tables);
@@ -161,7 +166,8 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
       if (table === 'listings') {
         let res: Done;
         try {
-          res = await loadListings(db, writer, file, r.file, [...ids.get('owners')!], locations, locationText(heldLocations), report, (n) => log(`  ${r.file}: ${n.toLocaleString('en')} lines`), log);
+          fullText = new FullTextBuilder(fullTextPathFor(tmp), db, startWorker);
+          res = await loadListings(db, writer, fullText, file, r.file, [...ids.get('owners')!], locations, locationText(heldLocations), report, (n) => log(`  ${r.file}: ${n.toLocaleString('en')} lines`), log);
         } catch (e) {
           problem(0, '(file)', `could not be read: ${(e as Error).message}`);
           break;
@@ -172,7 +178,13 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
         counts.listings = { read: res.read, stored: res.stored };
         cohorts.groups = res.cohorts;
         listingsSorted = res.sorted;
-        if (!report.failed && !res.sorted) rerankListings(db);
+        if (!report.failed && res.sorted) fullText.finish(res.stored);
+        else {
+          // Re-ranked listings get new rids: their full-text rows are derived again from the table.
+          await fullText.discard();
+          fullText = undefined;
+          if (!report.failed) rerankListings(db);
+        }
         log(`  ${r.file}: ${res.read.toLocaleString('en')} valid records, ${res.stored.toLocaleString('en')} stored`);
         continue;
       }
@@ -219,8 +231,9 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
     }
 
     const snapshotId = 'snap_' + hash.digest('hex').slice(0, 24);
+    db.pragma('cache_size = -16384'); // 16 MiB from here on: also the sort memory of index creation
     phase('deriving: location closure, full-text indexes, market cohorts, statistics');
-    deriveAll(db, cohorts, listingsSorted);
+    deriveAll(db, cohorts, fullText !== undefined);
     const meta = db.prepare('INSERT INTO snapshot_meta (key, value) VALUES (?, ?)');
     meta.run('schema_version', String(SCHEMA_VERSION));
     meta.run('snapshot_id', snapshotId);
@@ -230,6 +243,11 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
 
     phase('creating indexes');
     db.exec(indexes);
+    if (fullText) {
+      phase('copying the listings full-text index');
+      await fullText.copyInto(db);
+      fullText = undefined;
+    }
     phase('analyzing');
     db.exec('ANALYZE');
     // Keep sqlite_stat1 (row counts per index) but not sqlite_stat4: with STAT4 samples SQLite re-plans a
@@ -297,45 +315,53 @@ function locationText(held: Record<string, unknown>[]): [string, string][] {
  * acknowledgement per batch keeps at most a few batches in memory.
  */
 function loadListings(
-  db: Database.Database, writer: TableWriter, file: string, displayName: string, ownerIds: string[],
+  db: Database.Database, writer: TableWriter, fullText: FullTextBuilder, file: string, displayName: string, ownerIds: string[],
   locations: Map<string, LocInfo>, text: [string, string][], report: Report, progress: (lines: number) => void,
   progressNote: (line: string) => void,
 ): Promise<Done> {
   const job: ListingsJob = { file, displayName, ownerIds, locations: [...locations].map(([id, l]) => [id, l.type, l.parent]), failed: report.failed };
   const locationText = new Map(text);
-  const fts = db.prepare('INSERT INTO listings_fts (rowid, body) VALUES (?, ?)');
-  // Under tsx (TypeScript sources) the worker needs the same loader; a bundled build runs plain JS.
-  const ts = import.meta.url.endsWith('.ts');
-  const entry = new URL(ts ? './listings-worker.ts' : './listings-worker.js', import.meta.url).href;
-  const worker = ts
-    ? new Worker(`import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`, { eval: true, workerData: { kind: 'listings', job } })
-    : new Worker(new URL(entry), { workerData: { kind: 'listings', job } });
+  const worker = startWorker({ kind: 'listings', job });
   let lastProgress = 0;
-  // Where the main thread's time goes (rows, full-text rows); the rest of the phase it waits for the worker.
+  // Where the main thread's time goes (rows, full-text bodies); the rest of the phase it waits for the workers.
   let rowsNs = 0n, ftsNs = 0n;
   const started = process.hrtime.bigint();
   return new Promise<Done>((resolve, reject) => {
     worker.on('message', (m: Batch | Done) => {
       if (m.type === 'done') {
         const s = (ns: bigint) => (Number(ns) / 1e9).toFixed(1);
-        progressNote(`  listings: this thread spent ${s(rowsNs)} s on rows, ${s(ftsNs)} s on full-text rows, ${s(process.hrtime.bigint() - started - rowsNs - ftsNs)} s waiting for the parser`);
+        progressNote(`  listings: this thread spent ${s(rowsNs)} s on rows, ${s(ftsNs)} s on full-text bodies, ${s(process.hrtime.bigint() - started - rowsNs - ftsNs)} s waiting for the workers`);
         resolve(m); void worker.terminate(); return;
       }
       for (const p of m.problems) report.problem(p);
-      if (!report.failed) {
-        const t0 = process.hrtime.bigint();
-        m.recs.forEach((rec, j) => writer.insert(m.first + j, Object.assign(rec, { summary: summaryTemplate(rec) })));
-        const t1 = process.hrtime.bigint();
-        m.recs.forEach((rec, j) => fts.run(m.first + j, indexText(ftsBody(rec, locationText.get(rec.location_id) ?? ''))));
-        rowsNs += t1 - t0;
-        ftsNs += process.hrtime.bigint() - t1;
-      }
       if (m.lines - lastProgress >= 100_000) { progress(m.lines); lastProgress = m.lines; }
-      worker.postMessage('ack');
+      if (fullText.error) { reject(fullText.error); void worker.terminate(); return; }
+      if (report.failed) { worker.postMessage('ack'); return; }
+      const t0 = process.hrtime.bigint();
+      m.recs.forEach((rec, j) => writer.insert(m.first + j, Object.assign(rec, { summary: summaryTemplate(rec) })));
+      const t1 = process.hrtime.bigint();
+      const bodies = m.recs.map((rec) => ftsBody(rec, locationText.get(rec.location_id) ?? ''));
+      rowsNs += t1 - t0;
+      ftsNs += process.hrtime.bigint() - t1;
+      // The parser's next batch waits while the full-text worker is behind (memory stays bounded).
+      fullText.send(m.first, bodies, () => worker.postMessage('ack'));
     });
     worker.on('error', reject);
     worker.on('exit', (code) => { if (code !== 0) reject(new Error(`listings worker exited with code ${code}`)); });
   });
+}
+
+/** Starts a compiler worker (listings-worker.ts: the listings parser, or the full-text worker). */
+function startWorker(workerData: { kind: 'listings'; job: ListingsJob } | FullTextJob): Worker {
+  // Under tsx (TypeScript sources) the worker needs the same loader; a bundled build runs plain JS.
+  const ts = import.meta.url.endsWith('.ts');
+  const entry = new URL(ts ? './listings-worker.ts' : './listings-worker.js', import.meta.url).href;
+  // The full-text worker holds a few batches of bodies at a time: a small young generation keeps its heap
+  // (and the build's peak memory) small.
+  const resourceLimits = workerData.kind === 'fts' ? { maxYoungGenerationSizeMb: 4 } : undefined;
+  return ts
+    ? new Worker(`import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`, { eval: true, workerData, resourceLimits })
+    : new Worker(new URL(entry), { workerData, resourceLimits });
 }
 
 /** Listings arrived out of id order: renumber rid so that rid order is id order again. */
@@ -349,6 +375,5 @@ function rerankListings(db: Database.Database) {
     UPDATE listings_i18n SET rid = (SELECT new FROM rid_map WHERE old = -listings_i18n.rid);
     UPDATE listings_i18n SET k = rid * 8 + (-k - (-k / 8) * 8);
     DROP TABLE rid_map;
-    INSERT INTO listings_fts (listings_fts) VALUES ('delete-all');
   `);
 }

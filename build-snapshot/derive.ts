@@ -21,12 +21,16 @@ export class CohortCollector {
   }
 }
 
-/** `listingsFtsDone`: the listings full-text rows were written during the load (rid order was final). */
+/**
+ * `listingsFtsDone`: the listings full-text index and its term tables were built during the load, in the
+ * full-text worker's file (rid order was final); otherwise they are built here.
+ */
 export function deriveAll(db: Database, cohorts: CohortCollector, listingsFtsDone: boolean) {
   deriveClosure(db);
   deriveFullText(db, listingsFtsDone);
   deriveCohorts(db, cohorts);
-  deriveColumns(db);
+  const n = deriveColumns(db);
+  if (!listingsFtsDone) deriveTerms(db, n);
 }
 
 /**
@@ -110,7 +114,7 @@ const BITMAP_MIN_SHARE = 0.005;
 
 const blob = (a: ArrayBufferView) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
 
-/** The listing filter columns as typed arrays in rid order, plus price order and term bitmaps (see schema.sql). */
+/** The listing filter columns as typed arrays in rid order, plus price and size order (see schema.sql); returns the listing count. */
 function deriveColumns(db: Database) {
   const n = db.prepare('SELECT count(*) FROM listings').pluck().get() as number;
   const floats = Object.fromEntries(FLOAT_COLUMNS.map((c) => [c, new Float64Array(n)])) as Record<string, Float64Array>;
@@ -153,7 +157,15 @@ function deriveColumns(db: Database) {
   put.run('size_order', blob(sizeOrder));
   const dict = db.prepare('INSERT INTO listing_dict (column, code, value) VALUES (?, ?, ?)');
   for (const [c, d] of dicts) for (const [v, code] of d) dict.run(c, code, v);
+  return n;
+}
 
+/**
+ * Documents per term (listing_terms) and a bitmap of the listings of each frequent term, from the listings
+ * full-text index of `db`: the snapshot itself, or the full-text worker's own file (see fts-worker.ts).
+ * Returns false if `cancelled()` stopped it (checked between terms).
+ */
+export function deriveTerms(db: Database, n: number, cancelled = () => false): boolean {
   db.exec('INSERT INTO listing_terms (term, docs) SELECT term, doc FROM listings_fts_vocab');
   const terms = db.prepare('SELECT term, docs AS doc FROM listing_terms WHERE docs >= ? ORDER BY docs DESC, term LIMIT ?').all(Math.max(1, Math.ceil(n * BITMAP_MIN_SHARE)), BITMAP_TERMS) as { term: string; doc: number }[];
   // A term's rows come back as one comma-separated string, parsed here: half the time of a JS number per row
@@ -161,6 +173,7 @@ function deriveColumns(db: Database) {
   const docs = db.prepare("SELECT group_concat(rowid, ',') FROM listings_fts WHERE listings_fts MATCH ?").pluck();
   const bitmap = db.prepare('INSERT INTO listing_term_bitmaps (term, docs, bits) VALUES (?, ?, ?)');
   for (const t of terms) {
+    if (cancelled()) return false;
     const bits = new Uint8Array((n + 7) >> 3);
     const list = (docs.get(`"${t.term.replace(/"/g, '""')}"`) as string | null) ?? '';
     let rid = 0;
@@ -172,6 +185,7 @@ function deriveColumns(db: Database) {
     }
     bitmap.run(t.term, t.doc, blob(bits));
   }
+  return true;
 }
 
 function deriveClosure(db: Database) {

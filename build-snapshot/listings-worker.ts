@@ -9,6 +9,9 @@ import { ListingSource } from './source-schema.ts';
 import { describeIssues, malformed, NOT_UTF8, Utf8Check, type Problem } from './read-source.ts';
 import { IdIndex } from './id-index.ts';
 import { CohortCollector } from './derive.ts';
+// One worker entry for both kinds of worker (the bundle ships one worker file): this one, kind 'listings',
+// and the full-text worker, kind 'fts'.
+import './fts-worker.ts';
 
 export interface ListingsJob {
   file: string;
@@ -28,7 +31,7 @@ export interface Done {
   cohorts: CohortCollector['groups'];
 }
 
-const BATCH = 1000;
+const BATCH = 500;
 const MAX_IN_FLIGHT = 4;
 
 async function run(job: ListingsJob) {

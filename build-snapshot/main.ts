@@ -1,6 +1,7 @@
 // CLI: npm run build-snapshot -- [--source DIR] [--out FILE]. Exit 0 on success, 1 on bad data, 2 on bad arguments.
 import { parseArgs } from 'node:util';
 import { buildSnapshot, removeTemp, tempPathFor } from './compile.ts';
+import { FullTextBuilder } from './fts-worker.ts';
 
 const usage = 'usage: npm run build-snapshot -- [--source DIR (default data)] [--out FILE (default data/snapshot.db)]';
 let args;
@@ -15,9 +16,13 @@ if (args.help) { console.log(usage); process.exit(0); }
 // Interrupted (Ctrl-C, a deploy tool's SIGTERM): the temporary file goes with the process, the target is untouched.
 for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]] as const) {
   process.on(signal, () => {
-    removeTemp(tempPathFor(args.out!));
-    console.error(`build-snapshot: interrupted (${signal}); ${args.out} was not changed`);
-    process.exit(code);
+    // The full-text worker stops itself first (a worker killed inside SQLite aborts the process); it
+    // takes at most one batch or one term, and the exit does not wait more than 5 s for it.
+    void Promise.race([FullTextBuilder.stopAll(), new Promise((r) => setTimeout(r, 5000).unref())]).finally(() => {
+      removeTemp(tempPathFor(args.out!));
+      console.error(`build-snapshot: interrupted (${signal}); ${args.out} was not changed`);
+      process.exit(code);
+    });
   });
 }
 

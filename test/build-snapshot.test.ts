@@ -171,6 +171,32 @@ describe('snapshot compiler: determinism', () => {
     assert.deepEqual(db.prepare('SELECT id FROM listings ORDER BY rid').pluck().all(), ids(db, 'listings'));
     assert.equal(db.prepare("SELECT count(*) FROM listings_fts WHERE listings_fts MATCH '\"sauna\"' AND rowid = (SELECT rid FROM listings WHERE id = 'lst-009')").pluck().get(), 1);
   });
+
+  it('builds the same full-text index in its worker as from the table (the unsorted path), and copies it whole', async () => {
+    const src = copyFixture();
+    const lines = readFileSync(join(src, 'listings.ndjson'), 'utf8').trim().split('\n').reverse();
+    writeFileSync(join(src, 'listings.ndjson'), lines.join('\n') + '\n');
+    const { path: worker } = await buildTestSnapshot(); // sorted: the full-text worker's file, copied in
+    const { path: table } = await buildTestSnapshot(src); // re-ranked: derived from the listings table
+    assert.deepEqual(readdirSync(dirname(worker)).filter((f) => f.includes('.tmp-')), [], 'the worker file is removed');
+    const a = dump(worker), b = dump(table);
+    assert.ok(a.listing_terms.length > 50 && a.listing_term_bitmaps.length > 50, 'terms and bitmaps were copied');
+    assert.deepEqual(a.listing_terms, b.listing_terms);
+    assert.deepEqual(a.listing_term_bitmaps, b.listing_term_bitmaps);
+    const matches = (path: string) => {
+      const db = open(path);
+      const m = db.prepare("SELECT l.id FROM listings_fts f JOIN listings l ON l.rid = f.rowid WHERE listings_fts MATCH ? ORDER BY l.id").pluck();
+      const out = (db.prepare('SELECT term FROM listing_terms ORDER BY term').pluck().all() as string[]).map((t) => `${t}: ${m.all(`"${t}"`).join()}`);
+      db.close();
+      return out;
+    };
+    assert.deepEqual(matches(worker), matches(table));
+    // FTS5's own check of the copied index, and no build-time setting left in it.
+    const db = new Database(worker);
+    db.exec("INSERT INTO listings_fts (listings_fts, rank) VALUES ('integrity-check', 0)");
+    assert.deepEqual(db.prepare('SELECT k FROM listings_fts_config ORDER BY k').pluck().all(), ['version']);
+    db.close();
+  });
 });
 
 /** Builds `src` over an existing snapshot; the build must fail and leave it byte-identical, with no temporary file. */
