@@ -84,27 +84,52 @@ function columnValue(kind: Kind, value: unknown, locale: string): unknown {
   }
 }
 
-/** A record as positional rows: the base row and one row per locale that has any translation. */
+/**
+ * A record as positional rows: the base row (rid, id, then the spec's columns) and, per locale that has
+ * any translation, the locale table's row (k, rid, locale, then the translated columns).
+ */
 export interface Rows { base: unknown[]; i18n: unknown[][]; missing: string[] }
 
-/** Pure (no database): usable in a worker thread. Column order: rid, id, then the spec's columns. */
+/** The locale part of an i18n key: k = rid * 8 + code. English is 0 (never stored). */
+export const LOCALE_CODE: Record<string, number> = { en: 0, nl: 1, de: 2, fr: 3, es: 4 };
+
+/** A table's columns as arrays, worked out once per table (rowsOf runs once per record: 751k listings). */
+interface Plan { names: string[]; kinds: Kind[]; translated: string[]; translatedKinds: Kind[] }
+const plans = new WeakMap<TableSpec, Plan>();
+function planOf(t: TableSpec): Plan {
+  let p = plans.get(t);
+  if (!p) {
+    const names = Object.keys(t.cols);
+    const translated = translatedColumns(t);
+    p = { names, kinds: names.map((c) => t.cols[c]), translated, translatedKinds: translated.map((c) => t.cols[c]) };
+    plans.set(t, p);
+  }
+  return p;
+}
+
+/** Pure (no database): usable in a worker thread. */
 export function rowsOf(t: TableSpec, rid: number, rec: Rec): Rows {
-  const names = Object.keys(t.cols);
-  const base: unknown[] = [rid, rec.id];
-  for (const c of names) base.push(columnValue(t.cols[c], rec[c], 'en'));
+  const { names, kinds, translated, translatedKinds } = planOf(t);
+  const base: unknown[] = new Array(names.length + 2);
+  base[0] = rid;
+  base[1] = rec.id;
+  for (let k = 0; k < names.length; k++) base[k + 2] = columnValue(kinds[k], rec[names[k]], 'en');
   const i18n: unknown[][] = [];
   const missing: string[] = [];
-  if (t.i18n) {
-    const translated = translatedColumns(t);
+  if (translated.length) {
     for (const locale of TRANSLATED_LOCALES) {
-      const row: unknown[] = [rid, locale];
+      const row: unknown[] = new Array(translated.length + 3);
+      row[0] = rid * 8 + LOCALE_CODE[locale];
+      row[1] = rid;
+      row[2] = locale;
       let any = false;
       let gap = false;
-      for (const c of translated) {
-        const value = columnValue(t.cols[c], rec[c], locale);
-        row.push(value);
+      for (let k = 0; k < translated.length; k++) {
+        const source = rec[translated[k]];
+        const value = columnValue(translatedKinds[k], source, locale);
+        row[k + 3] = value;
         if (value !== null) any = true;
-        else if (rec[c] != null) gap = true;
+        else if (source != null) gap = true;
       }
       if (gap) missing.push(locale);
       if (any) i18n.push(row);
@@ -112,9 +137,6 @@ export function rowsOf(t: TableSpec, rid: number, rec: Rec): Rows {
   }
   return { base, i18n, missing };
 }
-
-/** The locale part of an i18n key: k = rid * 8 + code. English is 0 (never stored). */
-export const LOCALE_CODE: Record<string, number> = { en: 0, nl: 1, de: 2, fr: 3, es: 4 };
 
 const translatedColumns = (t: TableSpec) => Object.keys(t.cols).filter((c) => t.cols[c] === 'text' || t.cols[c] === 'textlist');
 
@@ -135,7 +157,7 @@ export function tableWriter(db: Database, t: TableSpec, onMissingTranslation?: (
     : null;
   const insertRows = (rows: Rows) => {
     base.run(rows.base);
-    for (const r of rows.i18n) i18n!.run((r[0] as number) * 8 + LOCALE_CODE[r[1] as string], ...r);
+    for (const r of rows.i18n) i18n!.run(r);
     if (onMissingTranslation) for (const l of rows.missing) onMissingTranslation(l);
   };
   return { spec: t, insertRows, insert: (rid, rec) => insertRows(rowsOf(t, rid, rec)) };
