@@ -1,7 +1,7 @@
 // The snapshot compiler: public filtering, locale tables, closure, cohorts, determinism, and every class of bad input.
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync, readdirSync, existsSync, appendFileSync } from 'node:fs';
+import { readFileSync, writeFileSync, readdirSync, existsSync, appendFileSync, rmSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import Database from 'better-sqlite3';
@@ -283,7 +283,6 @@ describe('snapshot compiler: bad input fails with file:line and leaves the old s
   });
   it('a missing source file', async () => {
     const src = copyFixture();
-    const { rmSync } = await import('node:fs');
     rmSync(join(src, 'platforms.ndjson'));
     const { path: out } = await buildTestSnapshot();
     const before = readFileSync(out);
@@ -324,7 +323,6 @@ describe('snapshot compiler: command line', () => {
 
   it('removes its temporary file when interrupted (SIGINT, SIGTERM), leaving the target as it was', async () => {
     const { spawn } = await import('node:child_process');
-    const { rmSync } = await import('node:fs');
     for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
       const src = copyFixture();
       rmSync(join(src, 'listings.ndjson'));
@@ -344,6 +342,39 @@ describe('snapshot compiler: command line', () => {
       assert.match(stderr, new RegExp(`interrupted \\(${signal}\\); .* was not changed`));
       assert.deepEqual(temps(), [], 'no temporary file is left behind');
       assert.ok(readFileSync(out).equals(before), 'the target is byte-identical');
+    }
+  });
+
+  it('builds in a child process with glibc limited to two malloc arenas (Linux), and stops on a signal also while the parser waits in a read', { skip: process.platform !== 'linux' }, async () => {
+    const { spawn } = await import('node:child_process');
+    const src = copyFixture();
+    rmSync(join(src, 'listings.ndjson'));
+    assert.equal(spawnSync('mkfifo', [join(src, 'listings.ndjson')]).status, 0, 'mkfifo');
+    const out = join(tempDir(), 'snapshot.db');
+    const env = { ...process.env };
+    delete env.MALLOC_ARENA_MAX;
+    const parent = spawn(process.execPath, ['--import', 'tsx', 'build-snapshot/main.ts', '--source', src, '--out', out], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env });
+    const exited = new Promise<number | null>((r) => parent.once('exit', (c) => r(c)));
+    let child = '';
+    try {
+      for (const until = Date.now() + 20_000; !child && Date.now() < until;) {
+        await new Promise((r) => setTimeout(r, 50));
+        child = spawnSync('pgrep', ['-P', String(parent.pid)], { encoding: 'utf8' }).stdout.trim().split('\n')[0] ?? '';
+      }
+      assert.ok(child, 'the compiler started a child process');
+      const environ = readFileSync(`/proc/${child}/environ`, 'utf8').split('\0');
+      assert.ok(environ.includes('MALLOC_ARENA_MAX=2'), 'the child runs with MALLOC_ARENA_MAX=2');
+      // The build waits on the FIFO; SIGTERM to the parent reaches the build, which cleans up and exits 143.
+      for (const until = Date.now() + 20_000; !readdirSync(dirname(out)).some((f) => f.includes('.tmp-')) && Date.now() < until;) await new Promise((r) => setTimeout(r, 50));
+      // By now the parser thread is blocked opening the FIFO: process.exit() would wait for it forever.
+      await new Promise((r) => setTimeout(r, 3000));
+      parent.kill('SIGTERM');
+      assert.equal(await Promise.race([exited, new Promise((r) => setTimeout(() => r('still running after 15 s'), 15_000))]), 143);
+      assert.deepEqual(readdirSync(dirname(out)).filter((f) => f.includes('.tmp-')), []);
+    } finally {
+      // A failed assertion must not leave a build blocked on the FIFO (it would keep this file's process alive).
+      if (child) spawnSync('kill', ['-KILL', child]);
+      parent.kill('SIGKILL');
     }
   });
 
