@@ -506,10 +506,10 @@ describe('snapshot compiler: operator mistakes', () => {
     const gone = spawnSync(process.execPath, ['-e', '0']).pid!;
     const dead = join(dirname(out), `.snapshot.db.tmp-${gone}`);
     const alive = join(dirname(out), `.snapshot.db.tmp-${process.ppid}`);
-    for (const f of [dead, dead + '-journal', alive]) writeFileSync(f, 'x');
+    for (const f of [dead, dead + '-journal', dead + '-fts', alive, alive + '-fts']) writeFileSync(f, 'x');
     const r = await buildSnapshot({ source: join(FIXTURES, 'basic'), out, log: () => {} });
     assert.equal(r.ok, true, r.problems.join('\n'));
-    assert.ok(!existsSync(dead) && !existsSync(dead + '-journal'), 'a dead build\'s files are removed');
-    assert.ok(existsSync(alive), 'a running build\'s file is kept');
+    assert.ok(!existsSync(dead) && !existsSync(dead + '-journal') && !existsSync(dead + '-fts'), 'a dead build\'s files (the full-text worker\'s too) are removed');
+    assert.ok(existsSync(alive) && existsSync(alive + '-fts'), 'a running build\'s files are kept');
   });
 });
