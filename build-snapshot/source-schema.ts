@@ -11,16 +11,25 @@ const Ref = Id;
 const Str = (max = 500) => v.pipe(v.string(), v.minLength(1), v.maxLength(max));
 const Code = v.pipe(v.string(), v.minLength(1), v.maxLength(120));
 const Url = v.pipe(v.string(), v.maxLength(2048), v.regex(/^https?:\/\/[^\s/?#]+[^\s]*$/i, 'must be an absolute http or https URL'));
-/** A real calendar date (no 31 February). */
-const realDate = (s: string) => {
-  const [y, m, d] = [Number(s.slice(0, 4)), Number(s.slice(5, 7)), Number(s.slice(8, 10))];
-  const t = new Date(Date.UTC(y, m - 1, d));
-  return t.getUTCFullYear() === y && t.getUTCMonth() === m - 1 && t.getUTCDate() === d;
-};
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
+/**
+ * An ISO 8601 timestamp with a time zone, on a real calendar date (no 31 February) and a real time of
+ * day (no 25:00, no minute 60; the earlier check let those through), with an offset of at most ±23:59.
+ */
+const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):(\d{2}))$/;
+const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+export function isTimestamp(s: string): boolean {
+  const m = TIMESTAMP.exec(s);
+  if (!m) return false;
+  const year = +m[1], month = +m[2], day = +m[3];
+  if (month < 1 || month > 12 || day < 1) return false;
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  if (day > (month === 2 && leap ? 29 : DAYS[month - 1])) return false;
+  if (+m[4] > 23 || +m[5] > 59 || (m[6] !== undefined && +m[6] > 59)) return false;
+  return m[7] === undefined || (+m[7] <= 23 && +m[8] <= 59);
+}
 const Timestamp = v.pipe(
   v.string(),
-  v.check((s) => TIMESTAMP.test(s) && realDate(s), 'must be an ISO 8601 timestamp with time zone on a real calendar date, e.g. 2025-01-31T12:00:00Z'),
+  v.check(isTimestamp, 'must be an ISO 8601 timestamp with time zone on a real date and time of day, e.g. 2025-01-31T12:00:00Z'),
 );
 /** Free-form attributes: any JSON object, at most 16 KB serialised. */
 const Attributes = v.pipe(v.record(v.string(), v.unknown()), v.check((o) => JSON.stringify(o).length <= 16_384, 'must be at most 16 KB as JSON'));

@@ -245,6 +245,13 @@ describe('snapshot compiler: bad input fails with file:line and leaves the old s
     assert.equal(p.length, 1);
     assert.match(p[0], /^listings\.ndjson:4: first_seen_at: must be an ISO 8601 timestamp/);
   });
+  it('a timestamp on an impossible time of day or offset', async () => {
+    for (const t of ['2026-01-31T25:00:00Z', '2026-01-31T23:60:00Z', '2026-01-31T23:59:60Z', '2026-01-31T12:00:00+24:00']) {
+      const p = await failingBuild('listings.ndjson', setLine(4, (r) => ({ ...r, updated_at: t })));
+      assert.equal(p.length, 1, t);
+      assert.match(p[0], /^listings\.ndjson:4: updated_at: must be an ISO 8601 timestamp with time zone on a real date and time of day/, t);
+    }
+  });
   it('unknown locale key', async () => {
     const p = await failingBuild('listings.ndjson', setLine(1, (r) => ({ ...r, title: { ...r.title, it: 'Appartamento' } })));
     assert.deepEqual(p, ['listings.ndjson:1: title.it: unknown locale key (allowed: en, nl, de, fr, es)']);
