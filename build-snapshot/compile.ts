@@ -169,6 +169,9 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
           fullText = new FullTextBuilder(fullTextPathFor(tmp), db, startWorker);
           res = await loadListings(db, writer, fullText, file, r.file, [...ids.get('owners')!], locations, locationText(heldLocations), report, (n) => log(`  ${r.file}: ${n.toLocaleString('en')} lines`), log);
         } catch (e) {
+          // Reading the file (the parser thread) is the source's problem; anything else (writing the rows, the
+          // full-text worker) is the build's, reported as such by the catch around build().
+          if (e instanceof BuildError) throw e.cause;
           problem(0, '(file)', `could not be read: ${(e as Error).message}`);
           break;
         }
@@ -328,6 +331,12 @@ function loadListings(
   const started = process.hrtime.bigint();
   return new Promise<Done>((resolve, reject) => {
     worker.on('message', (m: Batch | Done) => {
+      try { onMessage(m); } catch (e) {
+        // A failed insert (a full disk): a problem line and a clean failure, not an uncaught exception.
+        reject(new BuildError(e)); void worker.terminate();
+      }
+    });
+    const onMessage = (m: Batch | Done) => {
       if (m.type === 'done') {
         const s = (ns: bigint) => (Number(ns) / 1e9).toFixed(1);
         progressNote(`  listings: this thread spent ${s(rowsNs)} s on rows, ${s(ftsNs)} s on full-text bodies, ${s(process.hrtime.bigint() - started - rowsNs - ftsNs)} s waiting for the workers`);
@@ -335,7 +344,7 @@ function loadListings(
       }
       for (const p of m.problems) report.problem(p);
       if (m.lines - lastProgress >= 100_000) { progress(m.lines); lastProgress = m.lines; }
-      if (fullText.error) { reject(fullText.error); void worker.terminate(); return; }
+      if (fullText.error) { reject(new BuildError(fullText.error)); void worker.terminate(); return; }
       if (report.failed) { worker.postMessage('ack'); return; }
       const t0 = process.hrtime.bigint();
       m.recs.forEach((rec, j) => writer.insert(m.first + j, Object.assign(rec, { summary: summaryTemplate(rec) })));
@@ -345,10 +354,15 @@ function loadListings(
       ftsNs += process.hrtime.bigint() - t1;
       // The parser's next batch waits while the full-text worker is behind (memory stays bounded).
       fullText.send(m.first, bodies, () => worker.postMessage('ack'));
-    });
+    };
     worker.on('error', reject);
     worker.on('exit', (code) => { if (code !== 0) reject(new Error(`listings worker exited with code ${code}`)); });
   });
+}
+
+/** A failure of the build itself during the listings load (not of reading the source file). */
+class BuildError extends Error {
+  constructor(cause: unknown) { super((cause as Error)?.message ?? String(cause), { cause }); }
 }
 
 /** Starts a compiler worker (listings-worker.ts: the listings parser, or the full-text worker). */

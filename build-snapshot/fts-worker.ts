@@ -93,10 +93,14 @@ export class FullTextBuilder {
         this.inFlight--;
         this.held.shift()?.();
       });
-      this.worker.on('error', (e) => { this.failure = e; reject(e); });
+      // A failed worker releases the batches held back for it: the load then sees `error` on its next batch
+      // instead of waiting for acknowledgements that will never come.
+      const release = () => { for (const next of this.held.splice(0)) next(); };
+      this.worker.on('error', (e) => { this.failure = e; reject(e); release(); });
       this.worker.on('exit', (code) => {
         this.failure ??= new Error(code === 0 ? 'full-text worker stopped before it finished' : `full-text worker exited with code ${code}`);
         reject(this.failure); // no effect once resolved
+        release();
       });
     });
     this.finished.catch(() => { /* reported through error / copyInto */ });
@@ -108,7 +112,7 @@ export class FullTextBuilder {
   /** Queues the bodies of rids first, first + 1, …; `next` runs once the queue has room again. */
   send(first: number, bodies: string[], next: () => void): void {
     this.worker.postMessage({ type: 'bodies', first, bodies } satisfies ToWorker);
-    if (++this.inFlight <= MAX_IN_FLIGHT) next();
+    if (++this.inFlight <= MAX_IN_FLIGHT || this.failure) next();
     else this.held.push(next);
   }
 
@@ -150,7 +154,7 @@ export class FullTextBuilder {
     await Promise.all([...FullTextBuilder.running].map((b) => b.discard()));
   }
 
-  /** Stops the worker (within one batch or one term) and removes its file. */
+  /** Stops the worker (after its current batch, term or statement) and removes its file. */
   async discard(): Promise<void> {
     Atomics.store(this.cancel, 0, 1);
     this.worker.postMessage({ type: 'cancel' } satisfies ToWorker); // wakes a worker waiting for bodies

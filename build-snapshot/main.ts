@@ -1,22 +1,11 @@
 // CLI: npm run build-snapshot -- [--source DIR] [--out FILE]. Exit 0 on success, 1 on bad data, 2 on bad arguments.
-import { spawn } from 'node:child_process';
-import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
 import { buildSnapshot, removeTemp, tempPathFor } from './compile.ts';
 import { FullTextBuilder } from './fts-worker.ts';
 
-// glibc gives each thread that allocates its own malloc arena, and the compiler's three busy threads (see
-// compile.ts) left 30-40 MB more free-but-held memory at peak: 477-497 MiB at 1M listings against 455 MiB
-// with MALLOC_ARENA_MAX=2, for the same time. glibc reads it only at start, so the compiler starts itself
-// again with it set (unless the caller chose a value), passing signals on and exiting with its code.
-if (process.platform === 'linux' && process.env.MALLOC_ARENA_MAX === undefined) {
-  const child = spawn(process.execPath, [...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit', env: { ...process.env, MALLOC_ARENA_MAX: '2' } });
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => child.kill(signal));
-  child.on('error', (e) => { console.error(`build-snapshot: could not start: ${e.message}`); process.exit(1); });
-  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 + constants.signals[signal] : 1)));
-} else {
-  await run();
-}
+// `npm run build-snapshot` and `npm run bench:build` set MALLOC_ARENA_MAX=2 (see the README): glibc reads it
+// only at process start, so it is the launcher's to set.
+await run();
 
 async function run() {
   const usage = 'usage: npm run build-snapshot -- [--source DIR (default data)] [--out FILE (default data/snapshot.db)]';
@@ -34,7 +23,7 @@ async function run() {
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.on(signal, () => {
       // The full-text worker stops itself first (a worker killed inside SQLite aborts the process); it
-      // takes at most one batch or one term, and this does not wait more than 5 s for it.
+      // takes at most one batch, one term or one statement (the commit, the term list), and this waits 5 s at most.
       void Promise.race([FullTextBuilder.stopAll(), new Promise((r) => setTimeout(r, 5000).unref())]).finally(() => {
         removeTemp(tempPathFor(args.out!));
         console.error(`build-snapshot: interrupted (${signal}); ${args.out} was not changed`);
