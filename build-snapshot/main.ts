@@ -5,51 +5,47 @@ import { FullTextBuilder } from './fts-worker.ts';
 
 // `npm run build-snapshot` and `npm run bench:build` set MALLOC_ARENA_MAX=2 (see the README): glibc reads it
 // only at process start, so it is the launcher's to set.
-await run();
-
-async function run() {
-  const usage = 'usage: npm run build-snapshot -- [--source DIR (default data)] [--out FILE (default data/snapshot.db)]';
-  let args;
-  try {
-    args = parseArgs({ options: { source: { type: 'string', default: 'data' }, out: { type: 'string', default: 'data/snapshot.db' }, help: { type: 'boolean' } }, strict: true, allowPositionals: false }).values;
-  } catch (e) {
-    console.error(`build-snapshot: ${(e as Error).message}\n${usage}`);
-    process.exit(2);
-  }
-  if (args.help) { console.log(usage); process.exit(0); }
-
-  // Interrupted (Ctrl-C, a deploy tool's SIGTERM): the temporary files go, the target is untouched, and the
-  // process then ends by the same signal (exit status 130 / 143 / 129).
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    process.on(signal, () => {
-      // The full-text worker stops itself first (a worker killed inside SQLite aborts the process); it
-      // takes at most one batch, one term or one statement (the commit, the term list), and this waits 5 s at most.
-      void Promise.race([FullTextBuilder.stopAll(), new Promise((r) => setTimeout(r, 5000).unref())]).finally(() => {
-        removeTemp(tempPathFor(args.out!));
-        console.error(`build-snapshot: interrupted (${signal}); ${args.out} was not changed`);
-        // Not process.exit(): it waits for the worker threads, and a parser blocked in a read (a FIFO, a
-        // hung network file system) would never return. The signal's default action ends the process.
-        process.removeAllListeners(signal);
-        process.kill(process.pid, signal);
-      });
-    });
-  }
-
-  let result;
-  try {
-    result = await buildSnapshot({ source: args.source!, out: args.out! });
-  } catch (e) {
-    removeTemp(tempPathFor(args.out!));
-    console.error(`build-snapshot: FAILED: ${(e as Error).message}; ${args.out} was not changed`);
-    process.exit(1);
-  }
-  for (const w of result.warnings) console.error(w);
-  if (!result.ok) {
-    for (const p of result.problems) console.error(p);
-    const n = result.problemCount ?? result.problems.length;
-    console.error(`build-snapshot: FAILED with ${n} problem${n === 1 ? '' : 's'} after ${result.seconds.toFixed(1)}s; ${args.out} was not changed`);
-    process.exit(1);
-  }
-  const counts = Object.entries(result.counts!).map(([k, c]) => `${k} ${c.stored}/${c.read}`).join(', ');
-  console.error(`build-snapshot: OK ${result.snapshotId} → ${args.out} (${(result.bytes! / 1048576).toFixed(1)} MiB) in ${result.seconds.toFixed(1)}s; stored/valid: ${counts}; peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);
+const usage = 'usage: npm run build-snapshot -- [--source DIR (default data)] [--out FILE (default data/snapshot.db)]';
+let args;
+try {
+  args = parseArgs({ options: { source: { type: 'string', default: 'data' }, out: { type: 'string', default: 'data/snapshot.db' }, help: { type: 'boolean' } }, strict: true, allowPositionals: false }).values;
+} catch (e) {
+  console.error(`build-snapshot: ${(e as Error).message}\n${usage}`);
+  process.exit(2);
 }
+if (args.help) { console.log(usage); process.exit(0); }
+
+// Interrupted (Ctrl-C, a deploy tool's SIGTERM): the temporary files go, the target is untouched, and the
+// process then ends by the same signal (exit status 130 / 143 / 129).
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => {
+    // The full-text worker stops itself first (a worker killed inside SQLite aborts the process); it
+    // takes at most one batch, one term or one statement (the commit, the term list), and this waits 5 s at most.
+    void Promise.race([FullTextBuilder.stopAll(), new Promise((r) => setTimeout(r, 5000).unref())]).finally(() => {
+      removeTemp(tempPathFor(args.out!));
+      console.error(`build-snapshot: interrupted (${signal}); ${args.out} was not changed`);
+      // Not process.exit(): it waits for the worker threads, and a parser blocked in a read (a FIFO, a
+      // hung network file system) would never return. The signal's default action ends the process.
+      process.removeAllListeners(signal);
+      process.kill(process.pid, signal);
+    });
+  });
+}
+
+let result;
+try {
+  result = await buildSnapshot({ source: args.source!, out: args.out! });
+} catch (e) {
+  removeTemp(tempPathFor(args.out!));
+  console.error(`build-snapshot: FAILED: ${(e as Error).message}; ${args.out} was not changed`);
+  process.exit(1);
+}
+for (const w of result.warnings) console.error(w);
+if (!result.ok) {
+  for (const p of result.problems) console.error(p);
+  const n = result.problemCount ?? result.problems.length;
+  console.error(`build-snapshot: FAILED with ${n} problem${n === 1 ? '' : 's'} after ${result.seconds.toFixed(1)}s; ${args.out} was not changed`);
+  process.exit(1);
+}
+const counts = Object.entries(result.counts!).map(([k, c]) => `${k} ${c.stored}/${c.read}`).join(', ');
+console.error(`build-snapshot: OK ${result.snapshotId} → ${args.out} (${(result.bytes! / 1048576).toFixed(1)} MiB) in ${result.seconds.toFixed(1)}s; stored/valid: ${counts}; peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);

@@ -149,8 +149,7 @@ export interface TableWriter {
 
 /** `onMissingTranslation(locale)` is called once per record and locale that lacks a translation of some text. */
 export function tableWriter(db: Database, t: TableSpec, onMissingTranslation?: (locale: string) => void): TableWriter {
-  const names = Object.keys(t.cols);
-  const translated = translatedColumns(t);
+  const { names, translated } = planOf(t);
   const base: Statement = db.prepare(`INSERT INTO ${t.table} (rid, id, ${names.join(', ')}) VALUES (${['rid', 'id', ...names].map(() => '?').join(', ')})`);
   const i18n: Statement | null = t.i18n
     ? db.prepare(`INSERT INTO ${t.table}_i18n (k, rid, locale, ${translated.join(', ')}) VALUES (${['k', 'rid', 'locale', ...translated].map(() => '?').join(', ')})`)
