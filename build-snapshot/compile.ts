@@ -165,8 +165,10 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
       const problem = (line: number, field: string, reason: string) => report.problem({ file: r.file, line, field, reason });
       if (table === 'listings') {
         let res: Done;
+        // Outside the try below: a failure to start the full-text worker (its file cannot be created) is the
+        // build's problem, not the source file's.
+        fullText = new FullTextBuilder(fullTextPathFor(tmp), db, startWorker);
         try {
-          fullText = new FullTextBuilder(fullTextPathFor(tmp), db, startWorker);
           res = await loadListings(db, writer, fullText, file, r.file, [...ids.get('owners')!], locations, locationText(heldLocations), report, (n) => log(`  ${r.file}: ${n.toLocaleString('en')} lines`), log);
         } catch (e) {
           // Reading the file (the parser thread) is the source's problem; anything else (writing the rows, the

@@ -1,7 +1,7 @@
 // The snapshot compiler: public filtering, locale tables, closure, cohorts, determinism, and every class of bad input.
 import { describe, it, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync, readdirSync, existsSync, appendFileSync, rmSync } from 'node:fs';
+import { readFileSync, writeFileSync, readdirSync, existsSync, appendFileSync, rmSync, mkdirSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import Database from 'better-sqlite3';
@@ -505,5 +505,46 @@ describe('snapshot compiler: operator mistakes', () => {
     assert.equal(r.ok, true, r.problems.join('\n'));
     assert.ok(!existsSync(dead) && !existsSync(dead + '-journal') && !existsSync(dead + '-fts'), 'a dead build\'s files (the full-text worker\'s too) are removed');
     assert.ok(existsSync(alive) && existsSync(alive + '-fts'), 'a running build\'s files are kept');
+  });
+  it('fails cleanly when the disk fills up during the listings load or after it: a (build) problem, no temporary files, the target untouched', async () => {
+    // 8,000 generated listings: the load outgrows the build's 4 MiB page cache, so SQLite writes during it.
+    const dir = tempDir();
+    const source = join(dir, 'src');
+    const gen = spawnSync(process.execPath, ['--import', 'tsx', 'build-snapshot/generate.ts', '--listings', '8000', '--out', source], { cwd: ROOT, encoding: 'utf8' });
+    assert.equal(gen.status, 0, gen.stderr);
+    const { path: out } = await buildTestSnapshot(join(FIXTURES, 'basic'), join(dir, 'snapshot.db'));
+    const before = readFileSync(out);
+    const runner = join(FIXTURES, 'build-under-file-limit.ts');
+    const seen: string[] = [];
+    // A file may grow to 3 MB (fails while listings are written) or 8 MB (fails after them).
+    for (const kib of [3000, 8000]) {
+      const run = spawnSync('bash', ['-c', `ulimit -f ${kib} && exec "$0" --import tsx "$@"`, process.execPath, runner, source, out], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+      assert.equal(run.status, 0, run.stderr);
+      const r = JSON.parse(run.stdout) as { ok: boolean; problems: string[]; lastPhase: string };
+      assert.equal(r.ok, false, `${kib} KiB: the build must fail`);
+      assert.deepEqual(r.problems, [`${out}:0: (build): disk I/O error`], `${kib} KiB`);
+      seen.push(r.lastPhase);
+      assert.ok(readFileSync(out).equals(before), 'the previous snapshot is untouched');
+      assert.deepEqual(readdirSync(dir).filter((f) => f.includes('.tmp-')), [], 'no temporary files left');
+    }
+    assert.equal(seen[0], 'reading listings.ndjson', 'the small limit is hit during the listings load');
+    assert.notEqual(seen[1], 'reading listings.ndjson', 'the larger limit is hit after it');
+  });
+  it('reports a full-text file that cannot be created as a build problem, not as an unreadable source, and keeps the target', async () => {
+    const { path: out } = await buildTestSnapshot();
+    const before = readFileSync(out);
+    // A folder where this build's full-text file goes (a leftover of an earlier process with the same pid).
+    const blocked = join(dirname(out), `.snapshot.db.tmp-${process.pid}-fts`);
+    mkdirSync(blocked);
+    try {
+      const r = await buildSnapshot({ source: join(FIXTURES, 'basic'), out, log: () => {} });
+      assert.equal(r.ok, false);
+      assert.deepEqual(r.problems.filter((p) => p.includes('listings.ndjson')), [], 'the source file is not blamed');
+      assert.match(r.problems.join('\n'), /:0: \(build\): .*-fts/);
+      assert.ok(readFileSync(out).equals(before), 'the previous snapshot is untouched');
+      assert.ok(!existsSync(join(dirname(out), `.snapshot.db.tmp-${process.pid}`)), 'the temporary snapshot is removed');
+    } finally {
+      rmSync(blocked, { recursive: true, force: true });
+    }
   });
 });
