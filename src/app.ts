@@ -1,9 +1,10 @@
 // createApp(deps): polka with one error renderer, request ids, the access-control slot, and every route.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import polka from 'polka';
 import type { CursorCodec } from './cursor.ts';
-import { ApiError, sendError } from './errors.ts';
+import { ApiError, clientErrorResponse, sendError } from './errors.ts';
 import { parseRawQuery, validateQuery, pathId, type QuerySchema, type Locale } from './query.ts';
 import { addHeader, sendJson, type Meta } from './respond.ts';
 import type { Snapshot, SnapshotSource } from './snapshot.ts';
@@ -69,6 +70,44 @@ function compile(pattern: string): RegExp {
   return new RegExp('^' + pattern.replace(/:[a-z_]+/g, '[^/]+') + '/?$');
 }
 
+/**
+ * A request target in absolute form ("GET http://host/v1/listings", which HTTP/1.1 servers must accept)
+ * as the origin form polka routes by; any other target that is not a path (the asterisk form of
+ * "OPTIONS *") becomes one that matches no endpoint. Polka runs middleware only for paths starting with
+ * "/", so such a request skipped the request id, the key check, the rate limits and the request log.
+ */
+export function originForm(url: string): string {
+  const authority = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(url);
+  if (!authority) return '/' + url;
+  const rest = url.slice(authority[0].length);
+  return rest.startsWith('/') ? rest : '/' + rest;
+}
+
+/**
+ * The server's 'clientError' listener: a request node's HTTP parser rejected (see clientErrorResponse)
+ * is answered with the error envelope and a request id, logged, and the connection closed. When an
+ * earlier request of the same connection (pipelined) is still being answered, the error follows that
+ * response instead of cutting into it; node's own handler wrote its bare 400 at once and then closed
+ * the connection, losing the earlier response.
+ */
+export function clientErrorHandler(deps: Pick<AppDeps, 'log' | 'requestLog' | 'logRequests'>) {
+  return (err: Error & { code?: string }, socket: Duplex) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) { socket.destroy(); return; }
+    const answer = () => {
+      if (socket.writable) {
+        const id = randomUUID();
+        const r = clientErrorResponse(err, id);
+        socket.write(r.text);
+        if (deps.logRequests) (deps.requestLog ?? deps.log)({ level: 'info', request_id: id, status: r.status, error: err.code });
+      }
+      socket.destroy();
+    };
+    const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (inFlight && !inFlight.writableFinished) inFlight.once('close', answer);
+    else answer();
+  };
+}
+
 export function createApp(deps: AppDeps) {
   const routes: RouteDef[] = ROUTE_MODULES.flatMap((m) => m.routes(deps));
   const openapi = openapiDocument(routes);
@@ -97,6 +136,10 @@ export function createApp(deps: AppDeps) {
         level: 'info', request_id: req.id, method: req.method, path: req.path, status: res.statusCode,
         ms: Number(process.hrtime.bigint() - started) / 1e6, key_id: req.keyId,
       }));
+    }
+    // Node's own check (requireHostHeader) answered a bare 400 without the envelope; the server turns it off.
+    if (req.headers.host === undefined && req.httpVersion === '1.1') {
+      return sendError(res, req.id, new ApiError('invalid_request', 'The Host header is required (HTTP/1.1).'), deps.log);
     }
     if (!deps.guard) return next();
     const route = lookup(req.path);
@@ -132,5 +175,11 @@ export function createApp(deps: AppDeps) {
     app.get(r.path, handler as never);
     app.head(r.path, handler as never);
   }
-  return app;
+  const route = app.handler;
+  /** The node request listener: polka's, after an absolute-form target is put in origin form. */
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
+    if (req.url !== undefined && req.url.charCodeAt(0) !== 47 /* / */) req.url = originForm(req.url);
+    route(req as never, res, undefined as never);
+  };
+  return { handler };
 }

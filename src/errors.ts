@@ -7,6 +7,9 @@ export const CODES = {
   unauthorized: 401,
   not_found: 404,
   method_not_allowed: 405,
+  // Only for requests node's HTTP parser rejects before they reach the app (see clientErrorResponse).
+  request_timeout: 408,
+  request_too_large: 431,
   rate_limited: 429,
   internal_error: 500,
   service_unavailable: 503,
@@ -24,6 +27,34 @@ export class ApiError extends Error {
 export const badRequest = (message: string) => new ApiError('invalid_request', message);
 export const notFound = (what = 'resource') => new ApiError('not_found', `No public ${what} was found with this id.`);
 
+/** The error envelope's JSON text. */
+const envelope = (code: ErrorCode, message: string, requestId: string) => JSON.stringify({ error: { code, message, request_id: requestId } });
+
+/**
+ * The raw HTTP response for a request node's parser rejected (headers too large, a malformed request
+ * line, a missing Host, headers not received in time): there is no request or response object then,
+ * only the socket, and node's own answer is a bare status line without the spec's envelope.
+ */
+export function clientErrorResponse(err: Error & { code?: string; reason?: string }, requestId: string): { status: number; text: string } {
+  let code: ErrorCode, status: number, message: string;
+  switch (err.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      code = 'request_too_large'; status = 431; message = 'The request line and headers are too large (at most 16 KB).'; break;
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      code = 'request_timeout'; status = 408; message = 'The request was not received in time.'; break;
+    default:
+      code = 'invalid_request'; status = 400;
+      message = `The request is not valid HTTP/1.1${err.reason ? ` (${err.reason.replace(/[^\x20-\x7e]/g, '').slice(0, 100)})` : ''}.`;
+  }
+  const body = envelope(code, message, requestId);
+  const reason = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
+  return {
+    status,
+    text: `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`
+      + `X-Request-Id: ${requestId}\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+  };
+}
+
 /** Writes the spec's error envelope. Anything that is not an ApiError is logged and becomes a bare 500. */
 export function sendError(res: ServerResponse, requestId: string, err: unknown, log: (line: Record<string, unknown>) => void): void {
   let e: ApiError;
@@ -37,7 +68,7 @@ export function sendError(res: ServerResponse, requestId: string, err: unknown, 
     e = new ApiError('internal_error', 'An internal error occurred.');
   }
   if (res.headersSent) { res.destroy(); return; }
-  const body = JSON.stringify({ error: { code: e.code, message: e.message, request_id: requestId } });
+  const body = envelope(e.code, e.message, requestId);
   writeHead(res, e.status, { ...e.headers, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store' });
   res.end(body);
 }

@@ -4,6 +4,7 @@ import * as v from 'valibot';
 import type { RouteDef } from './app.ts';
 import { entriesOf, LENGTH } from './query.ts';
 import { JsonText } from './respond.ts';
+import { CODES } from './errors.ts';
 import { SERVICE_ID } from './routes/ping.ts';
 
 const ERROR = {
@@ -12,7 +13,7 @@ const ERROR = {
     error: {
       type: 'object', required: ['code', 'message', 'request_id'], additionalProperties: false,
       properties: {
-        code: { type: 'string', enum: ['invalid_request', 'unauthorized', 'not_found', 'method_not_allowed', 'rate_limited', 'internal_error', 'service_unavailable'] },
+        code: { type: 'string', enum: Object.keys(CODES) },
         message: { type: 'string' },
         request_id: { type: 'string' },
       },

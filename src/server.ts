@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { Config } from './config.ts';
 import { cursorCodec } from './cursor.ts';
 import { SnapshotSource } from './snapshot.ts';
-import { createApp, type Log } from './app.ts';
+import { clientErrorHandler, createApp, type Log } from './app.ts';
 import { KeyReader } from './keys.ts';
 import { createLimits } from './rate-limit.ts';
 import { accessGuard, httpsRedirect } from './access.ts';
@@ -87,26 +87,37 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
 
   try {
     const t = { ...TIMEOUTS, ...opts.timeouts };
-    const httpOptions = { headersTimeout: t.headersMs, requestTimeout: t.requestMs, connectionsCheckingInterval: t.checkMs, keepAliveTimeout: t.keepAliveMs };
+    // requireHostHeader: the app answers a missing Host itself, with the error envelope (node's answer is a bare 400).
+    const httpOptions = {
+      headersTimeout: t.headersMs, requestTimeout: t.requestMs, connectionsCheckingInterval: t.checkMs, keepAliveTimeout: t.keepAliveMs,
+      requireHostHeader: false,
+    };
     let server: Server;
     if (tls) {
       const cert = readPem(config.TLS_CERT_PATH!, 'TLS certificate'), key = readPem(config.TLS_KEY_PATH!, 'TLS key');
       try {
-        server = createHttpsServer({ cert, key, handshakeTimeout: t.handshakeMs, ...httpOptions }, app.handler as never);
+        server = createHttpsServer({ cert, key, handshakeTimeout: t.handshakeMs, ...httpOptions }, app.handler);
       } catch (e) {
         throw new Error(`TLS_CERT_PATH / TLS_KEY_PATH: not a usable PEM certificate and matching key (${(e as Error).message})`);
       }
-    } else server = createServer(httpOptions, app.handler as never);
+    } else server = createServer(httpOptions, app.handler);
     // Beyond MAX_CONNECTIONS open connections, new ones are closed at once: file descriptors stay for the
     // clients already served, however many connections one client opens.
     server.maxConnections = config.MAX_CONNECTIONS;
+    const clientError = clientErrorHandler({ log: opts.log, requestLog: opts.requestLog, logRequests: config.LOG_REQUESTS });
+    server.on('clientError', clientError);
+    // An Expect other than 100-continue: served as usual (RFC 9110 allows ignoring it) instead of node's bare 417.
+    server.on('checkExpectation', app.handler);
     servers.push(server);
     const port = await listen(server, config.PORT, config.HOST);
     const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
     let redirectUrl: string | undefined;
     if (tls && config.HTTP_REDIRECT_PORT !== undefined) {
-      const plain = createServer({ ...httpOptions, requestTimeout: Math.min(t.requestMs, 10_000) }, httpsRedirect(port, opts.log));
+      const redirect = httpsRedirect(port, opts.log);
+      const plain = createServer({ ...httpOptions, requestTimeout: Math.min(t.requestMs, 10_000) }, redirect);
       plain.maxConnections = config.MAX_CONNECTIONS;
+      plain.on('clientError', clientError);
+      plain.on('checkExpectation', redirect);
       servers.push(plain);
       redirectUrl = `http://${host}:${await listen(plain, config.HTTP_REDIRECT_PORT, config.HOST, 'HOST / HTTP_REDIRECT_PORT')}`;
     }

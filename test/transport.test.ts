@@ -167,6 +167,7 @@ describe('CORS', () => {
     assert.equal(r.headers.get('access-control-max-age'), '600');
     assert.equal(r.headers.get('vary'), 'Origin');
     assert.equal(r.text, '');
+    assert.equal(r.headers.get('content-length'), null, 'a 204 carries no Content-Length (RFC 9110, 8.6)');
   });
 
   it('answers another origin\'s preflight with a bare 204 (no CORS headers), and a non-preflight OPTIONS with 405', async () => {
@@ -204,25 +205,107 @@ describe('start-up errors name their settings', () => {
   });
 });
 
-describe('connection limits', () => {
-  /** Opens a raw connection, sends `text`, and resolves with what the server sent before closing, and when. */
-  const raw = (url: string, text: string, within = 10_000) => new Promise<{ data: string; ms: number }>((resolve, reject) => {
-    const { hostname, port } = new URL(url);
-    const t0 = Date.now();
-    let data = '';
-    const s = connect(Number(port), hostname, () => s.write(text));
-    s.on('data', (d) => { data += d; });
-    s.on('close', () => resolve({ data, ms: Date.now() - t0 }));
-    s.on('error', () => { /* a reset also ends it */ });
-    setTimeout(() => { s.destroy(); reject(new Error(`still open after ${within} ms`)); }, within).unref();
+/** Opens a raw connection, sends `text`, and resolves with what the server sent before closing, and when. */
+const raw = (url: string, text: string, within = 10_000) => new Promise<{ data: string; ms: number }>((resolve, reject) => {
+  const { hostname, port } = new URL(url);
+  const t0 = Date.now();
+  let data = '';
+  const s = connect(Number(port), hostname, () => s.write(text));
+  s.on('data', (d) => { data += d; });
+  s.on('close', () => resolve({ data, ms: Date.now() - t0 }));
+  s.on('error', () => { /* a reset also ends it */ });
+  setTimeout(() => { s.destroy(); reject(new Error(`still open after ${within} ms`)); }, within).unref();
+});
+
+/** The responses in a raw HTTP/1.1 byte stream: status, headers (lower-case names) and body (by Content-Length). */
+function responses(data: string): { status: number; headers: Record<string, string>; body: string }[] {
+  const out = [];
+  let rest = data;
+  while (rest.length) {
+    const end = rest.indexOf('\r\n\r\n');
+    assert.ok(end > 0, `a complete response head in ${JSON.stringify(rest.slice(0, 200))}`);
+    const [statusLine, ...lines] = rest.slice(0, end).split('\r\n');
+    const headers: Record<string, string> = {};
+    for (const l of lines) headers[l.slice(0, l.indexOf(':')).toLowerCase()] = l.slice(l.indexOf(':') + 1).trim();
+    const length = Number(headers['content-length'] ?? 0);
+    out.push({ status: Number(statusLine.split(' ')[1]), headers, body: rest.slice(end + 4, end + 4 + length) });
+    rest = rest.slice(end + 4 + length);
+  }
+  return out;
+}
+
+/** An error answer as the spec has it: the envelope, its request id also in X-Request-Id. */
+function assertEnvelope(r: { status: number; headers: Record<string, string>; body: string }, status: number, code: string) {
+  assert.equal(r.status, status, r.body);
+  assert.match(r.headers['content-type'], /^application\/json/);
+  const body = JSON.parse(r.body);
+  assert.deepEqual(Object.keys(body.error), ['code', 'message', 'request_id']);
+  assert.equal(body.error.code, code);
+  assert.ok(body.error.message.length > 0);
+  assert.equal(r.headers['x-request-id'], body.error.request_id);
+  return body.error as { code: string; message: string; request_id: string };
+}
+
+describe('requests outside the usual shape', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer({ SNAPSHOT_PATH: (await buildTestSnapshot()).path, LOG_REQUESTS: '1' }, { requestLog: undefined });
   });
+  after(() => server.close());
+
+  it('answers requests node\'s HTTP parser rejects with the error envelope and a request id, logs them, and closes', async () => {
+    const big = `GET /v1/ping HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`;
+    const [tooLarge] = responses((await raw(server.url, big)).data);
+    const e = assertEnvelope(tooLarge, 431, 'request_too_large');
+    assert.equal(tooLarge.headers.connection, 'close');
+    assert.ok(server.logs.some((l) => l.request_id === e.request_id && l.status === 431), 'the request log has it');
+    const [badMethod] = responses((await raw(server.url, 'FOO /v1/ping HTTP/1.1\r\nHost: x\r\n\r\n')).data);
+    assertEnvelope(badMethod, 400, 'invalid_request');
+    const [garbage] = responses((await raw(server.url, '\u0016\u0003\u0001\u0002\u0000\r\n\r\n')).data);
+    assertEnvelope(garbage, 400, 'invalid_request');
+  });
+  it('answers a parser error after a completed response on the same connection, after that response', async () => {
+    const text = 'GET /v1/ping HTTP/1.1\r\nHost: x\r\n\r\n' + `GET /v1/ping HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`;
+    const [ok, tooLarge] = responses((await raw(server.url, text)).data);
+    assert.equal(ok.status, 200);
+    assert.deepEqual(JSON.parse(ok.body), { service: 'nl-rental-data-api', status: 'ok' });
+    assertEnvelope(tooLarge, 431, 'request_too_large');
+  });
+  it('answers an HTTP/1.1 request without Host with the envelope (400), and serves HTTP/1.0 without one', async () => {
+    const [noHost] = responses((await raw(server.url, 'GET /v1/ping HTTP/1.1\r\nConnection: close\r\n\r\n')).data);
+    assert.match(assertEnvelope(noHost, 400, 'invalid_request').message, /Host/);
+    const [old] = responses((await raw(server.url, 'GET /v1/ping HTTP/1.0\r\n\r\n')).data);
+    assert.equal(old.status, 200);
+  });
+  it('serves a request with an unknown Expect as usual instead of a bare 417', async () => {
+    const [r] = responses((await raw(server.url, 'GET /v1/ping HTTP/1.1\r\nHost: x\r\nExpect: something\r\nConnection: close\r\n\r\n')).data);
+    assert.equal(r.status, 200);
+  });
+  it('routes an absolute-form target like its path, through the key check; the asterisk form matches nothing', async () => {
+    const get = (target: string, key?: string) => raw(server.url, `GET ${target} HTTP/1.1\r\nHost: x\r\n${key ? `Authorization: Bearer ${key}\r\n` : ''}Connection: close\r\n\r\n`);
+    const [ok] = responses((await get('http://api.example/v1/listings?limit=1', server.key)).data);
+    assert.equal(ok.status, 200, ok.body);
+    assert.equal(JSON.parse(ok.body).data.length, 1);
+    assert.ok(ok.headers['x-request-id']);
+    const [noKey] = responses((await get('http://api.example/v1/listings?limit=1')).data);
+    assertEnvelope(noKey, 401, 'unauthorized');
+    const [bare] = responses((await get('http://api.example', server.key)).data);
+    assertEnvelope(bare, 404, 'not_found');
+    const [ping] = responses((await get('https://api.example/v1/ping')).data);
+    assert.equal(ping.status, 200);
+    const [star] = responses((await raw(server.url, 'OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).data);
+    assertEnvelope(star, 401, 'unauthorized');
+  });
+});
+
+describe('connection limits', () => {
 
   it('closes a connection whose headers trickle in past the headers time limit (408)', async () => {
     const snap = (await buildTestSnapshot()).path;
     const server = await startServer({ SNAPSHOT_PATH: snap }, { timeouts: { headersMs: 400, requestMs: 400, checkMs: 100 } });
     try {
       const r = await raw(server.url, 'GET /v1/ping HTTP/1.1\r\nHost: x\r\n'); // never ends the headers
-      assert.match(r.data, /^HTTP\/1\.1 408/);
+      assertEnvelope(responses(r.data)[0], 408, 'request_timeout');
       assert.ok(r.ms < 3000, `closed after ${r.ms} ms`);
     } finally { await server.close(); }
   });
