@@ -55,6 +55,17 @@ export function httpsRedirect(httpsPort: number, log: Log) {
 }
 
 /**
+ * The Authorization header, or undefined when there is none or more than one: node keeps the first of
+ * several and drops the rest, so a request with two would be judged by whichever came first.
+ */
+function authorization(req: IncomingMessage): string | undefined {
+  const raw = req.rawHeaders;
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i].length === 13 && raw[i].toLowerCase() === 'authorization') n++;
+  return n === 1 ? req.headers.authorization : undefined;
+}
+
+/**
  * The value the trusted proxy (one hop) set: the last entry. A proxy that appends to X-Forwarded-For
  * (nginx's $proxy_add_x_forwarded_for, most load balancers) keeps whatever the client sent in front of
  * it, so the first entry is the client's to choose: it could dodge the failed-authentication limit, or
@@ -105,7 +116,7 @@ export function accessGuard(o: AccessOptions): Guard {
         addHeader(res, 'Access-Control-Max-Age', '600');
       }
       // Another origin's preflight also gets a bare 204: without Allow-Origin the browser refuses the call.
-      writeHead(res, 204, { 'Content-Length': 0 });
+      writeHead(res, 204, {}); // no Content-Length: a 204 must not carry one (RFC 9110, 8.6)
       res.end();
       return true;
     }
@@ -124,7 +135,7 @@ export function accessGuard(o: AccessOptions): Guard {
     // attempts may themselves be rate limited"); a valid key is served from any address, so nobody can
     // lock a key's owner out by failing from the same address (a shared NAT, a proxy without
     // TRUST_PROXY). Keys carry ~238 random bits: what the limit slows down is noise, not guessing.
-    const keyId = authenticate(req.headers.authorization, o.lookup, now()); // a 503 from the key store propagates as is
+    const keyId = authenticate(authorization(req), o.lookup, now()); // a 503 from the key store propagates as is
     if (keyId === null) {
       const address = clientAddress(req, o.trustProxy);
       const blocked = o.limits.checkAddress(address);

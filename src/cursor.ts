@@ -4,6 +4,8 @@ import { badRequest } from './errors.ts';
 
 export const CURSOR_TTL_SECONDS = 24 * 60 * 60;
 const MAX_CURSOR = 4096;
+/** base64url payload, a dot, and the 32-byte HMAC as 43 base64url characters (no padding). */
+const CURSOR_FORM = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}$/;
 
 export interface CursorCodec {
   /** A digest of everything a cursor is bound to: endpoint, filters, locale, limit. */
@@ -30,8 +32,10 @@ export function cursorCodec(secret: string, now: () => number = Date.now): Curso
       return token;
     },
     verify(cursor, scope) {
+      // Exactly the form sign() writes: base64url decoding skips characters outside the alphabet, so
+      // "<cursor>!" or "<cursor>==" would otherwise be accepted as the same cursor.
+      if (cursor.length > MAX_CURSOR || !CURSOR_FORM.test(cursor)) throw invalid();
       const dot = cursor.indexOf('.');
-      if (dot <= 0 || cursor.length > MAX_CURSOR) throw invalid();
       const payload = cursor.slice(0, dot);
       const given = Buffer.from(cursor.slice(dot + 1), 'base64url');
       const expected = mac(payload);

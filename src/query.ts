@@ -14,10 +14,10 @@ export function parseRawQuery(search: string): Record<string, string> {
   const out: Record<string, string> = Object.create(null);
   if (!search) return out;
   if (search.length > MAX_QUERY_LENGTH) throw badRequest(`The query string is longer than ${MAX_QUERY_LENGTH} characters.`);
-  const parts = search.split('&');
-  if (parts.length > MAX_PARAMS) throw badRequest(`The query string has more than ${MAX_PARAMS} parameters.`);
-  for (const part of parts) {
-    if (part === '') continue;
+  let count = 0;
+  for (const part of search.split('&')) {
+    if (part === '') continue; // "a=1&&b=2": empty parts are not parameters, and do not count as ones
+    if (++count > MAX_PARAMS) throw badRequest(`The query string has more than ${MAX_PARAMS} parameters.`);
     const eq = part.indexOf('=');
     const rawName = eq === -1 ? part : part.slice(0, eq);
     const rawValue = eq === -1 ? '' : part.slice(eq + 1);
@@ -60,8 +60,12 @@ export const str = (min: number, max: number) => {
   const rule = v.check((s: string) => { const n = codePoints(s); return n >= min && n <= max; }, message);
   return v.pipe(v.string(), Object.assign(rule, { [LENGTH]: { min, max } }));
 };
-export const int = (min: number, max: number) =>
-  v.pipe(v.number('must be an integer'), v.integer('must be an integer'), v.minValue(min, `must be an integer from ${min} to ${max}`), v.maxValue(max, `must be an integer from ${min} to ${max}`));
+/** Marks integer parameters: their raw value must be written as an integer (see validateQuery). */
+const INTEGER = Symbol('integer parameter');
+export const int = (min: number, max: number) => Object.assign(
+  v.pipe(v.number('must be an integer'), v.integer('must be an integer'), v.minValue(min, `must be an integer from ${min} to ${max}`), v.maxValue(max, `must be an integer from ${min} to ${max}`)),
+  { [INTEGER]: true },
+);
 export const num = (min: number, max: number) =>
   v.pipe(v.number('must be a number'), v.minValue(min, `must be a number from ${min} to ${max}`), v.maxValue(max, `must be a number from ${min} to ${max}`));
 export const oneOf = <const T extends readonly string[]>(values: T, note = '') =>
@@ -99,6 +103,19 @@ export function entriesOf(schema: QuerySchema): v.ObjectEntries {
   return 'pipe' in schema ? (schema.pipe[0] as ObjectSchema).entries : schema.entries;
 }
 
+/** How a parameter's raw value is converted: integers and numbers are parsed, everything else stays text. */
+type Kind = 'integer' | 'number' | 'text';
+const kinds = new WeakMap<v.GenericSchema, Kind>();
+function kindOf(s: v.GenericSchema): Kind {
+  let kind = kinds.get(s);
+  if (kind === undefined) {
+    let cur = s as v.GenericSchema & { wrapped?: v.GenericSchema; [INTEGER]?: true };
+    while (cur.wrapped) cur = cur.wrapped as typeof cur;
+    kind = cur[INTEGER] ? 'integer' : baseType(cur) === 'number' ? 'number' : 'text';
+    kinds.set(s, kind);
+  }
+  return kind;
+}
 function baseType(s: v.GenericSchema): string {
   let cur = s as v.GenericSchema & { wrapped?: v.GenericSchema; pipe?: v.GenericSchema[] };
   while (cur.wrapped || (cur.pipe && cur.type !== cur.pipe[0]?.type)) cur = (cur.wrapped ?? cur.pipe![0]) as typeof cur;
@@ -106,6 +123,11 @@ function baseType(s: v.GenericSchema): string {
 }
 
 const NUMBER = /^-?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+/**
+ * An integer parameter takes digits only: "1e3", "1000.0" and "100.0000000000000001" (which a number
+ * parse rounds to 100, inside the range) are not integers as written, and are 400s.
+ */
+const INTEGER_TEXT = /^-?\d+$/;
 
 /** Validates raw query values against a strict schema: numbers are converted first, then valibot rules apply. */
 export function validateQuery<S extends QuerySchema>(schema: S, raw: Record<string, string>): v.InferOutput<S> {
@@ -118,7 +140,10 @@ export function validateQuery<S extends QuerySchema>(schema: S, raw: Record<stri
       const allowed = Object.keys(entries);
       throw badRequest(`Unknown parameter "${printable(name)}". ${allowed.length ? `Allowed: ${allowed.join(', ')}.` : 'This endpoint takes no parameters.'}`);
     }
-    input[name] = baseType(entry) === 'number' && NUMBER.test(value) ? Number(value) : value;
+    const kind = kindOf(entry);
+    // (+ 0: "-0" is 0, not -0.) A value of the wrong form stays text, and valibot's type check names the rule.
+    input[name] = kind === 'integer' ? (INTEGER_TEXT.test(value) ? Number(value) + 0 : value)
+      : kind === 'number' && NUMBER.test(value) ? Number(value) + 0 : value;
   }
   const result = v.safeParse(schema, input);
   if (result.success) return result.output;

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { copyFileSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
+import { connect } from 'node:net';
 import { buildTestSnapshot, issueKey, startServer, tempDir, type TestServer } from './helpers.ts';
 import { digestKey, generateKey, isWellFormedKey, KEY_PATTERN, parseBearer, UNAUTHORIZED_MESSAGE } from '../src/auth.ts';
 import { changeKey, openKeyStore } from '../src/keys.ts';
@@ -19,6 +20,22 @@ function assertUnauthorized(r: { status: number; headers: Headers; body: any }, 
   assert.deepEqual(Object.keys(r.body.error).sort(), ['code', 'message', 'request_id'], what);
   assert.equal(r.body.error.code, 'unauthorized', what);
   assert.equal(r.body.error.message, UNAUTHORIZED_MESSAGE, what);
+}
+
+/** A GET over a raw connection, so that a header can be sent twice (fetch would merge the two). */
+function rawGet(url: string, path: string, headerLines: string[]): Promise<{ status: number; body: string }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    let data = '';
+    const s = connect(Number(port), hostname, () => s.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${headerLines.map((h) => h + '\r\n').join('')}\r\n`));
+    s.on('data', (d) => { data += d; });
+    s.on('error', reject);
+    s.on('close', () => {
+      const end = data.indexOf('\r\n\r\n');
+      const length = Number(/\r\ncontent-length: (\d+)/i.exec(data.slice(0, end))?.[1] ?? 0);
+      resolve({ status: Number(data.split(' ')[1]), body: data.slice(end + 4, end + 4 + length) });
+    });
+  });
 }
 
 const change = (keysPath: string, id: string, action: 'disable' | 'enable' | 'revoke') => {
@@ -105,6 +122,14 @@ describe('authentication', () => {
         assertUnauthorized(await server.get(path, { headers, key: null }), `${what} ${path}`);
       }
     }
+  });
+  it('answers 401 to two Authorization headers, whichever comes first (node would keep only the first)', async () => {
+    for (const second of [`Bearer ${server.key}`, 'Basic abc']) {
+      const r = await rawGet(server.url, '/v1/listings?limit=1', [`Authorization: Bearer ${server.key}`, `authorization: ${second}`]);
+      assert.equal(r.status, 401, second);
+      assert.equal(JSON.parse(r.body).error.code, 'unauthorized');
+    }
+    assert.equal((await rawGet(server.url, '/v1/listings?limit=1', [`Authorization: Bearer ${server.key}`])).status, 200, 'one header is served');
   });
 
   it('accepts a key whose expiry is in the future', async () => {

@@ -166,6 +166,9 @@ describe('400 for any endpoint: unknown, repeated and unsupported parameters', (
     const qs = Array.from({ length: 33 }, (_, i) => `p${i}=1`).join('&');
     assertError(await server.get(`/v1/listings?${qs}`), 400, { code: 'invalid_request' });
   });
+  it('does not count empty parts ("&&") as parameters', async () => {
+    assert.equal((await server.get(`/v1/listings?${'&'.repeat(40)}limit=1${'&'.repeat(40)}`)).status, 200);
+  });
 });
 
 describe('400 on paginated collections: limit, q and cursor rules', () => {
@@ -242,8 +245,12 @@ describe('400 on listing search and stats filters', () => {
       for (const f of ['SHELL', 'FURNISHED', 'UPHOLSTERED']) assert.equal((await server.get(`${path}?furnishing=${f}`)).status, 200);
     });
     for (const p of ['min_price', 'max_price', 'min_size', 'max_size', 'min_rooms']) {
-      it(`GET ${path} returns 400 for a malformed ${p} ("abc", "1.5", "1e", empty)`, async () => {
-        for (const v of ['abc', '1.5', '1e', '']) assert400(await server.get(`${path}?${p}=${v}`), p);
+      it(`GET ${path} returns 400 for a malformed or non-integer ${p} ("abc", "1.5", "1e", empty, "1e2", "10.0", ".5e1", a decimal just above the maximum)`, async () => {
+        for (const v of ['abc', '1.5', '1e', '', '1e2', '10.0', '.5e1', '100.0000000000000001', '10000000.00000000001']) {
+          const res = await server.get(`${path}?${p}=${v}`);
+          assert400(res, p);
+          assert.match(res.body.error.message, /must be an integer/, `${p}=${v}`);
+        }
       });
     }
     for (const [p, bad] of [['min_price', ['-1', '10000001']], ['max_price', ['-1', '10000001']], ['min_size', ['-1', '10000001']], ['max_size', ['-1', '10000001']], ['min_rooms', ['-1', '101']]] as const) {

@@ -111,7 +111,7 @@ describe('cursors over HTTP', () => {
   });
   it('returns 400 for a cursor that is not one (garbage, no signature, truncated)', async () => {
     const c = await firstCursor();
-    for (const bad of ['abc', 'abc.def', c.split('.')[0], c.slice(0, -5), `${c}x`]) {
+    for (const bad of ['abc', 'abc.def', c.split('.')[0], c.slice(0, -5), `${c}x`, `${c}!`, `${c}==`, `${c} `, c.replace('.', '..'), `${c.split('.')[0]}.!${c.split('.')[1]}`]) {
       assert400(await server.get(withCursor('/v1/listings?limit=2', bad)), 'cursor');
     }
   });
