@@ -83,6 +83,16 @@ export function originForm(url: string): string {
   return rest.startsWith('/') ? rest : '/' + rest;
 }
 
+/** A percent-encoded unreserved character (letters, digits, - . _ ~). */
+const ENCODED_UNRESERVED = /%(?:3[0-9]|4[1-9A-F]|5[0-9A]|6[1-9A-F]|7[0-9A]|2[DE]|5F|7E)/gi;
+/**
+ * A path with its percent-encoded unreserved characters decoded: RFC 3986 (6.2.2.2) makes
+ * /v1/listings/%73tats the same URI as /v1/listings/stats, which was served as the listing "stats".
+ * Other escapes (%2F, %20, …) stay as they are, for the route's own decoding of its parameters.
+ */
+export const normalPath = (path: string): string =>
+  path.replace(ENCODED_UNRESERVED, (e) => String.fromCharCode(parseInt(e.slice(1), 16)));
+
 /**
  * The server's 'clientError' listener: a request node's HTTP parser rejected (see clientErrorResponse)
  * is answered with the error envelope and a request id, logged, and the connection closed. When an
@@ -176,9 +186,14 @@ export function createApp(deps: AppDeps) {
     app.head(r.path, handler as never);
   }
   const route = app.handler;
-  /** The node request listener: polka's, after an absolute-form target is put in origin form. */
+  /** The node request listener: polka's, after the target is put in origin form with a normal path. */
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
-    if (req.url !== undefined && req.url.charCodeAt(0) !== 47 /* / */) req.url = originForm(req.url);
+    let url = req.url ?? '/';
+    if (url.charCodeAt(0) !== 47 /* / */) url = originForm(url);
+    const q = url.indexOf('?');
+    const pct = url.indexOf('%');
+    if (pct !== -1 && (q === -1 || pct < q)) url = normalPath(q === -1 ? url : url.slice(0, q)) + (q === -1 ? '' : url.slice(q));
+    req.url = url;
     route(req as never, res, undefined as never);
   };
   return { handler };

@@ -277,6 +277,16 @@ describe('requests outside the usual shape', () => {
     const [old] = responses((await raw(server.url, 'GET /v1/ping HTTP/1.0\r\n\r\n')).data);
     assert.equal(old.status, 200);
   });
+  it('decodes percent-encoded unreserved characters in the path before routing (RFC 3986 6.2.2.2), and only those', async () => {
+    const stats = await server.get('/v1/listings/%73tats');
+    assert.equal(stats.status, 200);
+    assert.equal(typeof stats.body.data.count, 'number', 'the stats endpoint, not the listing "stats"');
+    const page = await server.get('/v1/%6Cistings?limit=1&q=%61partment');
+    assert.equal(page.status, 200);
+    assert.equal(page.body.data.length, 1);
+    assert.equal((await server.get('/v1/listings/lst%2D001')).body.data.id, 'lst-001');
+    assert.equal((await server.get('/v1/listings%2Fstats')).status, 404, 'an encoded slash stays part of one segment');
+  });
   it('serves a request with an unknown Expect as usual instead of a bare 417', async () => {
     const [r] = responses((await raw(server.url, 'GET /v1/ping HTTP/1.1\r\nHost: x\r\nExpect: something\r\nConnection: close\r\n\r\n')).data);
     assert.equal(r.status, 200);
