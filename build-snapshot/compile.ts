@@ -1,6 +1,6 @@
 // buildSnapshot(): source folder → validated, derived, checked SQLite file, renamed into place only when complete.
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync, renameSync, rmSync, statSync, openSync, fsyncSync, closeSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, readdirSync, renameSync, rmSync, statSync, openSync, fsyncSync, closeSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
@@ -80,6 +80,7 @@ function outProblem(out: string): string | null {
   let parent;
   try { parent = statSync(dirname(out)); } catch { return 'output folder does not exist'; }
   if (!parent.isDirectory()) return `${dirname(out)} is not a folder`;
+  try { accessSync(dirname(out), constants.W_OK); } catch { return `the folder ${dirname(out)} is not writable (the new snapshot is written beside the target, then renamed)`; }
   let st;
   try { st = statSync(out); } catch { return null; }
   if (st.isDirectory()) return 'is a folder; give the path of the snapshot file';
@@ -88,7 +89,34 @@ function outProblem(out: string): string | null {
   return null;
 }
 
+/** Builds in progress, each with its stop flag (set by stopBuilds). */
+const running = new Set<{ stopped: boolean }>();
+/** Targets this process has replaced (resolved paths). */
+const replaced = new Set<string>();
+
+/**
+ * Called first by a signal handler: every running build ends without replacing its target. A signal
+ * that arrives during the last synchronous stretch of a build (ANALYZE and integrity_check: ~15 s at 1M
+ * listings) is only handled when that stretch ends; the build looks at this flag then, right before the
+ * rename, so an interrupted build never replaces its target afterwards.
+ */
+export function stopBuilds(): void {
+  for (const b of running) b.stopped = true;
+}
+/** Whether this process has already replaced `out` (the interrupted build had finished). */
+export const hasReplaced = (out: string): boolean => replaced.has(resolve(out));
+
 export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
+  const state = { stopped: false };
+  running.add(state);
+  try {
+    return await build1(opts, state);
+  } finally {
+    running.delete(state);
+  }
+}
+
+async function build1(opts: BuildOptions, state: { stopped: boolean }): Promise<BuildResult> {
   const started = process.hrtime.bigint();
   const elapsed = () => Number(process.hrtime.bigint() - started) / 1e9;
   const log = opts.log ?? ((l: string) => process.stderr.write(l + '\n'));
@@ -273,7 +301,13 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
     const fd = openSync(tmp, 'r');
     fsyncSync(fd);
     closeSync(fd);
+    // A signal that came during the synchronous work above has its handler run by the event loop's next
+    // poll phase, and that handler stops this build. Two immediates: resumed from an I/O callback (in the
+    // poll phase), one immediate alone would run before the next poll.
+    for (let i = 0; i < 2; i++) await new Promise((r) => setImmediate(r));
+    if (state.stopped) return fail([`${out}:0: (interrupted): stopped by a signal before the snapshot replaced the target`]);
     renameSync(tmp, out);
+    replaced.add(out);
     const bytes = statSync(out).size;
     return { ok: true, problems: [], warnings: warningLines(report), snapshotId, counts, bytes, seconds: elapsed() };
   }

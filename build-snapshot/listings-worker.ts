@@ -6,7 +6,7 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import * as v from 'valibot';
 import { ListingSource } from './source-schema.ts';
-import { describeIssues, malformed, NOT_UTF8, Utf8Check, type Problem } from './read-source.ts';
+import { describeIssues, LineSplitter, malformed, NOT_UTF8, OVERLONG, OVERLONG_REASON, Utf8Check, type Problem } from './read-source.ts';
 import { IdIndex } from './id-index.ts';
 import { CohortCollector } from './derive.ts';
 // One worker entry for both kinds of worker (the bundle ships one worker file): this one, kind 'listings',
@@ -97,7 +97,14 @@ async function run(job: ListingsJob) {
   const chunk = Buffer.allocUnsafe(4 << 20);
   const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
   const check = new Utf8Check();
-  let carry = '';
+  const lines = new LineSplitter();
+  /** Takes one line; true when the batch is full (awaited only then: an await per line costs ~0.4 µs). */
+  const take = (text: string | typeof OVERLONG): boolean => {
+    lineNo++;
+    if (text === OVERLONG) problem('(record)', OVERLONG_REASON);
+    else onLine(text);
+    return batch.recs.length >= BATCH || batch.problems.length >= BATCH;
+  };
   try {
     for (;;) {
       const n = readSync(fd, chunk, 0, chunk.length, null);
@@ -105,19 +112,12 @@ async function run(job: ListingsJob) {
       const data = chunk.subarray(0, n);
       hash.update(data);
       utf8 = check.push(data);
-      const text = carry + decoder.decode(data, { stream: true });
-      let start = 0;
-      for (let nl = text.indexOf('\n', start); nl !== -1; nl = text.indexOf('\n', start)) {
-        lineNo++;
-        onLine(text.slice(start, nl));
-        start = nl + 1;
-        if (batch.recs.length >= BATCH || batch.problems.length >= BATCH) await flush();
-      }
-      carry = text.slice(start);
+      for (const text of lines.push(decoder.decode(data, { stream: true }))) if (take(text)) await flush();
     }
-    carry += decoder.decode();
+    const tail = decoder.decode();
     utf8 = check.end();
-    if (carry.length) { lineNo++; onLine(carry); }
+    for (const text of lines.push(tail)) if (take(text)) await flush();
+    for (const text of lines.end()) if (take(text)) await flush();
   } finally {
     closeSync(fd);
   }

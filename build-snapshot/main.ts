@@ -1,6 +1,6 @@
 // CLI: npm run build-snapshot -- [--source DIR] [--out FILE]. Exit 0 on success, 1 on bad data, 2 on bad arguments.
 import { parseArgs } from 'node:util';
-import { buildSnapshot, removeTemp, tempPathFor } from './compile.ts';
+import { buildSnapshot, hasReplaced, removeTemp, stopBuilds, tempPathFor } from './compile.ts';
 import { FullTextBuilder } from './fts-worker.ts';
 
 // `npm run build-snapshot` and `npm run bench:build` set MALLOC_ARENA_MAX=2 (see the README): glibc reads it
@@ -14,16 +14,26 @@ try {
   process.exit(2);
 }
 if (args.help) { console.log(usage); process.exit(0); }
+for (const name of ['source', 'out'] as const) {
+  if (args[name]!.trim() === '') { console.error(`build-snapshot: --${name} is empty\n${usage}`); process.exit(2); }
+}
 
 // Interrupted (Ctrl-C, a deploy tool's SIGTERM): the temporary files go, the target is untouched, and the
 // process then ends by the same signal (exit status 130 / 143 / 129).
+let interrupted = false;
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.on(signal, () => {
+    if (interrupted) return;
+    interrupted = true;
+    stopBuilds();
     // The full-text worker stops itself first (a worker killed inside SQLite aborts the process); it
     // takes at most one batch, one term or one statement (the commit, the term list), and this waits 5 s at most.
     void Promise.race([FullTextBuilder.stopAll(), new Promise((r) => setTimeout(r, 5000).unref())]).finally(() => {
       removeTemp(tempPathFor(args.out!));
-      console.error(`build-snapshot: interrupted (${signal}); ${args.out} was not changed`);
+      // A signal after the rename (the build had just finished) cannot undo it, and says so.
+      console.error(hasReplaced(args.out!)
+        ? `build-snapshot: interrupted (${signal}) after the build had finished: ${args.out} was replaced with the new snapshot`
+        : `build-snapshot: interrupted (${signal}); ${args.out} was not changed`);
       // Not process.exit(): it waits for the worker threads, and a parser blocked in a read (a FIFO, a
       // hung network file system) would never return. The signal's default action ends the process.
       process.removeAllListeners(signal);
@@ -32,10 +42,15 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   });
 }
 
+/** While a signal is being handled, its handler ends the process: nothing else is printed meanwhile. */
+const waitForSignal = () => new Promise<never>(() => { setInterval(() => {}, 60_000); });
+
 let result;
 try {
   result = await buildSnapshot({ source: args.source!, out: args.out! });
+  if (interrupted) await waitForSignal();
 } catch (e) {
+  if (interrupted) await waitForSignal();
   removeTemp(tempPathFor(args.out!));
   console.error(`build-snapshot: FAILED: ${(e as Error).message}; ${args.out} was not changed`);
   process.exit(1);

@@ -1,7 +1,6 @@
 // Streams one NDJSON source file, validates each record with valibot and reports problems as file:line.
 import { isUtf8 } from 'node:buffer';
-import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
-import { createInterface } from 'node:readline';
+import { open } from 'node:fs/promises';
 import type { Hash } from 'node:crypto';
 import * as v from 'valibot';
 
@@ -37,17 +36,75 @@ export class Utf8Check {
   end(): boolean { const ok = isUtf8(this.pending); this.pending = Buffer.alloc(0); return ok; }
 }
 
-/** Whether a whole (small) file is valid UTF-8, read in 1 MiB chunks. */
-export function fileIsUtf8(path: string): boolean {
-  const fd = openSync(path, 'r');
+/**
+ * The longest source line read, in characters: one line is one record, and the largest the format
+ * allows (100,000-character texts in five locales) is about 1 MB. A longer line (a whole JSON array
+ * exported on one line) is reported and skipped instead of held in memory whole.
+ */
+export const MAX_LINE = 4 * 1024 * 1024;
+export const OVERLONG = Symbol('a line over MAX_LINE');
+export const OVERLONG_REASON = `line longer than ${MAX_LINE.toLocaleString('en')} characters; one record per line is expected (a whole JSON array on one line?)`;
+
+/**
+ * Splits decoded text into lines at "\n" (a "\r" before it is JSON whitespace), chunk by chunk. A line
+ * over `max` characters is yielded once as OVERLONG and the rest of it dropped as it arrives.
+ */
+export class LineSplitter {
+  private carry = '';
+  private skipping = false;
+  constructor(private readonly max = MAX_LINE) {}
+  /** The lines that `text` (the next decoded chunk) completes. */
+  *push(text: string): Generator<string | typeof OVERLONG> {
+    let start = 0;
+    for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
+      if (this.skipping) this.skipping = false; // the end of a line already reported
+      else if (this.carry.length + (nl - start) > this.max) yield OVERLONG;
+      else yield this.carry.length ? this.carry + text.slice(start, nl) : text.slice(start, nl);
+      this.carry = '';
+      start = nl + 1;
+    }
+    if (this.skipping) return;
+    if (this.carry.length + (text.length - start) > this.max) {
+      this.carry = '';
+      this.skipping = true;
+      yield OVERLONG;
+    } else if (start < text.length) this.carry += text.slice(start);
+  }
+  /** The last line, when the input does not end with a newline. */
+  *end(): Generator<string> {
+    if (this.carry.length) yield this.carry;
+    this.carry = '';
+    this.skipping = false;
+  }
+}
+
+/**
+ * The lines of a file, read in 1 MiB chunks without blocking the thread (a source that blocks, such as a
+ * FIFO or a hung network file system, leaves the process able to handle a signal), each with whether its
+ * chunk was valid UTF-8; every byte also goes into `hash`.
+ */
+export async function* fileLines(path: string, hash: Hash): AsyncGenerator<{ text: string | typeof OVERLONG; utf8: boolean }> {
+  const fh = await open(path, 'r');
   try {
-    const check = new Utf8Check();
     const buf = Buffer.allocUnsafe(1 << 20);
-    let ok = true;
-    for (let n = readSync(fd, buf, 0, buf.length, null); n > 0; n = readSync(fd, buf, 0, buf.length, null)) ok = check.push(buf.subarray(0, n)) && ok;
-    return check.end() && ok;
+    // ignoreBOM: a byte-order mark stays in the text, so that the first line can be reported for it.
+    const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+    const check = new Utf8Check();
+    const lines = new LineSplitter();
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, 0, buf.length, null);
+      if (bytesRead === 0) break;
+      const data = buf.subarray(0, bytesRead);
+      hash.update(data);
+      const utf8 = check.push(data);
+      for (const text of lines.push(decoder.decode(data, { stream: true }))) yield { text, utf8 };
+    }
+    const tail = decoder.decode();
+    const utf8 = check.end();
+    for (const text of lines.push(tail)) yield { text, utf8 };
+    for (const text of lines.end()) yield { text, utf8 };
   } finally {
-    closeSync(fd);
+    await fh.close();
   }
 }
 
@@ -112,16 +169,12 @@ export async function readSource<S extends v.GenericSchema>(
   /** Called with the id of a record that failed validation, so references to it do not cascade into more errors. */
   onInvalidId?: (id: string) => void,
 ): Promise<number> {
-  // Small files: one pass to learn whether any bytes are not UTF-8; if so, lines with U+FFFD are reported.
-  const utf8 = fileIsUtf8(path);
-  const input = createReadStream(path, { encoding: 'utf8' });
-  input.on('data', (chunk) => hash.update(chunk)); // the raw content, chunk by chunk
-  const rl = createInterface({ input, crlfDelay: Infinity });
   let line = 0;
   let records = 0;
-  for await (const text of rl) {
+  for await (const { text, utf8 } of fileLines(path, hash)) {
     line++;
     if (onProgress && line % 100_000 === 0) onProgress(line);
+    if (text === OVERLONG) { report.problem({ file: displayName, line, field: '(record)', reason: OVERLONG_REASON }); continue; }
     if (text.trim() === '') continue;
     // A line that cannot be read still names its id, as a rule: references to it are then not reported
     // again as unknown (one broken owner line gave 23 follow-on "unknown owner" lines).

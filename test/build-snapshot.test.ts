@@ -5,8 +5,9 @@ import { readFileSync, writeFileSync, readdirSync, existsSync, appendFileSync, r
 import { join, dirname } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import Database from 'better-sqlite3';
-import { buildSnapshot, SCHEMA_VERSION } from '../build-snapshot/compile.ts';
+import { buildSnapshot, SCHEMA_VERSION, stopBuilds } from '../build-snapshot/compile.ts';
 import { IdIndex } from '../build-snapshot/id-index.ts';
+import { LineSplitter, MAX_LINE, OVERLONG, OVERLONG_REASON } from '../build-snapshot/read-source.ts';
 import { buildTestSnapshot, copyFixture, tempDir, FIXTURES } from './helpers.ts';
 
 const ROOT = join(FIXTURES, '..', '..');
@@ -352,11 +353,13 @@ describe('snapshot compiler: command line', () => {
     }
   });
 
-  it('stops on SIGTERM also while the parser thread waits in a read (process.exit() would wait for it forever)', async () => {
+  // listings.ndjson is read by the parser thread, the other files by the main thread (which then must not
+  // block in a read: the signal handler runs on it).
+  for (const fifo of ['listings.ndjson', 'owners.ndjson']) it(`stops on SIGTERM also while the build waits in a read of ${fifo} (a FIFO nobody writes)`, async () => {
     const { spawn } = await import('node:child_process');
     const src = copyFixture();
-    rmSync(join(src, 'listings.ndjson'));
-    assert.equal(spawnSync('mkfifo', [join(src, 'listings.ndjson')]).status, 0, 'mkfifo');
+    rmSync(join(src, fifo));
+    assert.equal(spawnSync('mkfifo', [join(src, fifo)]).status, 0, 'mkfifo');
     const out = join(tempDir(), 'snapshot.db');
     const child = spawn(process.execPath, ['--import', 'tsx', 'build-snapshot/main.ts', '--source', src, '--out', out], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
     const exited = new Promise<NodeJS.Signals | null>((r) => child.once('exit', (_code, s) => r(s)));
@@ -372,10 +375,53 @@ describe('snapshot compiler: command line', () => {
     }
   });
 
+  it('does not replace the target when stopped during its last synchronous stretch (ANALYZE, integrity_check)', async () => {
+    const { path: out } = await buildTestSnapshot();
+    const before = readFileSync(out);
+    // What a signal handler does when the signal arrived while integrity_check ran.
+    const r = await buildSnapshot({ source: join(FIXTURES, 'basic'), out, log: (l) => { if (l.endsWith('] checking')) stopBuilds(); } });
+    assert.equal(r.ok, false);
+    assert.match(r.problems.join('\n'), /\(interrupted\): stopped by a signal before the snapshot replaced the target/);
+    assert.ok(readFileSync(out).equals(before), 'the target is byte-identical');
+    assert.deepEqual(readdirSync(dirname(out)).filter((f) => f.includes('.tmp-')), []);
+    const again = await buildSnapshot({ source: join(FIXTURES, 'basic'), out, log: () => {} });
+    assert.equal(again.ok, true, 'a later build in the same process is not stopped');
+  });
+  it('tells the truth about the target when SIGTERM arrives as the build finishes', async () => {
+    const { spawn } = await import('node:child_process');
+    const dir = tempDir();
+    const source = join(dir, 'src');
+    assert.equal(spawnSync(process.execPath, ['--import', 'tsx', 'build-snapshot/generate.ts', '--listings', '8000', '--out', source], { cwd: ROOT }).status, 0);
+    const { path: out } = await buildTestSnapshot(join(FIXTURES, 'basic'), join(dir, 'snapshot.db'));
+    const before = readFileSync(out);
+    const child = spawn(process.execPath, ['--import', 'tsx', 'build-snapshot/main.ts', '--source', source, '--out', out], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    const exited = new Promise<NodeJS.Signals | null>((r) => child.once('exit', (_code, s) => r(s)));
+    // The signal is sent when the last phase starts: it arrives while integrity_check runs, or just after.
+    child.stderr.on('data', (d) => { stderr += d; if (/\] checking/.test(stderr)) child.kill('SIGTERM'); });
+    const signal = await exited;
+    const changed = !readFileSync(out).equals(before);
+    // Whichever moment the signal met, what the build says and how it ends match what happened to the file.
+    if (signal === null) assert.ok(changed && /build-snapshot: OK/.test(stderr), `finished before the signal: ${stderr}`);
+    else {
+      assert.equal(signal, 'SIGTERM');
+      assert.doesNotMatch(stderr, /build-snapshot: OK/, 'no success line for an interrupted build');
+      if (changed) assert.match(stderr, /interrupted \(SIGTERM\) after the build had finished: .* was replaced with the new snapshot/);
+      else assert.match(stderr, /interrupted \(SIGTERM\); .* was not changed/);
+    }
+    assert.deepEqual(readdirSync(dir).filter((f) => f.includes('.tmp-')), []);
+  });
   it('exits 2 on unknown arguments', () => {
     const r = cli(['--sauce', 'x']);
     assert.equal(r.status, 2);
     assert.match(r.stderr, /usage: npm run build-snapshot/);
+  });
+  it('exits 2 on an empty --out or --source (a variable that was not set)', () => {
+    for (const [flag, args] of [['out', ['--out', '']], ['source', ['--source', ' ']]] as const) {
+      const r = cli([...args]);
+      assert.equal(r.status, 2, r.stderr);
+      assert.match(r.stderr, new RegExp(`--${flag} is empty\\n.*usage: npm run build-snapshot`, 's'));
+    }
   });
 });
 
@@ -394,6 +440,38 @@ describe('IdIndex (the duplicate-id check of the listings parser)', () => {
     }
     assert.equal(index.size, first.size);
     assert.ok(first.size > 40_000, `${first.size} distinct ids`);
+  });
+});
+
+describe('snapshot compiler: overlong lines', () => {
+  it('LineSplitter yields lines across chunks, an overlong line once (wherever it is found), and the last line', () => {
+    const split = (chunks: string[], max: number) => {
+      const s = new LineSplitter(max);
+      const out: (string | symbol)[] = [];
+      for (const c of chunks) for (const l of s.push(c)) out.push(l);
+      for (const l of s.end()) out.push(l);
+      return out;
+    };
+    assert.deepEqual(split(['ab', 'c\nd', 'e\n', 'f'], 5), ['abc', 'de', 'f']);
+    assert.deepEqual(split(['abcdefgh\nx\n'], 5), [OVERLONG, 'x'], 'over the cap within one chunk');
+    assert.deepEqual(split(['abc', 'def', 'ghi', '\nx'], 5), [OVERLONG, 'x'], 'over the cap across chunks: reported once');
+    assert.deepEqual(split(['abcde\n', 'abcdef'], 5), ['abcde', OVERLONG], 'at the cap is fine; an overlong last line');
+    assert.deepEqual(split(['\n\n'], 5), ['', ''], 'blank lines are lines');
+  });
+  it('reports a line over the cap as file:line and goes on with the next lines (main thread and listings parser)', async () => {
+    const dir = copyFixture();
+    const huge = JSON.stringify({ id: 'x', text: 'a'.repeat(MAX_LINE) }); // what a whole JSON array on one line looks like
+    for (const file of ['owners.ndjson', 'listings.ndjson']) {
+      const lines = readFileSync(join(dir, file), 'utf8').split('\n');
+      lines.splice(2, 0, huge, 'not json');
+      writeFileSync(join(dir, file), lines.join('\n'));
+    }
+    const r = await buildSnapshot({ source: dir, out: join(tempDir(), 'snapshot.db'), log: () => {} });
+    assert.equal(r.ok, false);
+    for (const file of ['owners.ndjson', 'listings.ndjson']) {
+      assert.ok(r.problems.includes(`${file}:3: (record): ${OVERLONG_REASON}`), r.problems.join('\n'));
+      assert.ok(r.problems.some((p) => p.startsWith(`${file}:4: (record): malformed JSON`)), 'the line after it is read, with its own number');
+    }
   });
 });
 
