@@ -52,18 +52,30 @@ function listen(server: Server, port: number, host: string, names = 'HOST / PORT
   });
 }
 
-function readPem(path: string, what: string): Buffer {
-  try { return readFileSync(path); } catch (e) { throw new Error(`cannot read ${what} ${path}: ${(e as Error).message}`); }
+function readPem(path: string, setting: string, what: string): Buffer {
+  try { return readFileSync(path); } catch (e) { throw new Error(`${setting}: cannot read ${what} ${path}: ${(e as Error).message}`); }
+}
+
+/** A start-up failure that names the setting it came from (the operator's one line). */
+function naming(setting: string, e: unknown): Error {
+  const err = e instanceof Error ? e : new Error(String(e));
+  err.message = `${setting}: ${err.message}`;
+  return err;
 }
 
 export async function startService(config: Config, opts: ServiceOptions): Promise<Service> {
-  const snapshots = new SnapshotSource(config.SNAPSHOT_PATH, { checkIntervalMs: config.SNAPSHOT_CHECK_MS, log: opts.log, now: opts.now });
+  let snapshots: SnapshotSource;
+  try {
+    snapshots = new SnapshotSource(config.SNAPSHOT_PATH, { checkIntervalMs: config.SNAPSHOT_CHECK_MS, log: opts.log, now: opts.now });
+  } catch (e) {
+    throw naming('SNAPSHOT_PATH', e);
+  }
   let keys: KeyReader;
   try {
     keys = new KeyReader(config.KEYS_PATH, { retryMs: opts.keysRetryMs, log: opts.log, now: opts.now });
   } catch (e) {
     snapshots.close();
-    throw e;
+    throw naming('KEYS_PATH', e);
   }
   const tls = config.TLS_CERT_PATH !== undefined && config.TLS_KEY_PATH !== undefined;
   const guard = accessGuard({
@@ -94,7 +106,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     };
     let server: Server;
     if (tls) {
-      const cert = readPem(config.TLS_CERT_PATH!, 'TLS certificate'), key = readPem(config.TLS_KEY_PATH!, 'TLS key');
+      const cert = readPem(config.TLS_CERT_PATH!, 'TLS_CERT_PATH', 'TLS certificate'), key = readPem(config.TLS_KEY_PATH!, 'TLS_KEY_PATH', 'TLS key');
       try {
         server = createHttpsServer({ cert, key, handshakeTimeout: t.handshakeMs, ...httpOptions }, app.handler);
       } catch (e) {

@@ -14,8 +14,12 @@ export function snapshotSchemaVersion(path: string): number | null {
     db = new Database(path, { readonly: true, fileMustExist: true });
     const v = db.prepare("SELECT value FROM snapshot_meta WHERE key = 'schema_version'").pluck().get();
     return v === undefined ? null : Number(v);
-  } catch {
-    return null;
+  } catch (e) {
+    // Only SQLite's answer "this is not a snapshot" (not a database, no snapshot_meta, unreadable) means
+    // null; anything else (the native addon failed to load, a missing module) is the real error, not a
+    // misleading "not a snapshot".
+    if (typeof (e as { code?: unknown })?.code === 'string' && ((e as { code: string }).code.startsWith('SQLITE_'))) return null;
+    throw e;
   } finally {
     db?.close();
   }

@@ -8,6 +8,8 @@ import { connect } from 'node:net';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { buildTestSnapshot, startServer, tempDir, type TestServer } from './helpers.ts';
+import { loadConfig } from '../src/config.ts';
+import { startService } from '../src/server.ts';
 
 interface Reply { status: number; headers: IncomingHttpHeaders; body: any }
 
@@ -194,6 +196,19 @@ describe('start-up errors name their settings', () => {
       const port = new URL(first.url).port;
       await assert.rejects(startServer({ SNAPSHOT_PATH: snap, PORT: port }), /^Error: HOST \/ PORT \(127\.0\.0\.1:\d+\): .*EADDRINUSE/);
     } finally { await first.close(); }
+  });
+  it('a snapshot, key store or certificate that cannot be read names its setting', async () => {
+    const snap = (await buildTestSnapshot()).path;
+    const dir = tempDir();
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(join(dir, 'notes.txt'), 'operator notes');
+    const start = (env: Record<string, string>) => startService(loadConfig({
+      HOST: '127.0.0.1', PORT: '0', LOG_REQUESTS: '0', DEV_KEY: '0', CURSOR_SECRET: 'test-cursor-secret-0123456789',
+      SNAPSHOT_PATH: snap, KEYS_PATH: join(dir, 'keys.db'), ...env,
+    }), { log: () => {} }).then((s) => s.close());
+    await assert.rejects(start({ SNAPSHOT_PATH: join(dir, 'missing.db') }), /^\w*Error: SNAPSHOT_PATH: .*missing\.db/);
+    await assert.rejects(start({ KEYS_PATH: join(dir, 'notes.txt') }), /^\w*Error: KEYS_PATH: .*notes\.txt/);
+    await assert.rejects(start({ TLS_CERT_PATH: join(dir, 'nope.pem'), TLS_KEY_PATH: join(dir, 'nope.pem') }), /^Error: TLS_CERT_PATH: cannot read TLS certificate .*nope\.pem/);
   });
   it('a certificate or key that is not PEM names TLS_CERT_PATH / TLS_KEY_PATH', async () => {
     const snap = (await buildTestSnapshot()).path;
