@@ -1,22 +1,28 @@
 // npm run bundle: esbuild → dist/ — the server, the compiler and the key command as plain ESM files, plus the
-// compiler's worker and schema. Everything but better-sqlite3 (a native addon) is inside; run with
-// `node dist/server.mjs` next to a node_modules that has better-sqlite3 (or `npm ci --omit=dev`).
+// compiler's worker and schema, and a package.json naming the one dependency that is not inside:
+// better-sqlite3 (a native addon), which `npm install --omit=dev` in the folder installs on the host.
 import { build } from 'esbuild';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BUNDLE_OPTIONS as common } from './bundle-options.ts';
 
 const outdir = process.argv[2] ?? 'dist'; // npm run bundle [-- OUTDIR]
 // Only the bundle's own files are replaced: a folder that also holds anything else (a snapshot, a key
-// store) is refused rather than emptied.
-const OWN = /^(server\.mjs|build-snapshot\.mjs|keys\.mjs|listings-worker\.js|schema\.sql)(\.map)?$/;
+// store) is refused rather than emptied. What `npm install` made in it from the bundle's package.json is
+// kept as it is.
+const OWN = /^(server\.mjs|build-snapshot\.mjs|keys\.mjs|listings-worker\.js|schema\.sql|package\.json)(\.map)?$/;
+const INSTALLED = new Set(['node_modules', 'package-lock.json']);
+if (existsSync(outdir) && !statSync(outdir).isDirectory()) {
+  console.error(`bundle: ${outdir} exists and is not a folder; choose an empty or new folder`);
+  process.exit(1);
+}
 if (existsSync(outdir)) {
-  const other = readdirSync(outdir).filter((f) => !OWN.test(f));
+  const other = readdirSync(outdir).filter((f) => !OWN.test(f) && !INSTALLED.has(f));
   if (other.length) {
     console.error(`bundle: ${outdir} holds files that are not the bundle's (${other.slice(0, 5).join(', ')}${other.length > 5 ? ', …' : ''}); choose an empty or new folder`);
     process.exit(1);
   }
-  for (const f of readdirSync(outdir)) rmSync(join(outdir, f), { force: true });
+  for (const f of readdirSync(outdir)) if (OWN.test(f)) rmSync(join(outdir, f), { force: true });
 }
 mkdirSync(outdir, { recursive: true });
 // One self-contained file per command (no shared chunks): the compiler finds schema.sql and its worker
@@ -25,4 +31,12 @@ await build({ ...common, entryPoints: { server: 'src/main.ts', 'build-snapshot':
 // The compiler starts its listings worker from ./listings-worker.js beside the bundle.
 await build({ ...common, entryPoints: { 'listings-worker': 'build-snapshot/listings-worker.ts' }, outdir });
 copyFileSync('build-snapshot/schema.sql', join(outdir, 'schema.sql'));
-console.log(`${outdir}/: server.mjs, build-snapshot.mjs, keys.mjs, listings-worker.js, schema.sql`);
+// The native addon at the version this bundle was built and tested with.
+const project = JSON.parse(readFileSync('package.json', 'utf8'));
+const sqlite = JSON.parse(readFileSync('node_modules/better-sqlite3/package.json', 'utf8')).version as string;
+writeFileSync(join(outdir, 'package.json'), JSON.stringify({
+  name: `${project.name}-bundle`, version: project.version, private: true, type: 'module', engines: project.engines,
+  description: 'The bundled service: npm install --omit=dev here installs its one native dependency.',
+  dependencies: { 'better-sqlite3': sqlite },
+}, null, 2) + '\n');
+console.log(`${outdir}/: server.mjs, build-snapshot.mjs, keys.mjs, listings-worker.js, schema.sql, package.json (better-sqlite3 ${sqlite})`);

@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FIXTURES, tempDir } from './helpers.ts';
 
@@ -41,9 +41,23 @@ describe('bundle', () => {
     } finally {
       server.kill();
     }
-    // Bundling again replaces the bundle's own files, and refuses a folder that holds anything else.
-    const again = () => spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bundle.ts', out], { cwd: ROOT, encoding: 'utf8' });
+    // Its package.json names the one dependency left outside, at the version it was built with.
+    const pkg = JSON.parse(readFileSync(join(out, 'package.json'), 'utf8'));
+    assert.deepEqual(pkg.dependencies, { 'better-sqlite3': JSON.parse(readFileSync(join(ROOT, 'node_modules/better-sqlite3/package.json'), 'utf8')).version });
+    assert.equal(pkg.type, 'module');
+    // Bundling again replaces the bundle's own files, keeps what npm install made from its package.json,
+    // and refuses a folder that holds anything else (or a file given as the folder).
+    const again = (to = out) => spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bundle.ts', to], { cwd: ROOT, encoding: 'utf8' });
+    mkdirSync(join(out, 'node_modules', 'x'), { recursive: true });
+    writeFileSync(join(out, 'package-lock.json'), '{}');
     assert.equal(again().status, 0, 'over a previous bundle');
+    assert.ok(existsSync(join(out, 'node_modules', 'x')) && existsSync(join(out, 'package-lock.json')), 'the installed dependency is kept');
+    const file = join(dir, 'a-file');
+    writeFileSync(file, 'x');
+    const notFolder = again(file);
+    assert.equal(notFolder.status, 1);
+    assert.match(notFolder.stderr, /exists and is not a folder/);
+    assert.doesNotMatch(notFolder.stderr, /\n\s+at /, 'no stack trace');
     writeFileSync(join(out, 'keys.db'), 'operator data');
     const refused = again();
     assert.equal(refused.status, 1);
