@@ -17,23 +17,52 @@ export function malformed(text: string, line: number, e: unknown): string {
 /**
  * UTF-8 validity of a byte stream, chunk by chunk. Decoders replace invalid bytes with U+FFFD without a
  * word; this says whether a chunk's complete lines were valid, so that the lines where a U+FFFD appeared
- * can be reported instead. A newline byte never occurs inside a UTF-8 sequence, so a sequence cut at a
- * chunk's end is joined with the next chunk's first line before it is checked.
+ * can be reported instead. A newline byte never occurs inside a UTF-8 sequence. The unfinished line is
+ * checked as it arrives, holding back only a character cut at a chunk's end (at most 3 bytes): memory
+ * stays bounded however long a line is.
  */
 export class Utf8Check {
-  private pending = Buffer.alloc(0);
+  /** The unfinished line so far is valid. */
+  private ok = true;
+  /** The start of a character cut at the end of the last chunk. */
+  private tail = Buffer.alloc(0);
   /** Whether the lines completed by this chunk were valid UTF-8. */
   push(data: Buffer): boolean {
     const first = data.indexOf(0x0a);
-    if (first === -1) { this.pending = Buffer.concat([this.pending, data]); return true; }
+    if (first === -1) { this.absorb(data); return true; }
+    this.absorb(data.subarray(0, first + 1));
+    let ok = this.ok;
     const last = data.lastIndexOf(0x0a);
-    let ok = isUtf8(this.pending.length ? Buffer.concat([this.pending, data.subarray(0, first + 1)]) : data.subarray(0, first + 1));
-    if (ok && last > first) ok = isUtf8(data.subarray(first + 1, last + 1));
-    this.pending = Buffer.from(data.subarray(last + 1)); // a copy: the caller reuses its buffer
+    if (last > first) ok = isUtf8(data.subarray(first + 1, last + 1)) && ok;
+    this.ok = true;
+    this.absorb(data.subarray(last + 1));
     return ok;
   }
   /** Whether the last (unterminated) line was valid. */
-  end(): boolean { const ok = isUtf8(this.pending); this.pending = Buffer.alloc(0); return ok; }
+  end(): boolean {
+    const ok = this.ok && this.tail.length === 0; // a character cut off by the end of the file is not valid
+    this.ok = true;
+    this.tail = Buffer.alloc(0);
+    return ok;
+  }
+  /** Checks the next bytes of the unfinished line, keeping back a character they cut off. */
+  private absorb(bytes: Buffer): void {
+    const all = this.tail.length ? Buffer.concat([this.tail, bytes]) : bytes;
+    const cut = incompleteTail(all);
+    if (this.ok && !isUtf8(all.subarray(0, all.length - cut))) this.ok = false;
+    this.tail = Buffer.from(all.subarray(all.length - cut)); // a copy: the caller reuses its buffer
+  }
+}
+
+/** How many bytes at the end of `b` are the start of a multi-byte character that goes on past it (0-3). */
+function incompleteTail(b: Buffer): number {
+  for (let back = 1; back <= Math.min(3, b.length); back++) {
+    const c = b[b.length - back];
+    if ((c & 0xc0) === 0x80) continue; // a continuation byte: look further back for the lead byte
+    const need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+    return need > back ? back : 0;
+  }
+  return 0; // no lead byte within 3 bytes: nothing to hold back (isUtf8 judges the bytes as they are)
 }
 
 /**

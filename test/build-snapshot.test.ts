@@ -7,7 +7,8 @@ import { spawnSync } from 'node:child_process';
 import Database from 'better-sqlite3';
 import { buildSnapshot, SCHEMA_VERSION, stopBuilds } from '../build-snapshot/compile.ts';
 import { IdIndex } from '../build-snapshot/id-index.ts';
-import { LineSplitter, MAX_LINE, OVERLONG, OVERLONG_REASON } from '../build-snapshot/read-source.ts';
+import { LineSplitter, MAX_LINE, OVERLONG, OVERLONG_REASON, Utf8Check } from '../build-snapshot/read-source.ts';
+import { isUtf8 } from 'node:buffer';
 import { buildTestSnapshot, copyFixture, tempDir, FIXTURES } from './helpers.ts';
 
 const ROOT = join(FIXTURES, '..', '..');
@@ -444,6 +445,35 @@ describe('IdIndex (the duplicate-id check of the listings parser)', () => {
 });
 
 describe('snapshot compiler: overlong lines', () => {
+  it('Utf8Check says per chunk whether the lines it completes are valid UTF-8, for any chunking (property test)', () => {
+    let seed = 7;
+    const rnd = (n: number) => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed % n; };
+    const valid = [Buffer.from('a'), Buffer.from('é'), Buffer.from('€'), Buffer.from('🏠'), Buffer.from('\n')];
+    const invalid = [Buffer.from([0xff]), Buffer.from([0xe2, 0x82]), Buffer.from([0x80])];
+    // Mostly valid lines (a bad byte 1 piece in 40), cut anywhere: also inside characters.
+    const piece = () => (rnd(40) === 0 ? invalid[rnd(invalid.length)] : valid[rnd(valid.length)]);
+    for (let round = 0; round < 500; round++) {
+      const data = Buffer.concat(Array.from({ length: 1 + rnd(60) }, piece));
+      const cuts = [...new Set(Array.from({ length: rnd(12) }, () => rnd(data.length + 1)))].sort((a, b) => a - b);
+      const check = new Utf8Check();
+      let from = 0;
+      for (const to of [...cuts, data.length]) {
+        const got = to === data.length && from === data.length ? null : check.push(data.subarray(from, to));
+        // The reference: every line that ends (with its newline) inside this chunk, checked whole.
+        const ends: number[] = [];
+        for (let i = from; i < to; i++) if (data[i] === 0x0a) ends.push(i);
+        if (got !== null) {
+          const lineStart = (end: number) => data.lastIndexOf(0x0a, end - 1) + 1;
+          const want = ends.every((e) => isUtf8(data.subarray(lineStart(e), e + 1)));
+          assert.equal(got, want, `round ${round}, chunk ${from}-${to} of ${data.toString('hex')}`);
+        }
+        from = to;
+      }
+      const lastLine = data.subarray(data.lastIndexOf(0x0a) + 1);
+      assert.equal(check.end(), isUtf8(lastLine), `round ${round}: the last line`);
+    }
+  });
+
   it('LineSplitter yields lines across chunks, an overlong line once (wherever it is found), and the last line', () => {
     const split = (chunks: string[], max: number) => {
       const s = new LineSplitter(max);
