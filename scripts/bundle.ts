@@ -40,3 +40,9 @@ writeFileSync(join(outdir, 'package.json'), JSON.stringify({
   dependencies: { 'better-sqlite3': sqlite },
 }, null, 2) + '\n');
 console.log(`${outdir}/: server.mjs, build-snapshot.mjs, keys.mjs, listings-worker.js, schema.sql, package.json (better-sqlite3 ${sqlite})`);
+// A better-sqlite3 installed there earlier, at another version, would be the one the bundle loads.
+const installed = join(outdir, 'node_modules', 'better-sqlite3', 'package.json');
+if (existsSync(installed)) {
+  const version = JSON.parse(readFileSync(installed, 'utf8')).version;
+  if (version !== sqlite) console.error(`bundle: ${outdir}/node_modules has better-sqlite3 ${version}, the bundle was built with ${sqlite}: run npm install --omit=dev in ${outdir} again`);
+}

@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import type { Guard, Log, Req } from './app.ts';
 import { authenticate, unauthorized, type KeyLookup } from './auth.ts';
-import { ApiError, badRequest, sendError } from './errors.ts';
+import { ApiError, badRequest, HSTS, sendError } from './errors.ts';
 import { isRefusal, type Limits, type Refusal } from './rate-limit.ts';
 import { addHeader, writeHead } from './respond.ts';
 
@@ -20,7 +20,6 @@ export interface AccessOptions {
   now?: () => number;
 }
 
-const HSTS = 'max-age=31536000';
 const EXPOSE = 'X-Request-Id, RateLimit, RateLimit-Policy, Retry-After';
 /** Query parameters that look like a key: refused outright, so a key in a URL (logged, cached, shared) is never used. */
 const KEY_PARAMS = new Set(['api_key', 'apikey', 'key', 'token', 'access_token']);

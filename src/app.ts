@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import polka from 'polka';
 import type { CursorCodec } from './cursor.ts';
-import { ApiError, clientErrorResponse, sendError } from './errors.ts';
+import { ApiError, clientErrorResponse, rawErrorResponse, sendError } from './errors.ts';
 import { parseRawQuery, validateQuery, pathId, type QuerySchema, type Locale } from './query.ts';
 import { addHeader, sendJson, type Meta } from './respond.ts';
 import type { Snapshot, SnapshotSource } from './snapshot.ts';
@@ -95,26 +95,48 @@ export const normalPath = (path: string): string =>
 
 /**
  * The server's 'clientError' listener: a request node's HTTP parser rejected (see clientErrorResponse)
- * is answered with the error envelope and a request id, logged, and the connection closed. When an
- * earlier request of the same connection (pipelined) is still being answered, the error follows that
- * response instead of cutting into it; node's own handler wrote its bare 400 at once and then closed
- * the connection, losing the earlier response.
+ * is answered with the error envelope and a request id, logged, and the connection closed. When earlier
+ * requests of the same connection (pipelined) are still being answered, the error follows their
+ * responses instead of cutting into them; node's own handler wrote its bare 400 at once and then closed
+ * the connection, losing them.
  */
-export function clientErrorHandler(deps: Pick<AppDeps, 'log' | 'requestLog' | 'logRequests'>) {
+export function clientErrorHandler(
+  deps: Pick<AppDeps, 'log' | 'requestLog' | 'logRequests'>,
+  /** The last response started on a connection (node queues the responses to pipelined requests). */
+  lastResponse: (socket: Duplex) => ServerResponse | undefined,
+) {
   return (err: Error & { code?: string }, socket: Duplex) => {
     if (err.code === 'ECONNRESET' || !socket.writable) { socket.destroy(); return; }
     const answer = () => {
       if (socket.writable) {
         const id = randomUUID();
-        const r = clientErrorResponse(err, id);
+        const r = clientErrorResponse(err, id, (socket as Duplex & { encrypted?: boolean }).encrypted === true);
         socket.write(r.text);
         if (deps.logRequests) (deps.requestLog ?? deps.log)({ level: 'info', request_id: id, status: r.status, error: err.code });
       }
       socket.destroy();
     };
-    const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
-    if (inFlight && !inFlight.writableFinished) inFlight.once('close', answer);
+    // Responses go out in request order, so once the last one started has closed, all have.
+    const last = lastResponse(socket);
+    if (last && !last.writableFinished && !last.destroyed) last.once('close', answer);
     else answer();
+  };
+}
+
+/**
+ * The server's 'connect' listener: this API is no proxy, so a CONNECT gets the 405 every other method
+ * outside GET and HEAD gets (node closed the connection without a word), and a request-log line.
+ */
+export function connectHandler(deps: Pick<AppDeps, 'log' | 'requestLog' | 'logRequests'>) {
+  return (req: IncomingMessage, socket: Duplex) => {
+    const id = randomUUID();
+    const r = rawErrorResponse(
+      new ApiError('method_not_allowed', 'Method CONNECT is not allowed here; this API is read-only (GET).', { Allow: 'GET, HEAD' }),
+      id, (socket as Duplex & { encrypted?: boolean }).encrypted === true,
+    );
+    if (socket.writable) socket.write(r.text);
+    if (deps.logRequests) (deps.requestLog ?? deps.log)({ level: 'info', request_id: id, method: 'CONNECT', status: r.status });
+    socket.destroy();
   };
 }
 
@@ -149,6 +171,7 @@ export function createApp(deps: AppDeps) {
     }
     // Node's own check (requireHostHeader) answered a bare 400 without the envelope; the server turns it off.
     if (req.headers.host === undefined && req.httpVersion === '1.1') {
+      res.shouldKeepAlive = false; // as node's own answer did: the connection closes after it
       return sendError(res, req.id, new ApiError('invalid_request', 'The Host header is required (HTTP/1.1).'), deps.log);
     }
     if (!deps.guard) return next();
@@ -186,8 +209,10 @@ export function createApp(deps: AppDeps) {
     app.head(r.path, handler as never);
   }
   const route = app.handler;
+  const latest = new WeakMap<object, ServerResponse>();
   /** The node request listener: polka's, after the target is put in origin form with a normal path. */
   const handler = (req: IncomingMessage, res: ServerResponse): void => {
+    latest.set(req.socket, res);
     let url = req.url ?? '/';
     if (url.charCodeAt(0) !== 47 /* / */) url = originForm(url);
     const q = url.indexOf('?');
@@ -196,5 +221,5 @@ export function createApp(deps: AppDeps) {
     req.url = url;
     route(req as never, res, undefined as never);
   };
-  return { handler };
+  return { handler, clientError: clientErrorHandler(deps, (socket) => latest.get(socket)) };
 }

@@ -35,24 +35,35 @@ const envelope = (code: ErrorCode, message: string, requestId: string) => JSON.s
  * line, a missing Host, headers not received in time): there is no request or response object then,
  * only the socket, and node's own answer is a bare status line without the spec's envelope.
  */
-export function clientErrorResponse(err: Error & { code?: string; reason?: string }, requestId: string): { status: number; text: string } {
-  let code: ErrorCode, status: number, message: string;
+export function clientErrorResponse(err: Error & { code?: string; reason?: string }, requestId: string, tls: boolean): { status: number; text: string } {
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW':
-      code = 'request_too_large'; status = 431; message = 'The request line and headers are too large (at most 16 KB).'; break;
+      return rawErrorResponse(new ApiError('request_too_large', 'The request line and headers are too large (at most 16 KB).'), requestId, tls);
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      code = 'request_timeout'; status = 408; message = 'The request was not received in time.'; break;
-    default:
-      code = 'invalid_request'; status = 400;
-      message = `The request is not valid HTTP/1.1${err.reason ? ` (${err.reason.replace(/[^\x20-\x7e]/g, '').slice(0, 100)})` : ''}.`;
+      return rawErrorResponse(new ApiError('request_timeout', 'The request was not received in time.'), requestId, tls);
+    default: {
+      const why = err.reason ? ` (${err.reason.replace(/[^\x20-\x7e]/g, '').slice(0, 100)})` : '';
+      return rawErrorResponse(badRequest(`The request is not valid HTTP/1.1${why}.`), requestId, tls);
+    }
   }
-  const body = envelope(code, message, requestId);
-  const reason = status === 431 ? 'Request Header Fields Too Large' : status === 408 ? 'Request Timeout' : 'Bad Request';
-  return {
-    status,
-    text: `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n`
-      + `X-Request-Id: ${requestId}\r\nX-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
-  };
+}
+
+const REASONS: Record<number, string> = { 400: 'Bad Request', 405: 'Method Not Allowed', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+/** HSTS as every response over the service's own TLS carries it (access.ts). */
+export const HSTS = 'max-age=31536000';
+
+/**
+ * An error as raw HTTP/1.1 bytes, for a socket without a response object (a request node's parser
+ * rejected, a CONNECT): the envelope and the headers every error carries, then the connection closes.
+ */
+export function rawErrorResponse(e: ApiError, requestId: string, tls: boolean): { status: number; text: string } {
+  const body = envelope(e.code, e.message, requestId);
+  const headers = [
+    `Date: ${new Date().toUTCString()}`, 'Content-Type: application/json; charset=utf-8', `Content-Length: ${Buffer.byteLength(body)}`,
+    `X-Request-Id: ${requestId}`, 'X-Content-Type-Options: nosniff', 'Cache-Control: no-store',
+    ...Object.entries(e.headers).map(([k, v]) => `${k}: ${v}`), ...(tls ? [`Strict-Transport-Security: ${HSTS}`] : []), 'Connection: close',
+  ];
+  return { status: e.status, text: `HTTP/1.1 ${e.status} ${REASONS[e.status] ?? 'Error'}\r\n${headers.join('\r\n')}\r\n\r\n${body}` };
 }
 
 /** Writes the spec's error envelope. Anything that is not an ApiError is logged and becomes a bare 500. */

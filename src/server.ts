@@ -6,9 +6,9 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Config } from './config.ts';
 import { cursorCodec } from './cursor.ts';
-import { SnapshotSource } from './snapshot.ts';
-import { clientErrorHandler, createApp, type Log } from './app.ts';
-import { KeyReader } from './keys.ts';
+import { SnapshotError, SnapshotSource } from './snapshot.ts';
+import { clientErrorHandler, connectHandler, createApp, type Log } from './app.ts';
+import { KeyReader, KeyStoreError } from './keys.ts';
 import { createLimits } from './rate-limit.ts';
 import { accessGuard, httpsRedirect } from './access.ts';
 
@@ -56,11 +56,15 @@ function readPem(path: string, setting: string, what: string): Buffer {
   try { return readFileSync(path); } catch (e) { throw new Error(`${setting}: cannot read ${what} ${path}: ${(e as Error).message}`); }
 }
 
-/** A start-up failure that names the setting it came from (the operator's one line). */
-function naming(setting: string, e: unknown): Error {
-  const err = e instanceof Error ? e : new Error(String(e));
-  err.message = `${setting}: ${err.message}`;
-  return err;
+/**
+ * A start-up failure about a file names the setting the file came from (the operator's one line). Other
+ * failures (the native addon did not load) are not the setting's fault and stay as they are.
+ */
+function naming(setting: string, e: unknown): unknown {
+  const code = String((e as { code?: unknown })?.code ?? '');
+  const aboutFile = e instanceof SnapshotError || e instanceof KeyStoreError || code.startsWith('SQLITE_') || /^E[A-Z]+$/.test(code);
+  if (aboutFile) (e as Error).message = `${setting}: ${(e as Error).message}`;
+  return e;
 }
 
 export async function startService(config: Config, opts: ServiceOptions): Promise<Service> {
@@ -116,8 +120,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     // Beyond MAX_CONNECTIONS open connections, new ones are closed at once: file descriptors stay for the
     // clients already served, however many connections one client opens.
     server.maxConnections = config.MAX_CONNECTIONS;
-    const clientError = clientErrorHandler({ log: opts.log, requestLog: opts.requestLog, logRequests: config.LOG_REQUESTS });
-    server.on('clientError', clientError);
+    server.on('clientError', app.clientError);
+    server.on('connect', connectHandler({ log: opts.log, requestLog: opts.requestLog, logRequests: config.LOG_REQUESTS }));
     // An Expect other than 100-continue: served as usual (RFC 9110 allows ignoring it) instead of node's bare 417.
     server.on('checkExpectation', app.handler);
     servers.push(server);
@@ -128,7 +132,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       const redirect = httpsRedirect(port, opts.log);
       const plain = createServer({ ...httpOptions, requestTimeout: Math.min(t.requestMs, 10_000) }, redirect);
       plain.maxConnections = config.MAX_CONNECTIONS;
-      plain.on('clientError', clientError);
+      // The redirect listener has no app: nothing of its own is ever in flight when its parser fails.
+      plain.on('clientError', clientErrorHandler({ log: opts.log, requestLog: opts.requestLog, logRequests: config.LOG_REQUESTS }, () => undefined));
       plain.on('checkExpectation', redirect);
       servers.push(plain);
       redirectUrl = `http://${host}:${await listen(plain, config.HTTP_REDIRECT_PORT, config.HOST, 'HOST / HTTP_REDIRECT_PORT')}`;

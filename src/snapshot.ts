@@ -47,6 +47,8 @@ function open(path: string, preparers: Set<Preparer<unknown>>, nativeBinding?: s
   try {
     db = new Database(path, { readonly: true, fileMustExist: true, timeout: 100, ...(nativeBinding ? { nativeBinding } : {}) });
   } catch (e) {
+    // Only SQLite's own errors say something about the file; a native addon that fails to load is itself.
+    if (!String((e as { code?: unknown })?.code ?? '').startsWith('SQLITE_') && !(e instanceof TypeError)) throw e;
     throw new SnapshotError(`cannot open snapshot ${path}: ${(e as Error).message}`);
   }
   try {

@@ -33,6 +33,18 @@ async function shipSnapshot(dir: string, path: string) {
   await sleep(5); // SNAPSHOT_CHECK_MS=1: the next request re-checks the file
 }
 
+describe('snapshot open errors', () => {
+  it('reports a native addon that does not load as itself, not as a bad snapshot file', async () => {
+    const good = (await buildTestSnapshot()).path;
+    assert.throws(() => new SnapshotSource(good, { nativeBinding: join(tempDir(), 'missing-addon.node') }), (e: Error) => {
+      assert.ok(!(e instanceof SnapshotError), `not a snapshot error: ${e.message}`);
+      assert.doesNotMatch(e.message, /cannot open snapshot/);
+      return true;
+    });
+    assert.throws(() => new SnapshotSource(join(tempDir(), 'missing.db')), SnapshotError, 'a missing file is the snapshot\'s problem');
+  });
+});
+
 describe('paging across a snapshot swap', () => {
   let server: TestServer | undefined;
   after(async () => { await server?.close(); });

@@ -63,6 +63,20 @@ describe('HTTPS', () => {
     }
   });
 
+  it('gives requests node\'s parser rejects the envelope with HSTS over TLS too', async () => {
+    const { connect: tlsConnect } = await import('node:tls');
+    const { port } = new URL(server.url);
+    const data = await new Promise<string>((resolve, reject) => {
+      let got = '';
+      const s = tlsConnect({ port: Number(port), host: '127.0.0.1', ca, servername: 'localhost' }, () => s.write(`GET /v1/ping HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`));
+      s.on('data', (d) => { got += d; });
+      s.on('close', () => resolve(got));
+      s.on('error', reject);
+    });
+    const [r] = responses(data);
+    assertEnvelope(r, 431, 'request_too_large');
+    assert.equal(r.headers['strict-transport-security'], 'max-age=31536000');
+  });
   it('refuses a client that does not trust the certificate (no silent plain fallback)', async () => {
     await assert.rejects(send(server.url + '/v1/ping'), /self[- ]signed|certificate/i);
   });
@@ -279,16 +293,21 @@ describe('requests outside the usual shape', () => {
     const [garbage] = responses((await raw(server.url, '\u0016\u0003\u0001\u0002\u0000\r\n\r\n')).data);
     assertEnvelope(garbage, 400, 'invalid_request');
   });
-  it('answers a parser error after a completed response on the same connection, after that response', async () => {
-    const text = 'GET /v1/ping HTTP/1.1\r\nHost: x\r\n\r\n' + `GET /v1/ping HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`;
-    const [ok, tooLarge] = responses((await raw(server.url, text)).data);
-    assert.equal(ok.status, 200);
-    assert.deepEqual(JSON.parse(ok.body), { service: 'nl-rental-data-api', status: 'ok' });
-    assertEnvelope(tooLarge, 431, 'request_too_large');
+  it('answers a parser error on a connection after the responses to the requests before it (pipelined), in order', async () => {
+    const ping = 'GET /v1/ping HTTP/1.1\r\nHost: x\r\n\r\n';
+    const page = `GET /v1/listings?limit=100 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.key}\r\n\r\n`;
+    for (const [bad, status, code] of [[`GET /v1/ping HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'request_too_large'], ['FOO / HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'invalid_request']] as const) {
+      const all = responses((await raw(server.url, ping + page + ping + page + bad)).data);
+      assert.deepEqual(all.map((r) => r.status), [200, 200, 200, 200, status], 'every earlier response, then the error');
+      assert.deepEqual(JSON.parse(all[0].body), { service: 'nl-rental-data-api', status: 'ok' });
+      assert.ok(JSON.parse(all[3].body).data.length > 0);
+      assertEnvelope(all[4], status, code);
+    }
   });
-  it('answers an HTTP/1.1 request without Host with the envelope (400), and serves HTTP/1.0 without one', async () => {
-    const [noHost] = responses((await raw(server.url, 'GET /v1/ping HTTP/1.1\r\nConnection: close\r\n\r\n')).data);
+  it('answers an HTTP/1.1 request without Host with the envelope (400) and closes, and serves HTTP/1.0 without one', async () => {
+    const [noHost] = responses((await raw(server.url, 'GET /v1/ping HTTP/1.1\r\n\r\n')).data);
     assert.match(assertEnvelope(noHost, 400, 'invalid_request').message, /Host/);
+    assert.equal(noHost.headers.connection, 'close');
     const [old] = responses((await raw(server.url, 'GET /v1/ping HTTP/1.0\r\n\r\n')).data);
     assert.equal(old.status, 200);
   });
@@ -301,6 +320,13 @@ describe('requests outside the usual shape', () => {
     assert.equal(page.body.data.length, 1);
     assert.equal((await server.get('/v1/listings/lst%2D001')).body.data.id, 'lst-001');
     assert.equal((await server.get('/v1/listings%2Fstats')).status, 404, 'an encoded slash stays part of one segment');
+  });
+  it('answers CONNECT (this is no proxy) with the 405 envelope and Allow, and logs it', async () => {
+    const [r] = responses((await raw(server.url, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n')).data);
+    const e = assertEnvelope(r, 405, 'method_not_allowed');
+    assert.equal(r.headers.allow, 'GET, HEAD');
+    assert.ok(r.headers.date, 'a Date header, as on every response');
+    assert.ok(server.logs.some((l) => l.request_id === e.request_id && l.status === 405 && l.method === 'CONNECT'));
   });
   it('serves a request with an unknown Expect as usual instead of a bare 417', async () => {
     const [r] = responses((await raw(server.url, 'GET /v1/ping HTTP/1.1\r\nHost: x\r\nExpect: something\r\nConnection: close\r\n\r\n')).data);
