@@ -100,26 +100,10 @@ export const normalPath = (path: string): string =>
  * responses instead of cutting into them; node's own handler wrote its bare 400 at once and then closed
  * the connection, losing them.
  */
-export function clientErrorHandler(
-  deps: Pick<AppDeps, 'log' | 'requestLog' | 'logRequests'>,
-  /** The last response started on a connection (node queues the responses to pipelined requests). */
-  lastResponse: (socket: Duplex) => ServerResponse | undefined,
-) {
+export function clientErrorHandler(deps: Pick<AppDeps, 'log' | 'requestLog' | 'logRequests'>, lastResponse: LastResponse) {
   return (err: Error & { code?: string }, socket: Duplex) => {
     if (err.code === 'ECONNRESET' || !socket.writable) { socket.destroy(); return; }
-    const answer = () => {
-      if (socket.writable) {
-        const id = randomUUID();
-        const r = clientErrorResponse(err, id, (socket as Duplex & { encrypted?: boolean }).encrypted === true);
-        socket.write(r.text);
-        if (deps.logRequests) (deps.requestLog ?? deps.log)({ level: 'info', request_id: id, status: r.status, error: err.code });
-      }
-      socket.destroy();
-    };
-    // Responses go out in request order, so once the last one started has closed, all have.
-    const last = lastResponse(socket);
-    if (last && !last.writableFinished && !last.destroyed) last.once('close', answer);
-    else answer();
+    answerLast(socket, lastResponse, (id, tls) => clientErrorResponse(err, id, tls), deps, { error: err.code });
   };
 }
 
@@ -127,17 +111,46 @@ export function clientErrorHandler(
  * The server's 'connect' listener: this API is no proxy, so a CONNECT gets the 405 every other method
  * outside GET and HEAD gets (node closed the connection without a word), and a request-log line.
  */
-export function connectHandler(deps: Pick<AppDeps, 'log' | 'requestLog' | 'logRequests'>) {
-  return (req: IncomingMessage, socket: Duplex) => {
-    const id = randomUUID();
-    const r = rawErrorResponse(
-      new ApiError('method_not_allowed', 'Method CONNECT is not allowed here; this API is read-only (GET).', { Allow: 'GET, HEAD' }),
-      id, (socket as Duplex & { encrypted?: boolean }).encrypted === true,
-    );
-    if (socket.writable) socket.write(r.text);
-    if (deps.logRequests) (deps.requestLog ?? deps.log)({ level: 'info', request_id: id, method: 'CONNECT', status: r.status });
+export function connectHandler(deps: Pick<AppDeps, 'log' | 'requestLog' | 'logRequests'>, lastResponse: LastResponse) {
+  const refusal = new ApiError('method_not_allowed', 'Method CONNECT is not allowed here; this API is read-only (GET).', { Allow: 'GET, HEAD' });
+  return (_req: IncomingMessage, socket: Duplex) => {
+    answerLast(socket, lastResponse, (id, tls) => rawErrorResponse(refusal, id, tls), deps, { method: 'CONNECT' });
+  };
+}
+
+/** The last response started on a connection (node queues the responses to pipelined requests). */
+export type LastResponse = (socket: Duplex) => ServerResponse | undefined;
+
+/** A request listener that remembers each connection's last response, for answerLast. */
+export function trackingResponses<R extends IncomingMessage>(handler: (req: R, res: ServerResponse) => void): { handler: (req: R, res: ServerResponse) => void; lastResponse: LastResponse } {
+  const latest = new WeakMap<object, ServerResponse>();
+  return {
+    handler: (req, res) => { latest.set(req.socket, res); handler(req, res); },
+    lastResponse: (socket) => latest.get(socket),
+  };
+}
+
+/**
+ * Writes a raw error answer on a connection after the responses to the requests before it (responses go
+ * out in request order, so once the last one started has closed, all have), logs it, and closes the
+ * connection. Nothing is written after a response that ends the connection (Connection: close).
+ */
+function answerLast(
+  socket: Duplex, lastResponse: LastResponse, make: (requestId: string, tls: boolean) => { status: number; text: string },
+  deps: Pick<AppDeps, 'log' | 'requestLog' | 'logRequests'>, logFields: Record<string, unknown>,
+): void {
+  const last = lastResponse(socket);
+  const answer = () => {
+    if (socket.writable && last?.shouldKeepAlive !== false) {
+      const id = randomUUID();
+      const r = make(id, (socket as Duplex & { encrypted?: boolean }).encrypted === true);
+      socket.write(r.text);
+      if (deps.logRequests) (deps.requestLog ?? deps.log)({ level: 'info', request_id: id, ...logFields, status: r.status });
+    }
     socket.destroy();
   };
+  if (last && !last.writableFinished && !last.destroyed) last.once('close', answer);
+  else answer();
 }
 
 export function createApp(deps: AppDeps) {
@@ -209,10 +222,8 @@ export function createApp(deps: AppDeps) {
     app.head(r.path, handler as never);
   }
   const route = app.handler;
-  const latest = new WeakMap<object, ServerResponse>();
   /** The node request listener: polka's, after the target is put in origin form with a normal path. */
-  const handler = (req: IncomingMessage, res: ServerResponse): void => {
-    latest.set(req.socket, res);
+  const listener = (req: IncomingMessage, res: ServerResponse): void => {
     let url = req.url ?? '/';
     if (url.charCodeAt(0) !== 47 /* / */) url = originForm(url);
     const q = url.indexOf('?');
@@ -221,5 +232,6 @@ export function createApp(deps: AppDeps) {
     req.url = url;
     route(req as never, res, undefined as never);
   };
-  return { handler, clientError: clientErrorHandler(deps, (socket) => latest.get(socket)) };
+  const { handler, lastResponse } = trackingResponses(listener);
+  return { handler, clientError: clientErrorHandler(deps, lastResponse), connect: connectHandler(deps, lastResponse) };
 }

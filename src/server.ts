@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { Config } from './config.ts';
 import { cursorCodec } from './cursor.ts';
 import { SnapshotError, SnapshotSource } from './snapshot.ts';
-import { clientErrorHandler, connectHandler, createApp, type Log } from './app.ts';
+import { clientErrorHandler, connectHandler, createApp, trackingResponses, type Log } from './app.ts';
 import { KeyReader, KeyStoreError } from './keys.ts';
 import { createLimits } from './rate-limit.ts';
 import { accessGuard, httpsRedirect } from './access.ts';
@@ -121,7 +121,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     // clients already served, however many connections one client opens.
     server.maxConnections = config.MAX_CONNECTIONS;
     server.on('clientError', app.clientError);
-    server.on('connect', connectHandler({ log: opts.log, requestLog: opts.requestLog, logRequests: config.LOG_REQUESTS }));
+    server.on('connect', app.connect);
     // An Expect other than 100-continue: served as usual (RFC 9110 allows ignoring it) instead of node's bare 417.
     server.on('checkExpectation', app.handler);
     servers.push(server);
@@ -129,11 +129,12 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
     let redirectUrl: string | undefined;
     if (tls && config.HTTP_REDIRECT_PORT !== undefined) {
-      const redirect = httpsRedirect(port, opts.log);
+      const { handler: redirect, lastResponse } = trackingResponses(httpsRedirect(port, opts.log));
       const plain = createServer({ ...httpOptions, requestTimeout: Math.min(t.requestMs, 10_000) }, redirect);
       plain.maxConnections = config.MAX_CONNECTIONS;
-      // The redirect listener has no app: nothing of its own is ever in flight when its parser fails.
-      plain.on('clientError', clientErrorHandler({ log: opts.log, requestLog: opts.requestLog, logRequests: config.LOG_REQUESTS }, () => undefined));
+      const logDeps = { log: opts.log, requestLog: opts.requestLog, logRequests: config.LOG_REQUESTS };
+      plain.on('clientError', clientErrorHandler(logDeps, lastResponse));
+      plain.on('connect', connectHandler(logDeps, lastResponse));
       plain.on('checkExpectation', redirect);
       servers.push(plain);
       redirectUrl = `http://${host}:${await listen(plain, config.HTTP_REDIRECT_PORT, config.HOST, 'HOST / HTTP_REDIRECT_PORT')}`;

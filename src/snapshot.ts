@@ -48,7 +48,7 @@ function open(path: string, preparers: Set<Preparer<unknown>>, nativeBinding?: s
     db = new Database(path, { readonly: true, fileMustExist: true, timeout: 100, ...(nativeBinding ? { nativeBinding } : {}) });
   } catch (e) {
     // Only SQLite's own errors say something about the file; a native addon that fails to load is itself.
-    if (!String((e as { code?: unknown })?.code ?? '').startsWith('SQLITE_') && !(e instanceof TypeError)) throw e;
+    if (!String((e as { code?: unknown })?.code ?? '').startsWith('SQLITE_') && !/directory does not exist/.test((e as Error).message)) throw e;
     throw new SnapshotError(`cannot open snapshot ${path}: ${(e as Error).message}`);
   }
   try {

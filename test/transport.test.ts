@@ -63,6 +63,14 @@ describe('HTTPS', () => {
     }
   });
 
+  it('answers a parser error on the redirect listener after its pipelined redirects, and CONNECT there with 405', async () => {
+    const get = 'GET /v1/ping HTTP/1.1\r\nHost: localhost\r\n\r\n';
+    const all = responses((await raw(server.redirectUrl!, get + get + get + 'FOO / HTTP/1.1\r\nHost: x\r\n\r\n')).data);
+    assert.deepEqual(all.map((r) => r.status), [308, 308, 308, 400]);
+    assertEnvelope(all[3], 400, 'invalid_request');
+    const [connect] = responses((await raw(server.redirectUrl!, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n')).data);
+    assertEnvelope(connect, 405, 'method_not_allowed');
+  });
   it('gives requests node\'s parser rejects the envelope with HSTS over TLS too', async () => {
     const { connect: tlsConnect } = await import('node:tls');
     const { port } = new URL(server.url);
@@ -321,8 +329,15 @@ describe('requests outside the usual shape', () => {
     assert.equal((await server.get('/v1/listings/lst%2D001')).body.data.id, 'lst-001');
     assert.equal((await server.get('/v1/listings%2Fstats')).status, 404, 'an encoded slash stays part of one segment');
   });
-  it('answers CONNECT (this is no proxy) with the 405 envelope and Allow, and logs it', async () => {
-    const [r] = responses((await raw(server.url, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n')).data);
+  it('writes nothing more after a response that closes the connection (Connection: close, then a bad request)', async () => {
+    const all = responses((await raw(server.url, 'GET /v1/ping HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\nFOO / HTTP/1.1\r\nHost: x\r\n\r\n')).data);
+    assert.deepEqual(all.map((r) => r.status), [200]);
+  });
+  it('answers CONNECT (this is no proxy) with the 405 envelope and Allow, after earlier pipelined responses, and logs it', async () => {
+    const ping = 'GET /v1/ping HTTP/1.1\r\nHost: x\r\n\r\n';
+    const all = responses((await raw(server.url, ping + ping + 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n')).data);
+    assert.deepEqual(all.map((x) => x.status), [200, 200, 405]);
+    const r = all[2];
     const e = assertEnvelope(r, 405, 'method_not_allowed');
     assert.equal(r.headers.allow, 'GET, HEAD');
     assert.ok(r.headers.date, 'a Date header, as on every response');
