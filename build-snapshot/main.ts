@@ -8,7 +8,12 @@ import { FullTextBuilder } from './fts-worker.ts';
 const usage = 'usage: npm run build-snapshot -- [--source DIR (default data)] [--out FILE (default data/snapshot.db)]';
 let args;
 try {
-  args = parseArgs({ options: { source: { type: 'string', default: 'data' }, out: { type: 'string', default: 'data/snapshot.db' }, help: { type: 'boolean' } }, strict: true, allowPositionals: false }).values;
+  const parsed = parseArgs({ options: { source: { type: 'string', default: 'data' }, out: { type: 'string', default: 'data/snapshot.db' }, help: { type: 'boolean' } }, strict: true, allowPositionals: false, tokens: true });
+  // parseArgs keeps the last of a repeated option silently: "--out a --out b" would write b.
+  const names = parsed.tokens.filter((t) => t.kind === 'option').map((t) => (t as { name: string }).name);
+  const twice = names.find((n, i) => names.indexOf(n) !== i);
+  if (twice) throw new Error(`--${twice} is given more than once`);
+  args = parsed.values;
 } catch (e) {
   console.error(`build-snapshot: ${(e as Error).message}\n${usage}`);
   process.exit(2);

@@ -417,6 +417,11 @@ describe('snapshot compiler: command line', () => {
     assert.equal(r.status, 2);
     assert.match(r.stderr, /usage: npm run build-snapshot/);
   });
+  it('exits 2 on a repeated option (parseArgs would keep the last one silently)', () => {
+    const r = cli(['--out', join(tempDir(), 'a.db'), '--out', join(tempDir(), 'b.db')]);
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /--out is given more than once\n.*usage: npm run build-snapshot/s);
+  });
   it('exits 2 on an empty --out or --source (a variable that was not set)', () => {
     for (const [flag, args] of [['out', ['--out', '']], ['source', ['--source', ' ']]] as const) {
       const r = cli([...args]);

@@ -118,6 +118,8 @@ describe('npm run keys', () => {
       [['create', '--name', 'x', '--expires-at', '2099-04-31T12:00:00Z'], /--expires-at must be an ISO-8601/],
       [['create', '--name', 'x', 'extra'], /no positional arguments/],
       [['create', '--name', 'x', '--bogus'], /Unknown option '--bogus'/],
+      [['create', '--name', 'a', '--name', 'b'], /--name is given more than once/],
+      [['create', '--name', 'a', '--expires-at', '2099-01-01', '--expires-at=2098-01-01'], /--expires-at is given more than once/],
       [['list', 'extra'], /list takes no arguments/],
       [['list', '--name', 'x'], /takes no --name/],
       [['disable'], /needs exactly one key id/],
