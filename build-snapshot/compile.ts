@@ -197,7 +197,7 @@ async function build1(opts: BuildOptions, state: { stopped: boolean }): Promise<
         // build's problem, not the source file's.
         fullText = new FullTextBuilder(fullTextPathFor(tmp), db, startWorker);
         try {
-          res = await loadListings(db, writer, fullText, file, r.file, [...ids.get('owners')!], locations, locationText(heldLocations), report, (n) => log(`  ${r.file}: ${n.toLocaleString('en')} lines`), log);
+          res = await loadListings(writer, fullText, file, r.file, [...ids.get('owners')!], locations, locationText(heldLocations), report, (n) => log(`  ${r.file}: ${n.toLocaleString('en')} lines`), log);
         } catch (e) {
           // Reading the file (the parser thread) is the source's problem; anything else (writing the rows, the
           // full-text worker) is the build's, reported as such by the catch around build().
@@ -354,7 +354,7 @@ function locationText(held: Record<string, unknown>[]): [string, string][] {
  * acknowledgement per batch keeps at most a few batches in memory.
  */
 function loadListings(
-  db: Database.Database, writer: TableWriter, fullText: FullTextBuilder, file: string, displayName: string, ownerIds: string[],
+  writer: TableWriter, fullText: FullTextBuilder, file: string, displayName: string, ownerIds: string[],
   locations: Map<string, LocInfo>, text: [string, string][], report: Report, progress: (lines: number) => void,
   progressNote: (line: string) => void,
 ): Promise<Done> {

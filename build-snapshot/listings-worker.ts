@@ -6,7 +6,7 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import * as v from 'valibot';
 import { ListingSource } from './source-schema.ts';
-import { describeIssues, LineSplitter, malformed, NOT_UTF8, OVERLONG, OVERLONG_REASON, Utf8Check, type Problem } from './read-source.ts';
+import { ChunkLines, describeIssues, malformed, NOT_UTF8, OVERLONG, OVERLONG_REASON, type Problem } from './read-source.ts';
 import { IdIndex } from './id-index.ts';
 import { CohortCollector } from './derive.ts';
 // One worker entry for both kinds of worker (the bundle ships one worker file): this one, kind 'listings',
@@ -95,29 +95,22 @@ async function run(job: ListingsJob) {
   // 291 MB/s on this source); ignoreBOM keeps a byte-order mark in the text, as the other files are read.
   const fd = openSync(job.file, 'r');
   const chunk = Buffer.allocUnsafe(4 << 20);
-  const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
-  const check = new Utf8Check();
-  const lines = new LineSplitter();
+  const chunks = new ChunkLines(hash);
   /** Takes one line; true when the batch is full (awaited only then: an await per line costs ~0.4 µs). */
-  const take = (text: string | typeof OVERLONG): boolean => {
+  const take = (line: { text: string | typeof OVERLONG; utf8: boolean }): boolean => {
     lineNo++;
-    if (text === OVERLONG) problem('(record)', OVERLONG_REASON);
-    else onLine(text);
+    utf8 = line.utf8;
+    if (line.text === OVERLONG) problem('(record)', OVERLONG_REASON);
+    else onLine(line.text);
     return batch.recs.length >= BATCH || batch.problems.length >= BATCH;
   };
   try {
     for (;;) {
       const n = readSync(fd, chunk, 0, chunk.length, null);
       if (n === 0) break;
-      const data = chunk.subarray(0, n);
-      hash.update(data);
-      utf8 = check.push(data);
-      for (const text of lines.push(decoder.decode(data, { stream: true }))) if (take(text)) await flush();
+      for (const line of chunks.push(chunk.subarray(0, n))) if (take(line)) await flush();
     }
-    const tail = decoder.decode();
-    utf8 = check.end();
-    for (const text of lines.push(tail)) if (take(text)) await flush();
-    for (const text of lines.end()) if (take(text)) await flush();
+    for (const line of chunks.end()) if (take(line)) await flush();
   } finally {
     closeSync(fd);
   }

@@ -1,5 +1,5 @@
 // CLI: npm run build-snapshot -- [--source DIR] [--out FILE]. Exit 0 on success, 1 on bad data, 2 on bad arguments.
-import { parseArgs } from 'node:util';
+import { parseCliArgs } from '../src/cli-args.ts';
 import { buildSnapshot, hasReplaced, removeTemp, stopBuilds, tempPathFor } from './compile.ts';
 import { FullTextBuilder } from './fts-worker.ts';
 
@@ -8,12 +8,7 @@ import { FullTextBuilder } from './fts-worker.ts';
 const usage = 'usage: npm run build-snapshot -- [--source DIR (default data)] [--out FILE (default data/snapshot.db)]';
 let args;
 try {
-  const parsed = parseArgs({ options: { source: { type: 'string', default: 'data' }, out: { type: 'string', default: 'data/snapshot.db' }, help: { type: 'boolean' } }, strict: true, allowPositionals: false, tokens: true });
-  // parseArgs keeps the last of a repeated option silently: "--out a --out b" would write b.
-  const names = parsed.tokens.filter((t) => t.kind === 'option').map((t) => (t as { name: string }).name);
-  const twice = names.find((n, i) => names.indexOf(n) !== i);
-  if (twice) throw new Error(`--${twice} is given more than once`);
-  args = parsed.values;
+  args = parseCliArgs({ options: { source: { type: 'string', default: 'data' }, out: { type: 'string', default: 'data/snapshot.db' }, help: { type: 'boolean' } }, strict: true, allowPositionals: false }).values;
 } catch (e) {
   console.error(`build-snapshot: ${(e as Error).message}\n${usage}`);
   process.exit(2);

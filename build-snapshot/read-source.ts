@@ -108,30 +108,46 @@ export class LineSplitter {
 }
 
 /**
+ * Raw chunks of a source file in, lines out: every byte goes into `hash`, is decoded (a character cut at a
+ * chunk's end is carried over) and split, and each line comes with whether its chunk's completed lines
+ * were valid UTF-8. Used by fileLines (the main thread's reads) and the listings parser thread (its own).
+ */
+export class ChunkLines {
+  // ignoreBOM: a byte-order mark stays in the text, so that the first line can be reported for it.
+  private readonly decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+  private readonly check = new Utf8Check();
+  private readonly lines = new LineSplitter();
+  constructor(private readonly hash: Hash) {}
+  /** The lines the next chunk completes. */
+  *push(data: Buffer): Generator<{ text: string | typeof OVERLONG; utf8: boolean }> {
+    this.hash.update(data);
+    const utf8 = this.check.push(data);
+    for (const text of this.lines.push(this.decoder.decode(data, { stream: true }))) yield { text, utf8 };
+  }
+  /** The rest, at the end of the file. */
+  *end(): Generator<{ text: string | typeof OVERLONG; utf8: boolean }> {
+    const tail = this.decoder.decode();
+    const utf8 = this.check.end();
+    for (const text of this.lines.push(tail)) yield { text, utf8 };
+    for (const text of this.lines.end()) yield { text, utf8 };
+  }
+}
+
+/**
  * The lines of a file, read in 1 MiB chunks without blocking the thread (a source that blocks, such as a
- * FIFO or a hung network file system, leaves the process able to handle a signal), each with whether its
- * chunk was valid UTF-8; every byte also goes into `hash`.
+ * FIFO or a hung network file system, leaves the process able to handle a signal).
  */
 export async function* fileLines(path: string, hash: Hash): AsyncGenerator<{ text: string | typeof OVERLONG; utf8: boolean }> {
   const fh = await open(path, 'r');
   try {
     const buf = Buffer.allocUnsafe(1 << 20);
-    // ignoreBOM: a byte-order mark stays in the text, so that the first line can be reported for it.
-    const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
-    const check = new Utf8Check();
-    const lines = new LineSplitter();
+    const chunks = new ChunkLines(hash);
     for (;;) {
       const { bytesRead } = await fh.read(buf, 0, buf.length, null);
       if (bytesRead === 0) break;
-      const data = buf.subarray(0, bytesRead);
-      hash.update(data);
-      const utf8 = check.push(data);
-      for (const text of lines.push(decoder.decode(data, { stream: true }))) yield { text, utf8 };
+      yield* chunks.push(buf.subarray(0, bytesRead));
     }
-    const tail = decoder.decode();
-    const utf8 = check.end();
-    for (const text of lines.push(tail)) yield { text, utf8 };
-    for (const text of lines.end()) yield { text, utf8 };
+    yield* chunks.end();
   } finally {
     await fh.close();
   }

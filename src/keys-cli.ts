@@ -1,5 +1,5 @@
 // The operator's key command: create, list, disable, enable, revoke keys in the key store at KEYS_PATH.
-import { parseArgs } from 'node:util';
+import { parseCliArgs } from './cli-args.ts';
 import { SETTINGS } from './config.ts';
 import { changeKey, createKey, KeyStoreError, listKeys, openKeyStore } from './keys.ts';
 import { isRealDate } from './query.ts';
@@ -40,16 +40,9 @@ function run(argv: string[], env: Record<string, string | undefined>, out: (s: s
   try {
     let parsed;
     try {
-      parsed = parseArgs({ args: argv, allowPositionals: true, strict: true, tokens: true, options: { name: { type: 'string' }, 'expires-at': { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+      parsed = parseCliArgs({ args: argv, allowPositionals: true, strict: true, options: { name: { type: 'string' }, 'expires-at': { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
     } catch (e) {
       throw new UsageError((e as Error).message);
-    }
-    // parseArgs keeps the last of a repeated option silently: "--name a --name b" would name the key b.
-    const seen = new Set<string>();
-    for (const t of parsed.tokens) {
-      if (t.kind !== 'option') continue;
-      if (seen.has(t.name)) throw new UsageError(`--${t.name} is given more than once`);
-      seen.add(t.name);
     }
     const { values, positionals } = parsed;
     if (values.help) { out(USAGE); return 0; }

@@ -8,6 +8,14 @@ export const SCHEMA_VERSION = 7;
 export class SnapshotError extends Error {}
 
 /** The schema version recorded in a snapshot file, or null when it cannot be read as a snapshot. */
+/**
+ * Whether an error of opening or reading a database says something about the file (SQLite's own errors,
+ * a folder that does not exist): anything else (the native addon failed to load, a missing module) is
+ * the real error, not "this is not a snapshot".
+ */
+const aboutTheFile = (e: unknown): boolean =>
+  String((e as { code?: unknown })?.code ?? '').startsWith('SQLITE_') || /directory does not exist/.test(String((e as Error)?.message));
+
 export function snapshotSchemaVersion(path: string): number | null {
   let db: Database.Database | undefined;
   try {
@@ -15,10 +23,7 @@ export function snapshotSchemaVersion(path: string): number | null {
     const v = db.prepare("SELECT value FROM snapshot_meta WHERE key = 'schema_version'").pluck().get();
     return v === undefined ? null : Number(v);
   } catch (e) {
-    // Only SQLite's answer "this is not a snapshot" (not a database, no snapshot_meta, unreadable) means
-    // null; anything else (the native addon failed to load, a missing module) is the real error, not a
-    // misleading "not a snapshot".
-    if (typeof (e as { code?: unknown })?.code === 'string' && ((e as { code: string }).code.startsWith('SQLITE_'))) return null;
+    if (aboutTheFile(e)) return null; // not a database, no snapshot_meta, unreadable
     throw e;
   } finally {
     db?.close();
@@ -47,8 +52,7 @@ function open(path: string, preparers: Set<Preparer<unknown>>, nativeBinding?: s
   try {
     db = new Database(path, { readonly: true, fileMustExist: true, timeout: 100, ...(nativeBinding ? { nativeBinding } : {}) });
   } catch (e) {
-    // Only SQLite's own errors say something about the file; a native addon that fails to load is itself.
-    if (!String((e as { code?: unknown })?.code ?? '').startsWith('SQLITE_') && !/directory does not exist/.test((e as Error).message)) throw e;
+    if (!aboutTheFile(e)) throw e;
     throw new SnapshotError(`cannot open snapshot ${path}: ${(e as Error).message}`);
   }
   try {
