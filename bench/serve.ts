@@ -164,12 +164,25 @@ function memory(pid: number) {
 
 // ------------------------------------------------------------------------------------------ load
 
-interface Run { rps: number; p50_ms: number; p99_ms: number; mean_ms: number; max_ms: number; ok: number; non2xx: number; errors: number; timeouts: number; seconds: number }
+interface Run {
+  rps: number; p50_ms: number; p99_ms: number; mean_ms: number; max_ms: number; ok: number; non2xx: number; errors: number; timeouts: number; seconds: number;
+  /** CPU time (user + system) per answered request: of the server process, and of this process (autocannon). */
+  server_cpu_us: number; client_cpu_us: number;
+}
+
+/** User + system CPU seconds a process has used so far (/proc/PID/stat, in clock ticks of 10 ms). */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // the command name may hold spaces
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime (fields 14 and 15 of the whole line)
+}
 
 /** One bounded autocannon run. Latencies are recorded per response at full resolution (autocannon's own histogram
  * rounds to 1 ms); sampleInt 100 because autocannon checks its deadline only once per sample interval. */
-function load(url: string, seconds: number, key: string): Promise<Run> {
+function load(url: string, seconds: number, key: string, serverPid: number): Promise<Run> {
   return new Promise((resolve, reject) => {
+    const cpu0 = cpuSeconds(serverPid);
+    const own0 = process.cpuUsage();
     let lat = new Float64Array(1 << 16);
     let n = 0;
     let non2xx = 0;
@@ -177,10 +190,13 @@ function load(url: string, seconds: number, key: string): Promise<Run> {
     const inst = autocannon({ url, connections: opt.connections, duration: seconds, sampleInt: 100, timeout: 10, headers: { authorization: `Bearer ${key}` } }, (err, res) => {
       if (err) return reject(err);
       const elapsed = (performance.now() - t0) / 1000;
+      const server_cpu_us = n ? ((cpuSeconds(serverPid) - cpu0) * 1e6) / n : NaN;
+      const own = process.cpuUsage(own0);
+      const client_cpu_us = n ? (own.user + own.system) / n : NaN;
       const s = lat.subarray(0, n).sort();
       let sum = 0;
       for (let i = 0; i < n; i++) sum += s[i];
-      resolve({ rps: n / elapsed, p50_ms: pct(s, 50), p99_ms: pct(s, 99), mean_ms: n ? sum / n : NaN, max_ms: n ? s[n - 1] : NaN, ok: n, non2xx, errors: res.errors, timeouts: res.timeouts, seconds: elapsed });
+      resolve({ rps: n / elapsed, p50_ms: pct(s, 50), p99_ms: pct(s, 99), mean_ms: n ? sum / n : NaN, max_ms: n ? s[n - 1] : NaN, ok: n, non2xx, errors: res.errors, timeouts: res.timeouts, seconds: elapsed, server_cpu_us, client_cpu_us });
     });
     inst.on('response', (_c, status, _bytes, ms) => {
       if (status < 200 || status > 299) { non2xx++; return; }
@@ -213,6 +229,8 @@ interface ScenarioResult {
   rounds: { ours: Run; ref: Run; eld: Record<string, number | null>; drain_ms: number }[];
   ours_rps: number; ref_rps: number; ratio: number; ours_p50_ms: number; ours_p99_ms: number; ref_p50_ms: number; ref_p99_ms: number;
   eld_p99_ms: number | null; problems: string[];
+  /** Medians of the rounds: server CPU µs per request, ours and the reference's; autocannon's (this process) against ours. */
+  ours_cpu_us: number; ref_cpu_us: number; client_cpu_us: number;
 }
 
 async function main() {
@@ -322,7 +340,7 @@ async function main() {
     const body = Buffer.from(await res.arrayBuffer());
     const r: ScenarioResult = {
       name: s.name, group: s.group, path: s.path, status: res.status, body_bytes: body.length, note: s.note, rounds: [],
-      ours_rps: NaN, ref_rps: NaN, ratio: NaN, ours_p50_ms: NaN, ours_p99_ms: NaN, ref_p50_ms: NaN, ref_p99_ms: NaN, eld_p99_ms: null, problems: [],
+      ours_rps: NaN, ref_rps: NaN, ratio: NaN, ours_p50_ms: NaN, ours_p99_ms: NaN, ref_p50_ms: NaN, ref_p99_ms: NaN, eld_p99_ms: null, problems: [], ours_cpu_us: NaN, ref_cpu_us: NaN, client_cpu_us: NaN,
     };
     results.push(r);
     if (res.status !== 200) {
@@ -353,14 +371,14 @@ async function main() {
   for (const [i, r] of live.entries()) {
     const ours = srv.url + r.path;
     const theirs = refUrl + r.path;
-    if (opt.warmup > 0) { await load(ours, opt.warmup, key); await settle(srv.url); await load(theirs, opt.warmup, key); }
+    if (opt.warmup > 0) { await load(ours, opt.warmup, key, server.proc.pid!); await settle(srv.url); await load(theirs, opt.warmup, key, ref.proc.pid!); }
     for (let k = 0; k < opt.rounds; k++) {
       await eldCmd('start');
-      const o = await load(ours, opt.duration, key);
+      const o = await load(ours, opt.duration, key, server.proc.pid!);
       rssPeakSampled = Math.max(rssPeakSampled, memory(server.proc.pid!).rss_mb);
       const drain_ms = await settle(srv.url); // the backlog is load too: the delay window closes after it
       lastEld = await eldCmd('stop');
-      const f = await load(theirs, opt.duration, key);
+      const f = await load(theirs, opt.duration, key, ref.proc.pid!);
       r.rounds.push({ ours: o, ref: f, eld: lastEld.window as Record<string, number | null>, drain_ms });
       for (const [who, run] of [['ours', o], ['reference', f]] as const) {
         if (run.non2xx || run.errors || run.timeouts) r.problems.push(`${who} round ${k + 1}: ${run.non2xx} non-2xx, ${run.errors} errors, ${run.timeouts} timeouts`);
@@ -372,7 +390,8 @@ async function main() {
     r.ours_p50_ms = med((x) => x.ours.p50_ms); r.ours_p99_ms = med((x) => x.ours.p99_ms);
     r.ref_p50_ms = med((x) => x.ref.p50_ms); r.ref_p99_ms = med((x) => x.ref.p99_ms);
     r.eld_p99_ms = med((x) => x.eld.p99_ms ?? NaN);
-    say(`  [${i + 1}/${live.length}] ${pad(r.name, 46)} ${lpad(r.ours_rps.toFixed(0), 7)} req/s  ratio ${r.ratio.toFixed(2)}${r.problems.length ? '  PROBLEMS: ' + r.problems.join('; ') : ''}`);
+    r.ours_cpu_us = med((x) => x.ours.server_cpu_us); r.ref_cpu_us = med((x) => x.ref.server_cpu_us); r.client_cpu_us = med((x) => x.ours.client_cpu_us);
+    say(`  [${i + 1}/${live.length}] ${pad(r.name, 46)} ${lpad(r.ours_rps.toFixed(0), 7)} req/s  ratio ${r.ratio.toFixed(2)}  server CPU ${r.ours_cpu_us.toFixed(0)} µs/req (reference ${r.ref_cpu_us.toFixed(0)}), autocannon ${r.client_cpu_us.toFixed(0)}${r.problems.length ? '  PROBLEMS: ' + r.problems.join('; ') : ''}`);
   }
   const mem = memory(server.proc.pid!);
   const eldOverall = (lastEld?.overall ?? null) as Record<string, number | null> | null;
@@ -411,14 +430,15 @@ async function main() {
   const out: string[] = [];
   out.push(`HTTP load: ${opt.listings.toLocaleString('en')} listings, ${opt.connections} connections, ${opt.rounds} × ${opt.duration} s per side (medians of rounds), loopback, ${cpus().length} CPUs, node ${process.version}`);
   out.push(`ratio = our req/s ÷ req/s of a bare node:http server replaying the same bytes; ELD = server event-loop delay p99 during our runs`);
-  out.push(`${pad('scenario', 46)} ${lpad('bytes', 7)} ${lpad('req/s', 8)} ${lpad('p50 ms', 7)} ${lpad('p99 ms', 8)} ${lpad('ref req/s', 9)} ${lpad('ratio', 6)} ${lpad('ELD p99', 8)} ${lpad('Δ last', 7)}  target`);
+  out.push(`CPU µs = server process CPU time (user + system) per answered request, ours / the reference's`);
+  out.push(`${pad('scenario', 46)} ${lpad('bytes', 7)} ${lpad('req/s', 8)} ${lpad('p50 ms', 7)} ${lpad('p99 ms', 8)} ${lpad('ref req/s', 9)} ${lpad('ratio', 6)} ${lpad('CPU µs', 9)} ${lpad('ELD p99', 8)} ${lpad('Δ last', 7)}  target`);
   for (const r of results) {
     if (r.skipped) { out.push(`${pad(r.name, 46)} SKIPPED (${r.skipped.slice(0, 80)})`); continue; }
     const t = targetOf(r);
     const v = t === null ? '' : `≥ ${t.toFixed(2)} ${verdict(r.ratio, t, 'min', '%').text}`;
     const prev = prevRps.get(r.name);
     const delta = prev ? `${r.ours_rps >= prev ? '+' : ''}${(((r.ours_rps - prev) / prev) * 100).toFixed(0)}%` : '';
-    out.push(`${pad(r.name, 46)} ${lpad(String(r.body_bytes), 7)} ${lpad(r.ours_rps.toFixed(0), 8)} ${lpad(fmt(r.ours_p50_ms), 7)} ${lpad(fmt(r.ours_p99_ms), 8)} ${lpad(r.ref_rps.toFixed(0), 9)} ${lpad(fmt(r.ratio), 6)} ${lpad(fmt(r.eld_p99_ms, 1), 8)} ${lpad(delta, 7)}  ${v}${r.problems.length ? '  ! ' + r.problems.length + ' problem(s)' : ''}${median(r.rounds.map((x) => x.drain_ms)) > 1000 ? `  (backlog drained ${(median(r.rounds.map((x) => x.drain_ms)) / 1000).toFixed(1)} s after each run)` : ''}`);
+    out.push(`${pad(r.name, 46)} ${lpad(String(r.body_bytes), 7)} ${lpad(r.ours_rps.toFixed(0), 8)} ${lpad(fmt(r.ours_p50_ms), 7)} ${lpad(fmt(r.ours_p99_ms), 8)} ${lpad(r.ref_rps.toFixed(0), 9)} ${lpad(fmt(r.ratio), 6)} ${lpad(`${r.ours_cpu_us.toFixed(0)}/${r.ref_cpu_us.toFixed(0)}`, 9)} ${lpad(fmt(r.eld_p99_ms, 1), 8)} ${lpad(delta, 7)}  ${v}${r.problems.length ? '  ! ' + r.problems.length + ' problem(s)' : ''}${median(r.rounds.map((x) => x.drain_ms)) > 1000 ? `  (backlog drained ${(median(r.rounds.map((x) => x.drain_ms)) / 1000).toFixed(1)} s after each run)` : ''}`);
   }
   if (fuzz) out.push('', formatFuzz(fuzz, false));
   if (fuzzError) out.push('', `!!! query fuzz failed: ${fuzzError.split('\n').slice(0, 8).join('\n    ')}`);
