@@ -2,12 +2,13 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
-import { copyFileSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { copyFileSync, renameSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { connect } from 'node:net';
 import { buildTestSnapshot, issueKey, startServer, tempDir, type TestServer } from './helpers.ts';
-import { digestKey, generateKey, isWellFormedKey, KEY_PATTERN, parseBearer, UNAUTHORIZED_MESSAGE } from '../src/auth.ts';
-import { changeKey, openKeyStore } from '../src/keys.ts';
+import { digestKey, digestKeyBase64, generateKey, isWellFormedKey, KEY_PATTERN, parseBearer, UNAUTHORIZED_MESSAGE } from '../src/auth.ts';
+import { changeKey, KeyReader, openKeyStore } from '../src/keys.ts';
+import { ApiError } from '../src/errors.ts';
 import { addressBucket, createLimits } from '../src/rate-limit.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -289,6 +290,35 @@ describe('fail closed: the key store', () => {
       await sleep(60);
       assert.equal((await server.get('/v1/listings')).status, 200, 'recovered in rollback mode');
     } finally { await server.close(); }
+  });
+
+  it('asks whether the key store changed once per event-loop turn, and sees a change from the next turn on', async () => {
+    const dir = tempDir();
+    const path = `${dir}/keys.db`;
+    const k = issueKey(path);
+    const digest = digestKeyBase64(k.key);
+    const turn = () => new Promise((r) => setImmediate(r));
+    const reader = new KeyReader(path, { retryMs: 0 });
+    try {
+      assert.equal(reader.lookup(digest)?.revoked_at, null);
+      change(path, k.id, 'revoke');
+      assert.equal(reader.lookup(digest)?.revoked_at, null, 'within the turn the file is not asked again');
+      await turn();
+      assert.notEqual(reader.lookup(digest)?.revoked_at, null, 'the next turn sees the revocation');
+
+      const other = `${dir}/other.db`; // another store renamed into place (a restored backup): a new inode
+      const k2 = issueKey(other);
+      renameSync(other, path);
+      assert.equal(reader.lookup(digestKeyBase64(k2.key)), undefined, 'within the turn');
+      await turn();
+      assert.equal(reader.lookup(digestKeyBase64(k2.key))?.id, k2.id, 'the next turn reads the new file');
+      assert.equal(reader.lookup(digest), undefined, 'and forgets the old one');
+
+      rmSync(path);
+      await turn();
+      assert.throws(() => reader.lookup(digest), (e) => e instanceof ApiError && e.status === 503, 'a deleted store fails closed on the next turn');
+      assert.throws(() => reader.lookup(digest), (e) => e instanceof ApiError && e.status === 503, 'and within the same turn too');
+    } finally { reader.close(); }
   });
 
   it('answers 503 (not 500) for data while the snapshot is missing, with a valid key', async () => {
