@@ -292,13 +292,14 @@ describe('fail closed: the key store', () => {
     } finally { await server.close(); }
   });
 
-  it('asks whether the key store changed once per event-loop turn, and sees a change from the next turn on', async () => {
+  it('asks whether the key store changed once per event-loop turn (at most 1 ms apart), and sees a change from the next turn on', async () => {
     const dir = tempDir();
     const path = `${dir}/keys.db`;
     const k = issueKey(path);
     const digest = digestKeyBase64(k.key);
     const turn = () => new Promise((r) => setImmediate(r));
-    const reader = new KeyReader(path, { retryMs: 0 });
+    let clock = Date.now(); // stands still unless moved: the check is reused within one turn only up to 1 ms
+    const reader = new KeyReader(path, { retryMs: 0, now: () => clock });
     try {
       assert.equal(reader.lookup(digest)?.revoked_at, null);
       change(path, k.id, 'revoke');
@@ -313,6 +314,11 @@ describe('fail closed: the key store', () => {
       await turn();
       assert.equal(reader.lookup(digestKeyBase64(k2.key))?.id, k2.id, 'the next turn reads the new file');
       assert.equal(reader.lookup(digest), undefined, 'and forgets the old one');
+
+      change(path, k2.id, 'disable'); // a turn that lasts: a check is reused for at most a millisecond
+      assert.equal(reader.lookup(digestKeyBase64(k2.key))?.disabled_at, null, 'within the turn and the millisecond');
+      clock += 2;
+      assert.notEqual(reader.lookup(digestKeyBase64(k2.key))?.disabled_at, null, 'the same turn, 2 ms later');
 
       rmSync(path);
       await turn();
