@@ -1,6 +1,7 @@
 // Shared benchmark pieces: the cached snapshot (generate + compile only when missing), a seeded PRNG, percentiles, formatting.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 
 export const ROOT = resolve(import.meta.dirname, '..');
@@ -125,3 +126,39 @@ export function verdict(value: number, target: number, kind: 'min' | 'max', unit
 export const isMain = (metaUrl: string) => !!process.argv[1] && resolve(process.argv[1]) === resolve(new URL(metaUrl).pathname);
 
 export const stamp = () => new Date().toISOString().replace(/[:.]/g, '-');
+
+/**
+ * How fast this machine is right now: milliseconds for a fixed single-threaded workload shaped like the
+ * compiler's and the server's (JSON parse and serialise of a listing-sized record, a SHA-256), the median
+ * of three rounds. On a shared VM the same code's figures move by half between quiet and busy hours
+ * without any steal time showing in /proc/stat (a busy neighbour on the same physical core slows every
+ * instruction instead); printed before and after a benchmark, it tells a slow machine from slow code.
+ */
+export function speedCheck(): number {
+  const text = JSON.stringify({
+    id: 'lst_0000001', title: { en: 'Sunny 2-room apartment in The Hague', nl: 'Zonnig 2-kamerappartement in Den Haag' },
+    description: { en: 'Apartment of 80 m² with 2 rooms. '.repeat(12) }, price_eur: 1550, size_m2: 80, rooms: 2,
+    images: Array.from({ length: 5 }, (_, i) => `https://images.example.nl/listings/lst_0000001/${i + 1}.jpg`),
+    attributes: { year_built: 1981, floor: 3 }, created_at: '2025-04-06T08:55:12Z', updated_at: '2025-05-11T02:07:07Z',
+  });
+  const rounds: number[] = [];
+  for (let r = 0; r < 3; r++) {
+    const t0 = performance.now();
+    let n = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const o = JSON.parse(text) as { rooms: number };
+      o.rooms = i;
+      n += createHash('sha256').update(JSON.stringify(o)).digest()[0];
+    }
+    if (n < 0) throw new Error('unreachable'); // keeps the loop's work observable
+    rounds.push(performance.now() - t0);
+  }
+  return median(rounds);
+}
+
+/** CPU seconds (user + system) of this process's children that have ended (/proc/self/stat cutime + cstime). */
+export function childCpuSeconds(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[13]) + Number(f[14])) / 100; // fields 16 and 17 of the whole line, in 10 ms ticks
+}

@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
 import { BUNDLE_OPTIONS } from '../scripts/bundle-options.ts';
 import { createKey, openKeyStore } from '../src/keys.ts';
-import { CACHE, ensureSnapshot, fmt, lpad, median, pad, pct, RESULTS, ROOT, stamp, verdict, waitForOtherBuild } from './common.ts';
+import { CACHE, ensureSnapshot, fmt, lpad, median, pad, pct, RESULTS, ROOT, speedCheck, stamp, verdict, waitForOtherBuild } from './common.ts';
 import { formatFuzz, runQueryFuzz, SHAPE_TARGET_MS, type FuzzReport } from './queries.ts';
 import { pick, scenarios, type Scenario } from './scenarios.ts';
 
@@ -240,6 +240,7 @@ async function main() {
   let list = scenarios(picks);
   if (opt.only) list = list.filter((s) => opt.only!.some((o) => s.name.toLowerCase().includes(o)));
   const loadBefore = loadavg();
+  const speedBefore = speedCheck();
   const perScenario = 2 * opt.warmup + opt.rounds * 2 * opt.duration + 0.3;
   const expected = list.length * perScenario + (opt.skipFuzz ? 0 : 2 * opt.fuzzBudget + 15) + opt.coldRuns * 2 + 10;
   setTimeout(() => { say(`bench: watchdog: still running after ${Math.round(2 * expected + 300)} s; stopping`); process.exit(3); }, (2 * expected + 300) * 1000).unref();
@@ -464,12 +465,14 @@ async function main() {
   if (problems.length) out.push('', `!!! ${problems.length} scenario(s) skipped or with errors: ${problems.map((r) => r.name).join('; ')}`);
   const wall = (Date.now() - started) / 1000;
   const loadAfter = loadavg();
+  const speedAfter = speedCheck();
   out.push('', `wall time ${(wall / 60).toFixed(1)} min; load average before ${loadBefore.map((x) => x.toFixed(2)).join(' ')}, after ${loadAfter.map((x) => x.toFixed(2)).join(' ')} (other work on the machine skews every figure)`);
+  out.push(`machine speed check (bench/README.md): ${speedBefore.toFixed(0)} ms before, ${speedAfter.toFixed(0)} ms after (lower is faster)`);
   console.log('\n' + out.join('\n'));
 
   const json = {
     at: new Date().toISOString(), listings: opt.listings, seed: opt.seed, quick, options: opt, wall_s: wall,
-    machine: { cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version, loadavg_before: loadBefore, loadavg_after: loadAfter },
+    machine: { cpus: cpus().length, cpu: cpus()[0]?.model, node: process.version, loadavg_before: loadBefore, loadavg_after: loadAfter, speed_check_ms: { before: +speedBefore.toFixed(0), after: +speedAfter.toFixed(0) } },
     snapshot: { path: dbPath, bytes: statSync(dbPath).size }, picks, targets: TARGETS,
     cold_start_ms: { main_runs: cold, main_median: coldMedian, wrapper: srv.ms, bundle_runs: bundleCold, bundle_median: bundleCold.length ? median(bundleCold) : null, bundle_note: bundleNote, empty_node: nodeBaseline, empty_node_tsx: tsxBaseline },
     memory: { load_server: loadForm, idle_rss_mb: rssIdle.rss_mb, after_load_rss_mb: mem.rss_mb, peak_hwm_mb: mem.hwm_mb, max_sampled_rss_mb: rssPeakSampled, idle_at_first_200: idle, after_last_run: lastEld?.memory ?? null },
