@@ -130,7 +130,7 @@ export const stamp = () => new Date().toISOString().replace(/[:.]/g, '-');
 /**
  * How fast this machine is right now: milliseconds for a fixed single-threaded workload shaped like the
  * compiler's and the server's (JSON parse and serialise of a listing-sized record, a SHA-256), the median
- * of three rounds. On a shared VM the same code's figures move by half between quiet and busy hours
+ * of five rounds. On a shared VM the same code's figures move by half between quiet and busy hours
  * without any steal time showing in /proc/stat (a busy neighbour on the same physical core slows every
  * instruction instead); printed before and after a benchmark, it tells a slow machine from slow code.
  */
@@ -142,7 +142,7 @@ export function speedCheck(): number {
     attributes: { year_built: 1981, floor: 3 }, created_at: '2025-04-06T08:55:12Z', updated_at: '2025-05-11T02:07:07Z',
   });
   const rounds: number[] = [];
-  for (let r = 0; r < 3; r++) {
+  for (let r = 0; r < 5; r++) {
     const t0 = performance.now();
     let n = 0;
     for (let i = 0; i < 20_000; i++) {
