@@ -66,9 +66,10 @@ export const unauthorized = () => new ApiError('unauthorized', UNAUTHORIZED_MESS
 
 /**
  * The key id for a usable key, or null for every kind of failure (the caller answers one 401).
- * The lookup is by digest through a unique index on every request, with no cache, so a disabled or
- * revoked key fails on its very next request. No secret-dependent comparison happens here: the index
- * lookup compares digests of the presented key, which reveal nothing useful about stored keys.
+ * The lookup is by digest in the key reader's map (src/keys.ts), which re-reads the key store when the
+ * file changed, so a disabled or revoked key fails on its very next request. No secret-dependent
+ * comparison happens here: the map lookup compares digests of the presented key, which reveal nothing
+ * useful about stored keys.
  */
 export function authenticate(header: string | undefined, lookup: KeyLookup, now: number): string | null {
   const key = parseBearer(header);

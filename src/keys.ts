@@ -109,8 +109,8 @@ export function changeKey(db: Database.Database, id: string, action: 'disable' |
 const unavailable = () => new ApiError('service_unavailable', 'The key store is unavailable; try again shortly.', { 'Retry-After': '1' });
 const isBusy = (e: unknown) => /^SQLITE_(BUSY|LOCKED)/.test(String((e as { code?: unknown })?.code ?? ''));
 
-/** The longest a key-store check is reused within one event-loop turn (see KeyReader.lookup). */
-const REUSE_CHECK_MS = 1;
+/** The longest the key store's stat is reused within one event-loop turn (see KeyReader.lookup). */
+const REUSE_STAT_MS = 1;
 
 /** Which file is at `path` now (device and inode), or null when there is none. */
 function fileIdentity(path: string): string | null {
@@ -119,19 +119,20 @@ function fileIdentity(path: string): string | null {
 
 /**
  * The server's view of the key store: every key's digest and status, held in memory and re-read
- * whenever the file changes, so no key ever outlives a change by more than the requests in flight.
+ * whenever the file changes. A change written in place (the keys command) applies to every request
+ * read after its commit; another file renamed into place (a restored backup) to every request read in
+ * a later event-loop turn or at least REUSE_STAT_MS later (see lookup).
  *
- * "Changed" is decided once per event-loop turn that has a request (see check) with two cheap system calls instead of an SQLite read transaction
- * (about eight: locks, hot-journal checks, header read): `stat` tells whether another file was renamed
- * into place (new inode), and a 4-byte read of the SQLite header's file change counter (offset 24) tells
+ * "Changed" is decided with two cheap system calls instead of an SQLite read transaction (about
+ * eight: locks, hot-journal checks, header read): `stat` tells whether another file was renamed into
+ * place (new inode), and a 4-byte read of the SQLite header's file change counter (offset 24) tells
  * whether the file was written. SQLite increments that counter in every write transaction in rollback
  * journal mode, which is the mode `openKeyStore` sets; unlike mtime it cannot miss two writes within
  * one clock tick. The counter is read before the rows, so a write that lands in between only causes
  * one more reload.
  *
  * Fails closed: a missing, unreadable or locked store throws a 503 ApiError. After a failure the file is
- * re-read at most once per `retryMs`; a file replaced by rename (new inode) is read on the next request,
- * so a restored backup takes effect at once.
+ * re-read at most once per `retryMs`.
  */
 export class KeyReader {
   private keys: Map<string, KeyRecord> | null = null;
@@ -205,6 +206,7 @@ export class KeyReader {
     if (this.failure !== reason) this.opts.log?.({ level: 'error', msg: 'key store unavailable; failing closed', reason });
     this.failure = reason;
     this.keys = null;
+    this.statted = false;
     if (this.fd !== null) closeSync(this.fd);
     this.fd = null;
     throw unavailable();
@@ -212,22 +214,21 @@ export class KeyReader {
 
   /** The key's record by digest, or undefined; throws a 503 ApiError when the store cannot be read. */
   lookup = (digestBase64: string): KeyRecord | undefined => {
-    if (!this.checked || this.now() - this.checkedAt > REUSE_CHECK_MS) this.check();
+    if (this.keys === null || !this.statted || performance.now() - this.stattedAt >= REUSE_STAT_MS || this.readCounter(this.fd) !== this.counter) this.check();
     return this.keys!.get(digestBase64);
   };
 
   /**
-   * Whether the file changed is asked once per event-loop turn, not once per request: the requests
-   * node reads from its sockets in one turn (one poll) had arrived when the turn began, so a request
-   * sent after a change is read in a later turn and sees it. Under load a turn carries several
-   * requests, and the check's two system calls cost ~20 µs on this VM (~10 % of a listing detail's
-   * CPU). Two exceptions are bounded by REUSE_CHECK_MS: libuv polls again within one turn when over
-   * 1,024 sockets were ready, and a pipelining client's later request can ride in the same read as
-   * an earlier one.
+   * The two questions cost differently, so they are asked at different rates. "Was the file written?" (the
+   * 4-byte read of the change counter) is asked on every request: the keys command changes the store in
+   * place, so a disable or revoke applies to every request read after its commit, pipelined ones too.
+   * "Was another file renamed into place?" (a stat of the path: a restored backup) is asked once per
+   * event-loop turn that has a request, and at least every REUSE_STAT_MS: under load a turn carries
+   * several requests, and the stat cost ~10-20 µs of a listing detail's ~170 µs of CPU on this VM.
    */
-  private checked = false;
-  private checkedAt = 0;
-  private readonly nextTurn = () => { this.checked = false; };
+  private statted = false;
+  private stattedAt = 0;
+  private readonly nextTurn = () => { this.statted = false; };
 
   private check(): void {
     const ident = fileIdentity(this.path);
@@ -240,9 +241,9 @@ export class KeyReader {
         this.fail((e as Error).message);
       }
     }
-    if (!this.checked) setImmediate(this.nextTurn);
-    this.checked = true;
-    this.checkedAt = this.now();
+    if (!this.statted) setImmediate(this.nextTurn);
+    this.statted = true;
+    this.stattedAt = performance.now();
   }
 
   close() {
