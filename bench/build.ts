@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { childCpuSeconds, speedCheck } from './common.ts';
+import { procCpuSeconds, speedCheck } from './common.ts';
 
 const { values } = parseArgs({ options: { sizes: { type: 'string', default: '100000,1000000' }, seed: { type: 'string', default: '1' } } });
 const sizes = values.sizes!.split(',').map(Number);
@@ -24,11 +24,11 @@ for (const n of sizes) {
   }
   const out = join(cache, `snapshot-${n}-seed${values.seed}.db`);
   const t0 = process.hrtime.bigint();
-  const cpu0 = childCpuSeconds();
+  const cpu0 = procCpuSeconds('self', 'children');
   // As `npm run build-snapshot` runs it: two malloc arenas (README, "Where the time goes").
   const b = spawnSync(process.execPath, ['--import', 'tsx', 'build-snapshot/main.ts', '--source', src, '--out', out], { cwd: root, encoding: 'utf8', maxBuffer: 64 << 20, env: { ...process.env, MALLOC_ARENA_MAX: '2' } });
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-  const cpu = childCpuSeconds() - cpu0;
+  const cpu = procCpuSeconds('self', 'children') - cpu0;
   if (b.status !== 0) { console.error(b.stderr); throw new Error(`build failed for ${n}`); }
   const rss = Number(/peak RSS (\d+) MiB/.exec(b.stderr)?.[1]);
   const phases = b.stderr.split('\n').filter((l) => /^\[\d/.test(l)).join('\n    ');

@@ -156,9 +156,13 @@ export function speedCheck(): number {
   return median(rounds);
 }
 
-/** CPU seconds (user + system) of this process's children that have ended (/proc/self/stat cutime + cstime). */
-export function childCpuSeconds(): number {
-  const stat = readFileSync('/proc/self/stat', 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[13]) + Number(f[14])) / 100; // fields 16 and 17 of the whole line, in 10 ms ticks
+/**
+ * CPU seconds (user + system) from /proc/PID/stat: the process's own, or those of its children that have
+ * ended ('self', 'children': a compile spawned and waited for).
+ */
+export function procCpuSeconds(pid: number | 'self', of: 'own' | 'children' = 'own'): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // the command name may hold spaces
+  const i = of === 'own' ? 11 : 13; // utime, stime (fields 14, 15 of the whole line) or cutime, cstime (16, 17)
+  return (Number(f[i]) + Number(f[i + 1])) / 100; // clock ticks of 10 ms
 }

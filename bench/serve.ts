@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
 import { BUNDLE_OPTIONS } from '../scripts/bundle-options.ts';
 import { createKey, openKeyStore } from '../src/keys.ts';
-import { CACHE, ensureSnapshot, fmt, lpad, median, pad, pct, RESULTS, ROOT, speedCheck, stamp, verdict, waitForOtherBuild } from './common.ts';
+import { CACHE, ensureSnapshot, fmt, lpad, median, pad, pct, procCpuSeconds, RESULTS, ROOT, speedCheck, stamp, verdict, waitForOtherBuild } from './common.ts';
 import { formatFuzz, runQueryFuzz, SHAPE_TARGET_MS, type FuzzReport } from './queries.ts';
 import { pick, scenarios, type Scenario } from './scenarios.ts';
 
@@ -170,18 +170,11 @@ interface Run {
   server_cpu_us: number; client_cpu_us: number;
 }
 
-/** User + system CPU seconds a process has used so far (/proc/PID/stat, in clock ticks of 10 ms). */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // the command name may hold spaces
-  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime (fields 14 and 15 of the whole line)
-}
-
 /** One bounded autocannon run. Latencies are recorded per response at full resolution (autocannon's own histogram
  * rounds to 1 ms); sampleInt 100 because autocannon checks its deadline only once per sample interval. */
 function load(url: string, seconds: number, key: string, serverPid: number): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const cpu0 = cpuSeconds(serverPid);
+    const cpu0 = procCpuSeconds(serverPid);
     const own0 = process.cpuUsage();
     let lat = new Float64Array(1 << 16);
     let n = 0;
@@ -190,7 +183,7 @@ function load(url: string, seconds: number, key: string, serverPid: number): Pro
     const inst = autocannon({ url, connections: opt.connections, duration: seconds, sampleInt: 100, timeout: 10, headers: { authorization: `Bearer ${key}` } }, (err, res) => {
       if (err) return reject(err);
       const elapsed = (performance.now() - t0) / 1000;
-      const server_cpu_us = n ? ((cpuSeconds(serverPid) - cpu0) * 1e6) / n : NaN;
+      const server_cpu_us = n ? ((procCpuSeconds(serverPid) - cpu0) * 1e6) / n : NaN;
       const own = process.cpuUsage(own0);
       const client_cpu_us = n ? (own.user + own.system) / n : NaN;
       const s = lat.subarray(0, n).sort();
