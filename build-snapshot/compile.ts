@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import * as S from './source-schema.ts';
 import { Report, readSource } from './read-source.ts';
 import { TABLES, tableWriter, type TableName, type TableWriter } from './write.ts';
-import { CohortCollector, deriveAll } from './derive.ts';
+import { CohortCollector, deriveBeforeIndexes, deriveFromIndexes } from './derive.ts';
 import { ftsBody, type Batch, type Done, type ListingsJob } from './listings-worker.ts';
 import { summaryTemplate } from '../src/listing-json.ts';
 import { Worker } from 'node:worker_threads';
@@ -265,8 +265,8 @@ async function build1(opts: BuildOptions, state: { stopped: boolean }): Promise<
 
     const snapshotId = 'snap_' + hash.digest('hex').slice(0, 24);
     db.pragma('cache_size = -16384'); // 16 MiB from here on: also the sort memory of index creation
-    phase('deriving: location closure, full-text indexes, market cohorts, statistics');
-    deriveAll(db, cohorts, fullText !== undefined);
+    phase('deriving: location closure, full-text indexes, market cohorts');
+    deriveBeforeIndexes(db, cohorts, fullText !== undefined);
     const meta = db.prepare('INSERT INTO snapshot_meta (key, value) VALUES (?, ?)');
     meta.run('schema_version', String(SCHEMA_VERSION));
     meta.run('snapshot_id', snapshotId);
@@ -276,6 +276,11 @@ async function build1(opts: BuildOptions, state: { stopped: boolean }): Promise<
 
     phase('creating indexes');
     db.exec(indexes);
+    // The column store and the listing statistics are read from the indexes just created (derive.ts).
+    phase('deriving from the indexes: column store, listing statistics');
+    db.exec('BEGIN');
+    deriveFromIndexes(db, fullText !== undefined);
+    db.exec('COMMIT');
     if (fullText) {
       phase('copying the listings full-text index');
       await fullText.copyInto(db);

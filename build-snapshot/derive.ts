@@ -22,13 +22,22 @@ export class CohortCollector {
 }
 
 /**
- * `listingsFtsDone`: the listings full-text index and its term tables were built during the load, in the
- * full-text worker's file (rid order was final); otherwise they are built here.
+ * What is derived before the indexes are created: the location closure, the small resources' full-text
+ * indexes (and the listings' when the full-text worker did not build it) and the market cohorts.
  */
-export function deriveAll(db: Database, cohorts: CohortCollector, listingsFtsDone: boolean) {
+export function deriveBeforeIndexes(db: Database, cohorts: CohortCollector, listingsFtsDone: boolean) {
   deriveClosure(db);
   deriveFullText(db, listingsFtsDone);
   deriveCohorts(db, cohorts);
+}
+
+/**
+ * What is derived from the listings' indexes, after they are created: the column store, the listing
+ * statistics and (when the full-text worker did not build them) the term tables.
+ * `listingsFtsDone`: the listings full-text index and its term tables were built during the load, in the
+ * full-text worker's file (rid order was final).
+ */
+export function deriveFromIndexes(db: Database, listingsFtsDone: boolean) {
   const n = deriveColumns(db);
   if (!listingsFtsDone) deriveTerms(db, n);
 }
@@ -114,38 +123,79 @@ const BITMAP_MIN_SHARE = 0.005;
 
 const blob = (a: ArrayBufferView) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
 
-/** The listing filter columns as typed arrays in rid order, plus price and size order (see schema.sql); returns the listing count. */
+/**
+ * The index of each column of the column store: (value, rid), so one pass over it yields the column's
+ * rows grouped by value, in value order (see valueGroups).
+ */
+const COLUMN_INDEX: Record<(typeof CODED_COLUMNS)[number] | (typeof FLOAT_COLUMNS)[number], string> = {
+  city_id: 'listings_city', province_id: 'listings_province', neighbourhood_id: 'listings_neighbourhood',
+  owner_id: 'listings_owner', property_type: 'listings_property_type', furnishing: 'listings_furnishing',
+  price_eur: 'listings_price', size_m2: 'listings_size', rooms: 'listings_rooms',
+};
+
+/**
+ * Calls `each(value, rids, count)` for every distinct non-null value of a listings column, in value order,
+ * with the rows holding it in ascending order in `rids[0..count)` (a buffer reused between calls).
+ *
+ * It reads the column's index, not the table: ~25 MB instead of ~770 MB of pages at 1M listings, and a
+ * value's rows come back as one comma-separated string (parsed here) instead of a JavaScript row each.
+ * Measured at 1M listings: 1.6 s for all nine columns, against 4.2 s for one scan of the table plus 0.7 s
+ * to sort the price and size orders.
+ */
+function valueGroups(db: Database, column: keyof typeof COLUMN_INDEX, n: number, each: (value: string | number, rids: Uint32Array, count: number) => void) {
+  const rids = new Uint32Array(n);
+  const rows = db.prepare(`SELECT ${column}, group_concat(rid) FROM listings INDEXED BY ${COLUMN_INDEX[column]}
+    WHERE ${column} IS NOT NULL GROUP BY ${column} ORDER BY ${column}`).raw().iterate() as IterableIterator<[string | number, string]>;
+  for (const [value, list] of rows) {
+    let count = 0, rid = 0;
+    for (let k = 0; k <= list.length; k++) {
+      const ch = k < list.length ? list.charCodeAt(k) : 44; // a comma ends the last number too
+      if (ch !== 44) { rid = rid * 10 + ch - 48; continue; }
+      rids[count++] = rid;
+      rid = 0;
+    }
+    // group_concat's order within a group is SQLite's to choose: sorted here (numerically: a typed array).
+    rids.subarray(0, count).sort();
+    each(value, rids, count);
+  }
+}
+
+/**
+ * The listing filter columns as typed arrays in rid order, plus price and size order (see schema.sql),
+ * read from the indexes (valueGroups); returns the listing count. A coded column's codes follow its values'
+ * order (1 = the smallest).
+ */
 function deriveColumns(db: Database) {
   const n = db.prepare('SELECT count(*) FROM listings').pluck().get() as number;
-  const floats = Object.fromEntries(FLOAT_COLUMNS.map((c) => [c, new Float64Array(n)])) as Record<string, Float64Array>;
-  const dicts = new Map<string, Map<string, number>>(CODED_COLUMNS.map((c) => [c, new Map()]));
-  const codes: Record<string, Uint16Array | Uint32Array> = {};
-  for (const c of CODED_COLUMNS) codes[c] = c === 'owner_id' ? new Uint32Array(n) : new Uint16Array(n);
-  const rows = db.prepare(`SELECT rid, ${[...FLOAT_COLUMNS, ...CODED_COLUMNS].join(', ')} FROM listings ORDER BY rid`).raw().iterate() as IterableIterator<unknown[]>;
-  for (const row of rows) {
-    const i = (row[0] as number) - 1;
-    FLOAT_COLUMNS.forEach((c, k) => { floats[c][i] = row[1 + k] === null ? NaN : (row[1 + k] as number); });
-    CODED_COLUMNS.forEach((c, k) => {
-      const v = row[1 + FLOAT_COLUMNS.length + k] as string | null;
-      if (v === null) return;
-      const d = dicts.get(c)!;
-      let code = d.get(v);
-      if (code === undefined) d.set(v, (code = d.size + 1));
-      codes[c][i] = code;
+  const floats = {} as Record<string, Float64Array>;
+  /** Each float column's rows with a value, sorted by value, ties by row. */
+  const orders = {} as Record<string, Uint32Array>;
+  for (const c of FLOAT_COLUMNS) {
+    const values = new Float64Array(n).fill(NaN), order = new Uint32Array(n);
+    let pos = 0;
+    valueGroups(db, c, n, (value, rids, count) => {
+      for (let j = 0; j < count; j++) { const i = rids[j] - 1; values[i] = value as number; order[pos++] = i; }
     });
+    floats[c] = values;
+    orders[c] = order.slice(0, pos);
   }
-  for (const c of CODED_COLUMNS) if (dicts.get(c)!.size >= (c === 'owner_id' ? 2 ** 32 : 2 ** 16)) throw new Error(`too many distinct ${c} values for the column store`);
-  /** The rows with a value, sorted by value, ties by row. */
-  const orderOf = (values: Float64Array) => {
-    const rows: number[] = [];
-    for (let i = 0; i < n; i++) if (!Number.isNaN(values[i])) rows.push(i);
-    return Uint32Array.from(rows.sort((a, b) => values[a] - values[b] || a - b));
-  };
-  const order = orderOf(floats.price_eur);
+  const dicts = new Map<string, Map<string, number>>();
+  const codes: Record<string, Uint16Array | Uint32Array> = {};
+  for (const c of CODED_COLUMNS) {
+    const dict = new Map<string, number>(), code = c === 'owner_id' ? new Uint32Array(n) : new Uint16Array(n);
+    valueGroups(db, c, n, (value, rids, count) => {
+      dict.set(String(value), dict.size + 1);
+      for (let j = 0; j < count; j++) code[rids[j] - 1] = dict.size;
+    });
+    if (dict.size >= (c === 'owner_id' ? 2 ** 32 : 2 ** 16)) throw new Error(`too many distinct ${c} values for the column store`);
+    dicts.set(c, dict);
+    codes[c] = code;
+  }
+  const order = orders.price_eur;
   const rank = new Uint32Array(n).fill(0xffffffff);
   order.forEach((row, pos) => { rank[row] = pos; });
   // Size order too: a size range's rows in a straddled bin are then a binary search away.
-  const sizeOrder = orderOf(floats.size_m2);
+  const sizeOrder = orders.size_m2;
 
   deriveListingStats(db, floats, codes, dicts, order, sizeOrder);
 
