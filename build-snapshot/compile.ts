@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import * as S from './source-schema.ts';
 import { Report, readSource } from './read-source.ts';
-import { TABLES, tableWriter, type TableName, type TableWriter } from './write.ts';
+import { LISTING_TEXT, TABLES, tableWriter, type TableName, type TableWriter } from './write.ts';
 import { CohortCollector, deriveBeforeIndexes, deriveFromIndexes } from './derive.ts';
 import { ftsBody, type Batch, type Done, type ListingsJob } from './listings-worker.ts';
 import { summaryTemplate } from '../src/listing-json.ts';
@@ -197,7 +197,7 @@ async function build1(opts: BuildOptions, state: { stopped: boolean }): Promise<
         // build's problem, not the source file's.
         fullText = new FullTextBuilder(fullTextPathFor(tmp), db, startWorker);
         try {
-          res = await loadListings(writer, fullText, file, r.file, [...ids.get('owners')!], locations, locationText(heldLocations), report, (n) => log(`  ${r.file}: ${n.toLocaleString('en')} lines`), log);
+          res = await loadListings([writer, tableWriter(db!, LISTING_TEXT, noteMissing(table))], fullText, file, r.file, [...ids.get('owners')!], locations, locationText(heldLocations), report, (n) => log(`  ${r.file}: ${n.toLocaleString('en')} lines`), log);
         } catch (e) {
           // Reading the file (the parser thread) is the source's problem; anything else (writing the rows, the
           // full-text worker) is the build's, reported as such by the catch around build().
@@ -359,7 +359,7 @@ function locationText(held: Record<string, unknown>[]): [string, string][] {
  * acknowledgement per batch keeps at most a few batches in memory.
  */
 function loadListings(
-  writer: TableWriter, fullText: FullTextBuilder, file: string, displayName: string, ownerIds: string[],
+  writers: TableWriter[], fullText: FullTextBuilder, file: string, displayName: string, ownerIds: string[],
   locations: Map<string, LocInfo>, text: [string, string][], report: Report, progress: (lines: number) => void,
   progressNote: (line: string) => void,
 ): Promise<Done> {
@@ -388,7 +388,11 @@ function loadListings(
       if (fullText.error) { reject(new BuildError(fullText.error)); void worker.terminate(); return; }
       if (report.failed) { worker.postMessage('ack'); return; }
       const t0 = process.hrtime.bigint();
-      m.recs.forEach((rec, j) => writer.insert(m.first + j, Object.assign(rec, { summary: summaryTemplate(rec) })));
+      // A listing is a row in each writer's table (listings and listing_text, see schema.sql).
+      m.recs.forEach((rec, j) => {
+        Object.assign(rec, { summary: summaryTemplate(rec) });
+        for (const w of writers) w.insert(m.first + j, rec);
+      });
       const t1 = process.hrtime.bigint();
       const bodies = m.recs.map((rec) => ftsBody(rec, locationText.get(rec.location_id) ?? ''));
       rowsNs += t1 - t0;
@@ -426,6 +430,8 @@ function rerankListings(db: Database.Database) {
     INSERT INTO rid_map SELECT rid, ROW_NUMBER() OVER (ORDER BY id) FROM listings;
     UPDATE listings SET rid = -rid;
     UPDATE listings SET rid = (SELECT new FROM rid_map WHERE old = -listings.rid);
+    UPDATE listing_text SET rid = -rid;
+    UPDATE listing_text SET rid = (SELECT new FROM rid_map WHERE old = -listing_text.rid);
     UPDATE listings_i18n SET k = -k, rid = -rid;
     UPDATE listings_i18n SET rid = (SELECT new FROM rid_map WHERE old = -listings_i18n.rid);
     UPDATE listings_i18n SET k = rid * 8 + (-k - (-k / 8) * 8);

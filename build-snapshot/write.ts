@@ -4,12 +4,22 @@ import { TRANSLATED_LOCALES } from './source-schema.ts';
 
 /** How a source field becomes a column: as is, the English text of a locale map, JSON text, or 0/1. */
 type Kind = 'plain' | 'text' | 'textlist' | 'json' | 'bool';
-export interface TableSpec { table: string; cols: Record<string, Kind>; i18n: boolean }
+export interface TableSpec {
+  table: string;
+  cols: Record<string, Kind>;
+  /** Whether the table has translated columns, kept in `i18nTable`. */
+  i18n: boolean;
+  i18nTable: string;
+  /** Whether the row starts with the record's id (after rid). */
+  withId: boolean;
+}
 
-const spec = (table: string, cols: Record<string, Kind>): TableSpec => ({
+const spec = (table: string, cols: Record<string, Kind>, opts: { i18nTable?: string; withId?: boolean } = {}): TableSpec => ({
   table,
   cols,
   i18n: Object.values(cols).some((k) => k === 'text' || k === 'textlist'),
+  i18nTable: opts.i18nTable ?? `${table}_i18n`,
+  withId: opts.withId ?? true,
 });
 
 export const TABLES = {
@@ -17,13 +27,12 @@ export const TABLES = {
     slug: 'plain', type: 'plain', parent_id: 'plain', depth: 'plain', latitude: 'plain', longitude: 'plain',
     postcode_prefixes: 'json', published: 'bool', name: 'text',
   }),
-  // Display-only fields (slug, energy label, number, coordinates, image, timestamps) live only in the
-  // pre-serialised summary (src/listing-json.ts); columns are kept for what is filtered, joined or searched.
+  // A listing is two rows (see schema.sql): what is filtered and joined on here, what is shown and
+  // searched in LISTING_TEXT. Display-only fields (slug, energy label, number, coordinates, image,
+  // timestamps) live only in the pre-serialised summary (src/listing-json.ts).
   listings: spec('listings', {
-    summary: 'plain', title: 'text', description: 'text', price_eur: 'plain', size_m2: 'plain', rooms: 'plain',
-    furnishing: 'plain', property_type: 'plain', owner_id: 'plain', location_id: 'plain',
-    neighbourhood_id: 'plain', city_id: 'plain', province_id: 'plain', street: 'plain', postcode: 'plain',
-    images: 'json', attributes: 'json', sources: 'json',
+    price_eur: 'plain', size_m2: 'plain', rooms: 'plain', furnishing: 'plain', property_type: 'plain',
+    owner_id: 'plain', location_id: 'plain', neighbourhood_id: 'plain', city_id: 'plain', province_id: 'plain',
   }),
   owners: spec('owners', {
     slug: 'plain', name: 'plain', type: 'plain', website_url: 'plain', image_url: 'plain', phone_numbers: 'json',
@@ -68,6 +77,12 @@ export const TABLES = {
 } as const;
 export type TableName = keyof typeof TABLES;
 
+/** The second row of a listing (schema.sql): its translations are the listings' (listings_i18n). */
+export const LISTING_TEXT = spec('listing_text', {
+  summary: 'plain', title: 'text', city_id: 'plain', street: 'plain', postcode: 'plain', description: 'text',
+  images: 'json', attributes: 'json', sources: 'json',
+}, { i18nTable: 'listings_i18n', withId: false });
+
 type Rec = Record<string, unknown>;
 
 function columnValue(kind: Kind, value: unknown, locale: string): unknown {
@@ -110,10 +125,11 @@ function planOf(t: TableSpec): Plan {
 /** Pure (no database): usable in a worker thread. */
 export function rowsOf(t: TableSpec, rid: number, rec: Rec): Rows {
   const { names, kinds, translated, translatedKinds } = planOf(t);
-  const base: unknown[] = new Array(names.length + 2);
+  const first = t.withId ? 2 : 1;
+  const base: unknown[] = new Array(names.length + first);
   base[0] = rid;
-  base[1] = rec.id;
-  for (let k = 0; k < names.length; k++) base[k + 2] = columnValue(kinds[k], rec[names[k]], 'en');
+  if (t.withId) base[1] = rec.id;
+  for (let k = 0; k < names.length; k++) base[k + first] = columnValue(kinds[k], rec[names[k]], 'en');
   const i18n: unknown[][] = [];
   const missing: string[] = [];
   if (translated.length) {
@@ -150,9 +166,10 @@ export interface TableWriter {
 /** `onMissingTranslation(locale)` is called once per record and locale that lacks a translation of some text. */
 export function tableWriter(db: Database, t: TableSpec, onMissingTranslation?: (locale: string) => void): TableWriter {
   const { names, translated } = planOf(t);
-  const base: Statement = db.prepare(`INSERT INTO ${t.table} (rid, id, ${names.join(', ')}) VALUES (${['rid', 'id', ...names].map(() => '?').join(', ')})`);
+  const cols = [...(t.withId ? ['rid', 'id'] : ['rid']), ...names];
+  const base: Statement = db.prepare(`INSERT INTO ${t.table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`);
   const i18n: Statement | null = t.i18n
-    ? db.prepare(`INSERT INTO ${t.table}_i18n (k, rid, locale, ${translated.join(', ')}) VALUES (${['k', 'rid', 'locale', ...translated].map(() => '?').join(', ')})`)
+    ? db.prepare(`INSERT INTO ${t.i18nTable} (k, rid, locale, ${translated.join(', ')}) VALUES (${['k', 'rid', 'locale', ...translated].map(() => '?').join(', ')})`)
     : null;
   const insertRows = (rows: Rows) => {
     base.run(rows.base);

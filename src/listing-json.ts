@@ -1,4 +1,4 @@
-// The pre-serialised listing summary: written by the compiler into listings.summary, completed by the server per locale.
+// The pre-serialised listing summary: written by the compiler into listing_text.summary, completed by the server per locale.
 //
 // A search page of 20 listings spent most of its time turning 20-column rows into JS objects (better-sqlite3
 // builds an object per row, ~0.3-0.6 µs a column) and those objects back into JSON. The summary's JSON is
@@ -25,7 +25,7 @@ const KEYS = FIELDS.map((f, i) => (i === 0 ? '{' : ',') + (f === 'city' ? '"loca
 /** The summary fields as read from the source record (null or undefined where absent). */
 export type SummaryFields = Record<Exclude<(typeof FIELDS)[number], 'title' | 'city'>, unknown>;
 
-/** The stored form of a listing's summary (the compiler writes it into listings.summary). */
+/** The stored form of a listing's summary (the compiler writes it into listing_text.summary). */
 export function summaryTemplate(r: SummaryFields): string {
   return FIELDS.map((f) => (f === 'title' || f === 'city' ? '' : JSON.stringify(r[f] ?? null))).join(SEP);
 }

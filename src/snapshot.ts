@@ -3,7 +3,7 @@ import { statSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { ApiError } from './errors.ts';
 
-export const SCHEMA_VERSION = 7;
+export const SCHEMA_VERSION = 8;
 
 export class SnapshotError extends Error {}
 

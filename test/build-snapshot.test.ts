@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import Database from 'better-sqlite3';
 import { buildSnapshot, SCHEMA_VERSION, stopBuilds } from '../build-snapshot/compile.ts';
 import { IdIndex } from '../build-snapshot/id-index.ts';
+import { runChecks } from '../build-snapshot/checks.ts';
 import { LineSplitter, MAX_LINE, OVERLONG, OVERLONG_REASON, Utf8Check } from '../build-snapshot/read-source.ts';
 import { isUtf8 } from 'node:buffer';
 import { buildTestSnapshot, copyFixture, tempDir, FIXTURES } from './helpers.ts';
@@ -47,6 +48,31 @@ describe('snapshot compiler: content', () => {
     assert.deepEqual(ids(db, 'insurance_products'), ['insp-1', 'insp-2']);
     assert.deepEqual(ids(db, 'platforms'), ['plat-funda', 'plat-kamernet']);
     assert.deepEqual(ids(db, 'articles'), ['art-1']);
+  });
+
+  it('stores each listing as two rows with the same rid: filters in listings, what is shown in listing_text', () => {
+    const rows = db.prepare('SELECT l.rid, l.id, l.city_id AS a, t.city_id AS b, t.title FROM listings l JOIN listing_text t ON t.rid = l.rid ORDER BY l.rid').all() as { a: string; b: string; title: string }[];
+    assert.equal(rows.length, ids(db, 'listings').length);
+    assert.equal(db.prepare('SELECT count(*) FROM listing_text').pluck().get(), rows.length);
+    for (const r of rows) { assert.equal(r.a, r.b); assert.ok(r.title.length > 0); }
+  });
+
+  it('fails the checks when a listing lacks its text row or the rids are not 1..n', () => {
+    for (const [tamper, want] of [
+      ['DELETE FROM listing_text WHERE rid = (SELECT max(rid) FROM listing_text)', ['consistency: listings without their text row: 1']],
+      ['DELETE FROM listing_text WHERE rid = 2', ['consistency: listing_text rids not 1..n: 1', 'consistency: listings without their text row: 1']],
+      ['UPDATE listing_text SET rid = 100 WHERE rid = 1', ['consistency: listing_text rids not 1..n: 92']],
+      ['UPDATE listings SET rid = 0 WHERE rid = 1', ['consistency: listings rids not 1..n: 1']],
+    ] as [string, string[]][]) {
+      const copy = join(tempDir(), 'tampered.db');
+      writeFileSync(copy, readFileSync(path));
+      const rw = new Database(copy);
+      try {
+        assert.deepEqual(runChecks(rw), [], 'the untouched copy passes');
+        rw.exec(tamper);
+        assert.deepEqual(runChecks(rw).filter((p) => p.startsWith('consistency:') && !p.includes('statistics')), want, tamper);
+      } finally { rw.close(); }
+    }
   });
 
   it('assigns rid in ascending id order', () => {
@@ -538,7 +564,7 @@ describe('snapshot compiler: reading listings in 4 MiB chunks', () => {
     const built = await buildTestSnapshot(dir);
     const db = new Database(built.path, { readonly: true });
     try {
-      const titles = db.prepare("SELECT id, title FROM listings WHERE id LIKE 'lst-z%' ORDER BY id").all() as { id: string; title: string }[];
+      const titles = db.prepare("SELECT l.id, t.title FROM listings l JOIN listing_text t ON t.rid = l.rid WHERE l.id LIKE 'lst-z%' ORDER BY l.id").all() as { id: string; title: string }[];
       assert.equal(titles.length, lines.length);
       for (const [i, row] of titles.entries()) assert.equal(row.title, title(i), row.id);
     } finally { db.close(); }

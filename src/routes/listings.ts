@@ -39,7 +39,7 @@ type Filters = {
   min_size?: number; max_size?: number; min_rooms?: number; furnishing?: string; property_type?: string;
 };
 
-// A listing's summary is JSON text written by the compiler (listings.summary, see ../listing-json.ts):
+// A listing's summary is JSON text written by the compiler (listing_text.summary, see ../listing-json.ts):
 // a request reads it, the title in the requested locale and the city id, and puts them together.
 // The city's display name comes from a per-snapshot map of location names, not a join per row.
 // English has no translation rows, so its statements skip the translation join (measured: a third of
@@ -67,11 +67,12 @@ export function prepare(db: Database) {
     planner: new ListingQueries(db),
     // A whole page as one string (one value to hand to JS instead of five per row): per listing its
     // summary values, title (JSON), city id and rid joined by SEP; listings joined by ROW_SEP.
+    // What is shown is in listing_text (l here; schema.sql), keyed by the same rid as listings (f).
     byRids: localised((title, _d, where) => db.prepare(`SELECT group_concat(l.summary || ${sqlChar(SEP)} || json_quote(${title}) || ${sqlChar(SEP)} || l.city_id || ${sqlChar(SEP)} || l.rid, ${sqlChar(ROW_SEP)})
-      FROM listings l ${where} l.rid IN (SELECT value FROM json_each(@rids))`).pluck()),
+      FROM listing_text l ${where} l.rid IN (SELECT value FROM json_each(@rids))`).pluck()),
     // [rid, id, summary, title, city_id, description, images, attributes, sources]
-    byId: localised((title, description, where) => db.prepare(`SELECT l.rid, l.id, l.summary, ${title}, l.city_id, ${description}, l.images, l.attributes, l.sources
-      FROM listings l ${where} l.id = @id`).raw()),
+    byId: localised((title, description, where) => db.prepare(`SELECT l.rid, f.id, l.summary, ${title}, l.city_id, ${description}, l.images, l.attributes, l.sources
+      FROM listings f CROSS JOIN listing_text l ON l.rid = f.rid ${where} f.id = @id`).raw()),
     city: cityNames(db),
     ridAtOrBefore: db.prepare('SELECT rid FROM listings WHERE id <= ? ORDER BY id DESC LIMIT 1').pluck(),
     /** Type (province, city, neighbourhood) of each location: a few hundred rows, held per snapshot. */
