@@ -46,9 +46,9 @@ CREATE TABLE location_closure (
 
 -- Listings: only active, published, rent records, in two tables keyed by the same rid. `listings` holds
 -- what is filtered and joined on (~60 bytes a row) and carries the filter indexes; listing_text holds
--- what is shown and searched (~1 KB a row). Every index build and every row of integrity_check reads the
--- whole table its index is on: with the text in the same table that was ~770 MB per index at 1M
--- listings (measured at 1M: the ten filter indexes 11.9 → 6.9-8.0 s, integrity_check 15.6-16.7 → 11.6-15.1 s).
+-- what is shown and searched (~1 KB a row). Every CREATE INDEX reads the whole table its index is on:
+-- with the text in the same table that was ~770 MB for each of the ten filter indexes at 1M listings
+-- (measured in interleaved 1M builds: the indexes 12.7 s with one table, 8.2-8.4 s with two).
 CREATE TABLE listings (
   rid              INTEGER PRIMARY KEY,
   id               TEXT NOT NULL UNIQUE,
