@@ -7,6 +7,8 @@ import Database from 'better-sqlite3';
 import { planHasFullScan, planOf, HOT_QUERY_SAMPLES, type ListingFilters } from '../src/listing-query.ts';
 import { join } from 'node:path';
 import { FIXTURES, buildTestSnapshot, copyFixture, startServer, type TestServer } from './helpers.ts';
+// After helpers.ts, which loads the app first: the route modules import each other through it.
+import { prepare } from '../src/routes/listings.ts';
 import {
   assert400, assertAscendingIds, assertError, expectedStats, generatedSource, listingText, loadSource, tokens, walk, withParams,
   type Rec, type SourceModel,
@@ -600,6 +602,33 @@ describe('listing filters: the planner never scans the listings table', () => {
         assert.ok(!planHasFullScan(p), `${name}: ${p.join(' | ')}`);
       }
     } finally { small.close(); }
+  });
+});
+
+describe('listing rows are fetched by key: no statement of the listings routes scans a table', () => {
+  it('the page, detail and similar statements, in English and a translated locale', () => {
+    const db = new Database(bigPath, { readonly: true, fileMustExist: true });
+    try {
+      const st = prepare(db);
+      const statements: [string, { source: string }, Record<string, unknown> | unknown[]][] = [
+        ['page rows (en)', st.byRids.en, { rids: '[1,2,3]', locale: 'en' }],
+        ['page rows (nl)', st.byRids.other, { rids: '[1,2,3]', locale: 'nl' }],
+        ['detail (en)', st.byId.en, { id: 'x', locale: 'en' }],
+        ['detail (nl)', st.byId.other, { id: 'x', locale: 'nl' }],
+        ['rid at or before an id', st.ridAtOrBefore, ['x']],
+        ['similar: reference', st.refOf, ['x']],
+        ['similar: band up', st.similarBand, { city: 'x', type: 'x', lo: 0, hi: 1, rid: 1, n: 3 }],
+        ['similar: band down', st.similarBandDesc, { city: 'x', type: 'x', lo: 0, hi: 1, rid: 1, n: 3 }],
+      ];
+      const scans: string[] = [];
+      for (const [name, s, args] of statements) {
+        const plan = (db.prepare('EXPLAIN QUERY PLAN ' + s.source).all(args as never) as { detail: string }[]).map((r) => r.detail);
+        assert.ok(plan.length > 0, name);
+        // json_each (the page's rid list) is the only thing a plan may scan.
+        for (const d of plan) if (/^SCAN /.test(d) && !/^SCAN json_each VIRTUAL TABLE/.test(d)) scans.push(`${name}: ${d}`);
+      }
+      assert.deepEqual(scans, []);
+    } finally { db.close(); }
   });
 });
 
