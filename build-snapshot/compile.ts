@@ -12,7 +12,7 @@ import { ftsBody, type Batch, type Done, type ListingsJob } from './listings-wor
 import { summaryTemplate } from '../src/listing-json.ts';
 import { Worker } from 'node:worker_threads';
 import { FullTextBuilder, type FullTextJob } from './fts-worker.ts';
-import { runChecks } from './checks.ts';
+import { PARALLEL_TABLE, runChecks, type CheckJob } from './checks.ts';
 
 import { SCHEMA_VERSION, snapshotSchemaVersion } from '../src/snapshot.ts';
 export { SCHEMA_VERSION };
@@ -96,9 +96,9 @@ const replaced = new Set<string>();
 
 /**
  * Called first by a signal handler: every running build ends without replacing its target. A signal
- * that arrives during the last synchronous stretch of a build (ANALYZE and integrity_check: ~15 s at 1M
- * listings) is only handled when that stretch ends; the build looks at this flag then, right before the
- * rename, so an interrupted build never replaces its target afterwards.
+ * that arrives during a synchronous stretch of a build (the indexes, ANALYZE, this thread's checks: up to
+ * ~10 s each at 1M listings) is only handled when that stretch ends; the build looks at this flag right
+ * before the rename, so an interrupted build never replaces its target afterwards.
  */
 export function stopBuilds(): void {
   for (const b of running) b.stopped = true;
@@ -294,7 +294,7 @@ async function build1(opts: BuildOptions, state: { stopped: boolean }): Promise<
     // from the snapshot's own statistics instead.
     db.exec('DELETE FROM sqlite_stat4');
     phase('checking');
-    const problems = runChecks(db);
+    const problems = await runChecks(db, checkInWorker(tmp, PARALLEL_TABLE));
     if (problems.length) return fail(problems);
     // Rows were written in rid order and indexes built after the load, so the file is already compact;
     // VACUUM (a full rewrite) is only worth it when re-ranking unsorted listings left free pages behind.
@@ -410,8 +410,18 @@ class BuildError extends Error {
   constructor(cause: unknown) { super((cause as Error)?.message ?? String(cause), { cause }); }
 }
 
-/** Starts a compiler worker (listings-worker.ts: the listings parser, or the full-text worker). */
-function startWorker(workerData: { kind: 'listings'; job: ListingsJob } | FullTextJob): Worker {
+/** `integrity_check` of one table of the finished file on a worker thread (see runChecks): its problems. */
+function checkInWorker(file: string, table: string): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const worker = startWorker({ kind: 'check', file, table });
+    worker.once('message', (problems: string[]) => { resolve(problems); void worker.terminate(); });
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`check worker exited with code ${code}`))); // no-op once resolved
+  });
+}
+
+/** Starts a compiler worker (listings-worker.ts: the listings parser, the full-text worker, or a check). */
+function startWorker(workerData: { kind: 'listings'; job: ListingsJob } | FullTextJob | CheckJob): Worker {
   // Under tsx (TypeScript sources) the worker needs the same loader; a bundled build runs plain JS.
   const ts = import.meta.url.endsWith('.ts');
   const entry = new URL(ts ? './listings-worker.ts' : './listings-worker.js', import.meta.url).href;

@@ -9,9 +9,10 @@ import { ListingSource } from './source-schema.ts';
 import { ChunkLines, describeIssues, malformed, NOT_UTF8, OVERLONG, OVERLONG_REASON, type Problem } from './read-source.ts';
 import { IdIndex } from './id-index.ts';
 import { CohortCollector } from './derive.ts';
-// One worker entry for both kinds of worker (the bundle ships one worker file): this one, kind 'listings',
-// and the full-text worker, kind 'fts'.
+// One worker entry for every kind of compiler worker (the bundle ships one worker file): this one, kind
+// 'listings', the full-text worker, kind 'fts', and the integrity check of one table, kind 'check'.
 import './fts-worker.ts';
+import './checks.ts';
 
 export interface ListingsJob {
   file: string;

@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import Database from 'better-sqlite3';
 import { buildSnapshot, SCHEMA_VERSION, stopBuilds } from '../build-snapshot/compile.ts';
 import { IdIndex } from '../build-snapshot/id-index.ts';
-import { runChecks } from '../build-snapshot/checks.ts';
+import { checkTable, PARALLEL_TABLE, runChecks } from '../build-snapshot/checks.ts';
 import { LineSplitter, MAX_LINE, OVERLONG, OVERLONG_REASON, Utf8Check } from '../build-snapshot/read-source.ts';
 import { isUtf8 } from 'node:buffer';
 import { buildTestSnapshot, copyFixture, tempDir, FIXTURES } from './helpers.ts';
@@ -26,6 +26,9 @@ function dump(path: string): Record<string, unknown[]> {
   db.close();
   return out;
 }
+
+/** The compiler's checks of a snapshot file, the parallel table's on this thread too (the compiler uses a worker). */
+const check = (db: Database.Database, file: string) => runChecks(db, Promise.resolve().then(() => checkTable(file, PARALLEL_TABLE)));
 
 describe('snapshot compiler: content', () => {
   let path: string;
@@ -57,7 +60,7 @@ describe('snapshot compiler: content', () => {
     for (const r of rows) { assert.equal(r.a, r.b); assert.ok(r.title.length > 0); }
   });
 
-  it('fails the checks when a listing lacks its text row or the rids are not 1..n', () => {
+  it('fails the checks when a listing lacks its text row or the rids are not 1..n', async () => {
     for (const [tamper, want] of [
       ['DELETE FROM listing_text WHERE rid = (SELECT max(rid) FROM listing_text)', ['consistency: listings without their text row: 1']],
       ['DELETE FROM listing_text WHERE rid = 2', ['consistency: listing_text rids not 1..n: 1', 'consistency: listings without their text row: 1']],
@@ -68,10 +71,32 @@ describe('snapshot compiler: content', () => {
       writeFileSync(copy, readFileSync(path));
       const rw = new Database(copy);
       try {
-        assert.deepEqual(runChecks(rw), [], 'the untouched copy passes');
+        assert.deepEqual(await check(rw, copy), [], 'the untouched copy passes');
         rw.exec(tamper);
-        assert.deepEqual(runChecks(rw).filter((p) => p.startsWith('consistency:') && !p.includes('statistics')), want, tamper);
+        assert.deepEqual((await check(rw, copy)).filter((p) => p.startsWith('consistency:') && !p.includes('statistics')), want, tamper);
       } finally { rw.close(); }
+    }
+  });
+
+  it('fails the checks when an index does not match its table, in the listings (checked on another thread) or elsewhere', async () => {
+    // An index whose definition is rewritten to another column keeps its old entries: its content no longer
+    // matches the table. quick_check alone does not look at that; integrity_check does.
+    for (const [index, from, to] of [['listings_city', '(city_id)', '(province_id)'], ['owners_type', '(type)', '(slug)']]) {
+      const copy = join(tempDir(), 'tampered.db');
+      writeFileSync(copy, readFileSync(path));
+      const rw = new Database(copy);
+      rw.unsafeMode(true);
+      rw.pragma('writable_schema = ON');
+      assert.equal(rw.prepare('UPDATE sqlite_schema SET sql = replace(sql, ?, ?) WHERE name = ?').run(from, to, index).changes, 1);
+      rw.close();
+      const db = new Database(copy);
+      try {
+        assert.deepEqual(db.pragma('quick_check'), [{ quick_check: 'ok' }], 'quick_check does not see it');
+        const problems = (await check(db, copy)).filter((p) => p.includes('_check')); // a query plan may break too
+        const table = index.startsWith('listings') ? 'listings' : 'owners';
+        assert.ok(problems.length > 0 && problems.every((p) => p.startsWith(`integrity_check("${table}"): `)), problems.join('\n'));
+        assert.ok(problems.some((p) => p.includes(index)), problems.join('\n'));
+      } finally { db.close(); }
     }
   });
 
