@@ -12,7 +12,7 @@ import { ftsBody, type Batch, type Done, type ListingsJob } from './listings-wor
 import { summaryTemplate } from '../src/listing-json.ts';
 import { Worker } from 'node:worker_threads';
 import { FullTextBuilder, type FullTextJob } from './fts-worker.ts';
-import { PARALLEL_TABLE, runChecks, type CheckJob } from './checks.ts';
+import { PARALLEL_TABLE, runChecks, type CheckJob, type CheckResult } from './checks.ts';
 
 import { SCHEMA_VERSION, snapshotSchemaVersion } from '../src/snapshot.ts';
 export { SCHEMA_VERSION };
@@ -411,10 +411,14 @@ class BuildError extends Error {
 }
 
 /** `integrity_check` of one table of the finished file on a worker thread (see runChecks): its problems. */
-function checkInWorker(file: string, table: string): Promise<string[]> {
+export function checkInWorker(file: string, table: string): Promise<string[]> {
   return new Promise((resolve, reject) => {
     const worker = startWorker({ kind: 'check', file, table });
-    worker.once('message', (problems: string[]) => { resolve(problems); void worker.terminate(); });
+    worker.once('message', (r: CheckResult) => {
+      if ('error' in r) reject(new Error(r.error));
+      else resolve(r.problems);
+      void worker.terminate();
+    });
     worker.once('error', reject);
     worker.once('exit', (code) => reject(new Error(`check worker exited with code ${code}`))); // no-op once resolved
   });

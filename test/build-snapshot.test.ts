@@ -5,9 +5,9 @@ import { readFileSync, writeFileSync, readdirSync, existsSync, appendFileSync, r
 import { join, dirname } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import Database from 'better-sqlite3';
-import { buildSnapshot, SCHEMA_VERSION, stopBuilds } from '../build-snapshot/compile.ts';
+import { buildSnapshot, checkInWorker, SCHEMA_VERSION, stopBuilds } from '../build-snapshot/compile.ts';
 import { IdIndex } from '../build-snapshot/id-index.ts';
-import { checkTable, PARALLEL_TABLE, runChecks } from '../build-snapshot/checks.ts';
+import { PARALLEL_TABLE, runChecks } from '../build-snapshot/checks.ts';
 import { LineSplitter, MAX_LINE, OVERLONG, OVERLONG_REASON, Utf8Check } from '../build-snapshot/read-source.ts';
 import { isUtf8 } from 'node:buffer';
 import { buildTestSnapshot, copyFixture, tempDir, FIXTURES } from './helpers.ts';
@@ -27,8 +27,8 @@ function dump(path: string): Record<string, unknown[]> {
   return out;
 }
 
-/** The compiler's checks of a snapshot file, the parallel table's on this thread too (the compiler uses a worker). */
-const check = (db: Database.Database, file: string) => runChecks(db, Promise.resolve().then(() => checkTable(file, PARALLEL_TABLE)));
+/** The compiler's checks of a snapshot file, as the compiler runs them (the parallel table's on a worker). */
+const check = (db: Database.Database, file: string) => runChecks(db, checkInWorker(file, PARALLEL_TABLE));
 
 describe('snapshot compiler: content', () => {
   let path: string;
@@ -98,6 +98,31 @@ describe('snapshot compiler: content', () => {
         assert.ok(problems.some((p) => p.includes(index)), problems.join('\n'));
       } finally { db.close(); }
     }
+  });
+
+  it('fails the checks when the key order of a WITHOUT ROWID table is broken (quick_check does not see it)', async () => {
+    const copy = join(tempDir(), 'tampered.db');
+    writeFileSync(copy, readFileSync(path));
+    // One byte of a key in listing_stats' leaf page: 'location:…' becomes 'zocation:…', out of order.
+    const db0 = new Database(copy, { readonly: true });
+    const page = db0.prepare("SELECT pageno FROM dbstat WHERE name = 'listing_stats' AND pagetype = 'leaf' ORDER BY pageno LIMIT 1").pluck().get() as number;
+    const size = db0.pragma('page_size', { simple: true }) as number;
+    db0.close();
+    const bytes = readFileSync(copy);
+    const at = bytes.indexOf('location:', (page - 1) * size);
+    assert.ok(at > 0 && at < page * size);
+    bytes[at] = 'z'.charCodeAt(0);
+    writeFileSync(copy, bytes);
+    const db = new Database(copy);
+    try {
+      assert.deepEqual(db.pragma('quick_check'), [{ quick_check: 'ok' }]);
+      const problems = (await check(db, copy)).filter((p) => p.includes('_check'));
+      assert.deepEqual(problems, ['integrity_check("listing_stats"): row not in PRIMARY KEY order for listing_stats']);
+    } finally { db.close(); }
+  });
+
+  it('the check worker reports a file it cannot open, with SQLite\'s reason', async () => {
+    await assert.rejects(checkInWorker(join(tempDir(), 'missing.db'), PARALLEL_TABLE), /SQLITE_CANTOPEN: unable to open database file/);
   });
 
   it('assigns rid in ascending id order', () => {
