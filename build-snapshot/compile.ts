@@ -54,7 +54,7 @@ const fullTextPathFor = (tmp: string) => tmp + '-fts';
 
 /** Removes a build's temporary files and their journals (after an interruption or a failure). */
 export function removeTemp(tmp: string): void {
-  for (const f of [tmp, fullTextPathFor(tmp)]) for (const g of [f, f + '-journal']) { try { rmSync(g, { force: true }); } catch { /* best effort */ } }
+  for (const f of [tmp, fullTextPathFor(tmp)]) for (const g of [f, f + '-journal', f + '-wal', f + '-shm']) { try { rmSync(g, { force: true }); } catch { /* best effort */ } }
 }
 
 /**
@@ -68,7 +68,7 @@ function removeStaleTemps(out: string): void {
   try { names = readdirSync(dir); } catch { return; }
   for (const name of names) {
     if (!name.startsWith(prefix)) continue;
-    const pid = Number(/^(\d+)(?:-fts)?(?:-journal)?$/.exec(name.slice(prefix.length))?.[1]);
+    const pid = Number(/^(\d+)(?:-fts)?(?:-journal|-wal|-shm)?$/.exec(name.slice(prefix.length))?.[1]);
     if (!Number.isInteger(pid) || pid === process.pid) continue;
     try { process.kill(pid, 0); continue; } catch (e) { if ((e as NodeJS.ErrnoException).code === 'EPERM') continue; }
     try { rmSync(join(dir, name), { force: true }); } catch { /* not ours to remove */ }
@@ -126,6 +126,7 @@ async function build1(opts: BuildOptions, state: { stopped: boolean }): Promise<
   const out = resolve(opts.out);
   const tmp = tempPathFor(out);
   const fail = async (extra: string[] = []): Promise<BuildResult> => {
+    await listingsCheck?.stop();
     try { db?.close(); } catch { /* already closed */ }
     await fullText?.discard();
     removeTemp(tmp);
@@ -141,6 +142,8 @@ async function build1(opts: BuildOptions, state: { stopped: boolean }): Promise<
   if (outBad) report.problem({ file: out, line: 0, field: '(out)', reason: outBad });
   let db: Database.Database | undefined;
   let fullText: FullTextBuilder | undefined;
+  /** The integrity check of the listings on a worker, from the indexes until the checks collect it. */
+  let listingsCheck: ParallelCheck | undefined;
   if (report.failed) return fail();
 
   removeStaleTemps(out);
@@ -276,6 +279,11 @@ async function build1(opts: BuildOptions, state: { stopped: boolean }): Promise<
 
     phase('creating indexes');
     db.exec(indexes);
+    // The listings and their indexes are final from here: a worker runs their integrity_check (~11 s at 1M,
+    // see runChecks) while this thread writes the rest. WAL lets the worker read while this thread writes;
+    // the file goes back to a rollback journal after the checks.
+    db.pragma('journal_mode = WAL');
+    listingsCheck = checkInWorker(tmp, PARALLEL_TABLE);
     // The column store and the listing statistics are read from the indexes just created (derive.ts).
     phase('deriving from the indexes: column store, listing statistics');
     db.exec('BEGIN');
@@ -294,12 +302,17 @@ async function build1(opts: BuildOptions, state: { stopped: boolean }): Promise<
     // from the snapshot's own statistics instead.
     db.exec('DELETE FROM sqlite_stat4');
     phase('checking');
-    const problems = await runChecks(db, checkInWorker(tmp, PARALLEL_TABLE));
+    const problems = await runChecks(db, listingsCheck.result);
+    listingsCheck = undefined;
     if (problems.length) return fail(problems);
+    // The worker's connection is closed: every page goes from the WAL into the file, then the WAL goes.
+    const [cp] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+    if (cp.busy !== 0) throw new Error('could not checkpoint the write-ahead log');
+    db.pragma('journal_mode = OFF');
     // Rows were written in rid order and indexes built after the load, so the file is already compact;
     // VACUUM (a full rewrite) is only worth it when re-ranking unsorted listings left free pages behind.
     if (!listingsSorted) { phase('vacuuming'); db.exec('VACUUM'); }
-    db.pragma('journal_mode = DELETE');
+    if (db.pragma('journal_mode = DELETE', { simple: true }) !== 'delete') throw new Error('could not leave WAL mode');
     db.close();
     db = undefined;
 
@@ -410,18 +423,24 @@ class BuildError extends Error {
   constructor(cause: unknown) { super((cause as Error)?.message ?? String(cause), { cause }); }
 }
 
-/** `integrity_check` of one table of the finished file on a worker thread (see runChecks): its problems. */
-export function checkInWorker(file: string, table: string): Promise<string[]> {
-  return new Promise((resolve, reject) => {
-    const worker = startWorker({ kind: 'check', file, table });
+/** A table's integrity check running on a worker: its problems, and a way to stop it when the build fails first. */
+export interface ParallelCheck { result: Promise<string[]>; stop(): Promise<void> }
+
+/** `integrity_check` of one table of the file on a worker thread (see runChecks). */
+export function checkInWorker(file: string, table: string): ParallelCheck {
+  const worker = startWorker({ kind: 'check', file, table });
+  const result = new Promise<string[]>((resolve, reject) => {
     worker.once('message', (r: CheckResult) => {
       if ('error' in r) reject(new Error(r.error));
       else resolve(r.problems);
       void worker.terminate();
     });
     worker.once('error', reject);
-    worker.once('exit', (code) => reject(new Error(`check worker exited with code ${code}`))); // no-op once resolved
+    worker.once('exit', (code) => reject(new Error(`check worker exited with code ${code}`))); // no-op once settled
   });
+  // Collected by runChecks; a build that fails before that stops the worker and ignores its answer.
+  result.catch(() => {});
+  return { result, stop: async () => { await worker.terminate(); } };
 }
 
 /** Starts a compiler worker (listings-worker.ts: the listings parser, the full-text worker, or a check). */

@@ -28,7 +28,7 @@ function dump(path: string): Record<string, unknown[]> {
 }
 
 /** The compiler's checks of a snapshot file, as the compiler runs them (the parallel table's on a worker). */
-const check = (db: Database.Database, file: string) => runChecks(db, checkInWorker(file, PARALLEL_TABLE));
+const check = (db: Database.Database, file: string) => runChecks(db, checkInWorker(file, PARALLEL_TABLE).result);
 
 describe('snapshot compiler: content', () => {
   let path: string;
@@ -122,7 +122,7 @@ describe('snapshot compiler: content', () => {
   });
 
   it('the check worker reports a file it cannot open, with SQLite\'s reason', async () => {
-    await assert.rejects(checkInWorker(join(tempDir(), 'missing.db'), PARALLEL_TABLE), /SQLITE_CANTOPEN: unable to open database file/);
+    await assert.rejects(checkInWorker(join(tempDir(), 'missing.db'), PARALLEL_TABLE).result, /SQLITE_CANTOPEN: unable to open database file/);
   });
 
   it('assigns rid in ascending id order', () => {
@@ -198,6 +198,11 @@ describe('snapshot compiler: content', () => {
     assert.equal(db.pragma('journal_mode', { simple: true }), 'delete');
     assert.equal(db.pragma('integrity_check', { simple: true }), 'ok');
     assert.ok(!existsSync(path + '-wal'));
+    // The compiler writes its last tables in WAL mode (beside the listings' check on a worker): the file's
+    // header says rollback journal again (bytes 18 and 19: 1, WAL would be 2), and no WAL file is left.
+    const header = readFileSync(path).subarray(18, 20);
+    assert.deepEqual([...header], [1, 1]);
+    assert.deepEqual(readdirSync(dirname(path)).filter((f) => f !== 'snapshot.db'), []);
   });
 
   it('indexes q in every locale (FTS)', () => {
@@ -689,10 +694,10 @@ describe('snapshot compiler: operator mistakes', () => {
     const gone = spawnSync(process.execPath, ['-e', '0']).pid!;
     const dead = join(dirname(out), `.snapshot.db.tmp-${gone}`);
     const alive = join(dirname(out), `.snapshot.db.tmp-${process.ppid}`);
-    for (const f of [dead, dead + '-journal', dead + '-fts', alive, alive + '-fts']) writeFileSync(f, 'x');
+    for (const f of [dead, dead + '-journal', dead + '-wal', dead + '-shm', dead + '-fts', alive, alive + '-fts']) writeFileSync(f, 'x');
     const r = await buildSnapshot({ source: join(FIXTURES, 'basic'), out, log: () => {} });
     assert.equal(r.ok, true, r.problems.join('\n'));
-    assert.ok(!existsSync(dead) && !existsSync(dead + '-journal') && !existsSync(dead + '-fts'), 'a dead build\'s files (the full-text worker\'s too) are removed');
+    for (const f of [dead, dead + '-journal', dead + '-wal', dead + '-shm', dead + '-fts']) assert.ok(!existsSync(f), `a dead build's files (its WAL and the full-text worker's too) are removed: ${f}`);
     assert.ok(existsSync(alive) && existsSync(alive + '-fts'), 'a running build\'s files are kept');
   });
   it('fails cleanly when the disk fills up during the listings load or after it: a (build) problem, no temporary files, the target untouched', async () => {
