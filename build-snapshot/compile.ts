@@ -126,7 +126,9 @@ async function build1(opts: BuildOptions, state: { stopped: boolean }): Promise<
   const out = resolve(opts.out);
   const tmp = tempPathFor(out);
   const fail = async (extra: string[] = []): Promise<BuildResult> => {
-    await listingsCheck?.stop();
+    // A check worker still running is left to finish (terminating a worker inside SQLite can abort the
+    // process, see fts-worker.ts); its answer is ignored and it ends by itself.
+    listingsCheck = undefined;
     try { db?.close(); } catch { /* already closed */ }
     await fullText?.discard();
     removeTemp(tmp);
@@ -143,7 +145,7 @@ async function build1(opts: BuildOptions, state: { stopped: boolean }): Promise<
   let db: Database.Database | undefined;
   let fullText: FullTextBuilder | undefined;
   /** The integrity check of the listings on a worker, from the indexes until the checks collect it. */
-  let listingsCheck: ParallelCheck | undefined;
+  let listingsCheck: Promise<string[]> | undefined;
   if (report.failed) return fail();
 
   removeStaleTemps(out);
@@ -282,8 +284,10 @@ async function build1(opts: BuildOptions, state: { stopped: boolean }): Promise<
     // The listings and their indexes are final from here: a worker runs their integrity_check (~11 s at 1M,
     // see runChecks) while this thread writes the rest. WAL lets the worker read while this thread writes;
     // the file goes back to a rollback journal after the checks.
-    db.pragma('journal_mode = WAL');
-    listingsCheck = checkInWorker(tmp, PARALLEL_TABLE);
+    // Where WAL is not available (the folder's file system has no shared memory for it), the check runs
+    // after the writes instead, as it would have without this.
+    const wal = db.pragma('journal_mode = WAL', { simple: true }) === 'wal';
+    if (wal) listingsCheck = checkInWorker(tmp, PARALLEL_TABLE);
     // The column store and the listing statistics are read from the indexes just created (derive.ts).
     phase('deriving from the indexes: column store, listing statistics');
     db.exec('BEGIN');
@@ -302,13 +306,15 @@ async function build1(opts: BuildOptions, state: { stopped: boolean }): Promise<
     // from the snapshot's own statistics instead.
     db.exec('DELETE FROM sqlite_stat4');
     phase('checking');
-    const problems = await runChecks(db, listingsCheck.result);
+    const problems = await runChecks(db, listingsCheck ?? checkInWorker(tmp, PARALLEL_TABLE));
     listingsCheck = undefined;
     if (problems.length) return fail(problems);
-    // The worker's connection is closed: every page goes from the WAL into the file, then the WAL goes.
-    const [cp] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
-    if (cp.busy !== 0) throw new Error('could not checkpoint the write-ahead log');
-    db.pragma('journal_mode = OFF');
+    if (wal) {
+      // The worker's connection is closed: every page goes from the WAL into the file, then the WAL goes.
+      const [cp] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+      if (cp.busy !== 0) throw new Error('could not checkpoint the write-ahead log');
+      db.pragma('journal_mode = OFF');
+    }
     // Rows were written in rid order and indexes built after the load, so the file is already compact;
     // VACUUM (a full rewrite) is only worth it when re-ranking unsorted listings left free pages behind.
     if (!listingsSorted) { phase('vacuuming'); db.exec('VACUUM'); }
@@ -423,11 +429,8 @@ class BuildError extends Error {
   constructor(cause: unknown) { super((cause as Error)?.message ?? String(cause), { cause }); }
 }
 
-/** A table's integrity check running on a worker: its problems, and a way to stop it when the build fails first. */
-export interface ParallelCheck { result: Promise<string[]>; stop(): Promise<void> }
-
-/** `integrity_check` of one table of the file on a worker thread (see runChecks). */
-export function checkInWorker(file: string, table: string): ParallelCheck {
+/** `integrity_check` of one table of the file on a worker thread (see runChecks): its problems. */
+export function checkInWorker(file: string, table: string): Promise<string[]> {
   const worker = startWorker({ kind: 'check', file, table });
   const result = new Promise<string[]>((resolve, reject) => {
     worker.once('message', (r: CheckResult) => {
@@ -438,9 +441,9 @@ export function checkInWorker(file: string, table: string): ParallelCheck {
     worker.once('error', reject);
     worker.once('exit', (code) => reject(new Error(`check worker exited with code ${code}`))); // no-op once settled
   });
-  // Collected by runChecks; a build that fails before that stops the worker and ignores its answer.
+  // Collected by runChecks; a build that fails before that ignores the answer (and must not leave it unhandled).
   result.catch(() => {});
-  return { result, stop: async () => { await worker.terminate(); } };
+  return result;
 }
 
 /** Starts a compiler worker (listings-worker.ts: the listings parser, the full-text worker, or a check). */

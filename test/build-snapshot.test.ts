@@ -28,7 +28,7 @@ function dump(path: string): Record<string, unknown[]> {
 }
 
 /** The compiler's checks of a snapshot file, as the compiler runs them (the parallel table's on a worker). */
-const check = (db: Database.Database, file: string) => runChecks(db, checkInWorker(file, PARALLEL_TABLE).result);
+const check = (db: Database.Database, file: string) => runChecks(db, checkInWorker(file, PARALLEL_TABLE));
 
 describe('snapshot compiler: content', () => {
   let path: string;
@@ -122,7 +122,7 @@ describe('snapshot compiler: content', () => {
   });
 
   it('the check worker reports a file it cannot open, with SQLite\'s reason', async () => {
-    await assert.rejects(checkInWorker(join(tempDir(), 'missing.db'), PARALLEL_TABLE).result, /SQLITE_CANTOPEN: unable to open database file/);
+    await assert.rejects(checkInWorker(join(tempDir(), 'missing.db'), PARALLEL_TABLE), /SQLITE_CANTOPEN: unable to open database file/);
   });
 
   it('assigns rid in ascending id order', () => {
