@@ -26,7 +26,8 @@ const RANGES: { col: RangeCol; min?: keyof ListingFilters; max?: keyof ListingFi
   { col: 'size_m2', min: 'min_size', max: 'max_size' },
   { col: 'rooms', min: 'min_rooms' },
 ];
-const INDEX_OF: Record<string, string> = {
+/** The (value, rid) index of each filter column: the planner's drivers, and the compiler's column store (derive.ts). */
+export const INDEX_OF: Record<string, string> = {
   city_id: 'listings_city', province_id: 'listings_province', neighbourhood_id: 'listings_neighbourhood',
   owner_id: 'listings_owner', property_type: 'listings_property_type', furnishing: 'listings_furnishing',
   price_eur: 'listings_price', size_m2: 'listings_size', rooms: 'listings_rooms',
