@@ -127,8 +127,7 @@ async function build1(opts: BuildOptions, state: { stopped: boolean }): Promise<
   const tmp = tempPathFor(out);
   const fail = async (extra: string[] = []): Promise<BuildResult> => {
     // A check worker still running is left to finish (terminating a worker inside SQLite can abort the
-    // process, see fts-worker.ts); its answer is ignored and it ends by itself.
-    listingsCheck = undefined;
+    // process, see fts-worker.ts); its answer is ignored (checkInWorker) and it ends by itself.
     try { db?.close(); } catch { /* already closed */ }
     await fullText?.discard();
     removeTemp(tmp);
@@ -144,8 +143,6 @@ async function build1(opts: BuildOptions, state: { stopped: boolean }): Promise<
   if (outBad) report.problem({ file: out, line: 0, field: '(out)', reason: outBad });
   let db: Database.Database | undefined;
   let fullText: FullTextBuilder | undefined;
-  /** The integrity check of the listings on a worker, from the indexes until the checks collect it. */
-  let listingsCheck: Promise<string[]> | undefined;
   if (report.failed) return fail();
 
   removeStaleTemps(out);
@@ -287,7 +284,7 @@ async function build1(opts: BuildOptions, state: { stopped: boolean }): Promise<
     // Where WAL is not available (the folder's file system has no shared memory for it), the check runs
     // after the writes instead, as it would have without this.
     const wal = db.pragma('journal_mode = WAL', { simple: true }) === 'wal';
-    if (wal) listingsCheck = checkInWorker(tmp, PARALLEL_TABLE);
+    const listingsCheck = wal ? checkInWorker(tmp, PARALLEL_TABLE) : undefined;
     // The column store and the listing statistics are read from the indexes just created (derive.ts).
     phase('deriving from the indexes: column store, listing statistics');
     db.exec('BEGIN');
@@ -307,7 +304,6 @@ async function build1(opts: BuildOptions, state: { stopped: boolean }): Promise<
     db.exec('DELETE FROM sqlite_stat4');
     phase('checking');
     const problems = await runChecks(db, listingsCheck ?? checkInWorker(tmp, PARALLEL_TABLE));
-    listingsCheck = undefined;
     if (problems.length) return fail(problems);
     if (wal) {
       // The worker's connection is closed: every page goes from the WAL into the file, then the WAL goes.
