@@ -27,6 +27,13 @@ function dump(path: string): Record<string, unknown[]> {
   return out;
 }
 
+/** A copy of a built snapshot in a folder of its own, to tamper with. */
+function copyOf(path: string): string {
+  const copy = join(tempDir(), 'tampered.db');
+  writeFileSync(copy, readFileSync(path));
+  return copy;
+}
+
 /** The compiler's checks of a snapshot file, as the compiler runs them (the parallel table's on a worker). */
 const check = (db: Database.Database, file: string) => runChecks(db, checkInWorker(file, PARALLEL_TABLE));
 
@@ -67,8 +74,7 @@ describe('snapshot compiler: content', () => {
       ['UPDATE listing_text SET rid = 100 WHERE rid = 1', ['consistency: listing_text rids not 1..n: 92']],
       ['UPDATE listings SET rid = 0 WHERE rid = 1', ['consistency: listings rids not 1..n: 1']],
     ] as [string, string[]][]) {
-      const copy = join(tempDir(), 'tampered.db');
-      writeFileSync(copy, readFileSync(path));
+      const copy = copyOf(path);
       const rw = new Database(copy);
       try {
         assert.deepEqual(await check(rw, copy), [], 'the untouched copy passes');
@@ -82,8 +88,7 @@ describe('snapshot compiler: content', () => {
     // An index whose definition is rewritten to another column keeps its old entries: its content no longer
     // matches the table. quick_check alone does not look at that; integrity_check does.
     for (const [index, from, to] of [['listings_city', '(city_id)', '(province_id)'], ['owners_type', '(type)', '(slug)']]) {
-      const copy = join(tempDir(), 'tampered.db');
-      writeFileSync(copy, readFileSync(path));
+      const copy = copyOf(path);
       const rw = new Database(copy);
       rw.unsafeMode(true);
       rw.pragma('writable_schema = ON');
@@ -101,8 +106,7 @@ describe('snapshot compiler: content', () => {
   });
 
   it('fails the checks when the key order of a WITHOUT ROWID table is broken (quick_check does not see it)', async () => {
-    const copy = join(tempDir(), 'tampered.db');
-    writeFileSync(copy, readFileSync(path));
+    const copy = copyOf(path);
     // One byte of a key in listing_stats' leaf page: 'location:…' becomes 'zocation:…', out of order.
     const db0 = new Database(copy, { readonly: true });
     const page = db0.prepare("SELECT pageno FROM dbstat WHERE name = 'listing_stats' AND pagetype = 'leaf' ORDER BY pageno LIMIT 1").pluck().get() as number;
