@@ -27,9 +27,16 @@ export function isTimestamp(s: string): boolean {
   if (+m[4] > 23 || +m[5] > 59 || (m[6] !== undefined && +m[6] > 59)) return false;
   return m[7] === undefined || (+m[7] <= 23 && +m[8] <= 59);
 }
+/**
+ * A valid timestamp in the form the API serves: RFC 3339 (what OpenAPI's `date-time` means), which needs
+ * seconds. ISO 8601 lets a source leave them out (`2025-01-31T12:00+01:00`); they are added as `:00`, the
+ * same instant. Position 16 is the seconds' colon when there are seconds, else the zone.
+ */
+export const withSeconds = (s: string): string => (s.charCodeAt(16) === 58 /* : */ ? s : `${s.slice(0, 16)}:00${s.slice(16)}`);
 const Timestamp = v.pipe(
   v.string(),
   v.check(isTimestamp, 'must be an ISO 8601 timestamp with time zone on a real date and time of day, e.g. 2025-01-31T12:00:00Z'),
+  v.transform(withSeconds),
 );
 /** Free-form attributes: any JSON object, at most 16 KB serialised. */
 const Attributes = v.pipe(v.record(v.string(), v.unknown()), v.check((o) => JSON.stringify(o).length <= 16_384, 'must be at most 16 KB as JSON'));

@@ -1,5 +1,5 @@
 // The snapshot compiler: public filtering, locale tables, closure, cohorts, determinism, and every class of bad input.
-import { describe, it, before } from 'node:test';
+import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync, readdirSync, existsSync, appendFileSync, rmSync, mkdirSync } from 'node:fs';
 import { join, dirname } from 'node:path';
@@ -10,7 +10,7 @@ import { IdIndex } from '../build-snapshot/id-index.ts';
 import { PARALLEL_TABLE, runChecks } from '../build-snapshot/checks.ts';
 import { LineSplitter, MAX_LINE, OVERLONG, OVERLONG_REASON, Utf8Check } from '../build-snapshot/read-source.ts';
 import { isUtf8 } from 'node:buffer';
-import { buildTestSnapshot, copyFixture, tempDir, FIXTURES } from './helpers.ts';
+import { buildTestSnapshot, copyFixture, tempDir, FIXTURES, startServer, type TestServer } from './helpers.ts';
 
 const ROOT = join(FIXTURES, '..', '..');
 const open = (path: string) => new Database(path, { readonly: true });
@@ -303,6 +303,44 @@ async function failingBuild(file: string, edit: (lines: string[]) => string[]) {
   return refusedBuild(src);
 }
 const setLine = (n: number, f: (rec: any) => unknown) => (lines: string[]) => lines.map((l, i) => (i === n - 1 ? JSON.stringify(f(JSON.parse(l))) : l));
+
+describe('snapshot compiler: timestamps as written in their own offset', () => {
+  let server: TestServer;
+  let db: Database.Database;
+  before(async () => {
+    const src = copyFixture();
+    const edit = (file: string, f: (r: any) => any) => {
+      const p = join(src, file);
+      writeFileSync(p, readFileSync(p, 'utf8').trimEnd().split('\n').map((l) => JSON.stringify(f(JSON.parse(l)))).join('\n') + '\n');
+    };
+    // lst-012 (Amsterdam, 2,100 EUR) first seen at 00:30 on 1 February local time: still 31 January in UTC.
+    // Without seconds (ISO 8601 allows that); the API serves RFC 3339, which needs them.
+    edit('listings.ndjson', (r) => (r.id === 'lst-012' ? { ...r, first_seen_at: '2026-02-01T00:30+01:00', updated_at: '2026-10-01T09:15+02:00' }
+      : r.id === 'lst-001' ? { ...r, updated_at: '2026-10-01T00:00:00.250Z' } : r));
+    edit('owners.ndjson', (r) => (r.id === 'own-1' ? { ...r, updated_at: '2026-01-02T10:00-05:30' } : r));
+    const { path, result } = await buildTestSnapshot(src);
+    assert.ok(result.ok, result.ok ? '' : result.problems.join('\n'));
+    db = open(path);
+    server = await startServer({ SNAPSHOT_PATH: path });
+  });
+  after(async () => { db?.close(); await server?.close(); });
+
+  it('serves a timestamp without seconds with :00 added, in its own offset, and others as written', async () => {
+    assert.equal((await server.get('/v1/listings/lst-012')).body.data.updated_at, '2026-10-01T09:15:00+02:00');
+    assert.equal((await server.get('/v1/listings/lst-001')).body.data.updated_at, '2026-10-01T00:00:00.250Z');
+    assert.equal((await server.get('/v1/owners/own-1')).body.data.updated_at, '2026-01-02T10:00:00-05:30');
+    const page = (await server.get('/v1/listings?location_id=loc-ams')).body.data as { id: string; updated_at: string }[];
+    assert.equal(page.find((l) => l.id === 'lst-012')?.updated_at, '2026-10-01T09:15:00+02:00');
+  });
+
+  it('counts a listing in the month of its first-seen date as written, not the UTC one', () => {
+    const ams = db.prepare("SELECT month, sample_size FROM market_observations WHERE metric_id = 'new_listings' AND city_id = 'loc-ams' ORDER BY month").all();
+    // February keeps lst-010 and lst-012; in UTC lst-012 would be January's fifth and February's median-free single.
+    assert.deepEqual(ams, [{ month: '2026-01-01', sample_size: 4 }, { month: '2026-02-01', sample_size: 2 }]);
+    assert.deepEqual(db.prepare("SELECT month, value FROM market_observations WHERE metric_id = 'median_rent' AND city_id = 'loc-ams'").all(),
+      [{ month: '2026-01-01', value: 1750 }]);
+  });
+});
 
 describe('snapshot compiler: bad input fails with file:line and leaves the old snapshot untouched', () => {
   it('malformed JSON', async () => {
