@@ -76,11 +76,20 @@ function removeStaleTemps(out: string): void {
 }
 
 /** Why `out` cannot be written or replaced, or null. An existing file must be a snapshot (of any schema version). */
-function outProblem(out: string): string | null {
+function outProblem(out: string, tmp: string): string | null {
   let parent;
   try { parent = statSync(dirname(out)); } catch { return 'output folder does not exist'; }
   if (!parent.isDirectory()) return `${dirname(out)} is not a folder`;
-  try { accessSync(dirname(out), constants.W_OK); } catch { return `the folder ${dirname(out)} is not writable (the new snapshot is written beside the target, then renamed)`; }
+  const reason = (e: unknown) => (e as Error).message.replace(/,.*$/, ''); // "EROFS: read-only file system", without the path
+  try { accessSync(dirname(out), constants.W_OK); } catch (e) {
+    return `the folder ${dirname(out)} is not writable (${reason(e)}; the new snapshot is written beside the target, then renamed)`;
+  }
+  // access() says yes to root whatever the mode, and knows nothing of a read-only mount: create the
+  // temporary file itself, so the reason is the system's (SQLite's own error is only "unable to open
+  // database file"). Any failure removes it; the build starts it afresh.
+  try { closeSync(openSync(tmp, 'w')); } catch (e) {
+    return `cannot create a file in the folder ${dirname(out)} (${reason(e)}; the new snapshot is written beside the target, then renamed)`;
+  }
   let st;
   try { st = statSync(out); } catch { return null; }
   if (st.isDirectory()) return 'is a folder; give the path of the snapshot file';
@@ -139,7 +148,7 @@ async function build1(opts: BuildOptions, state: { stopped: boolean }): Promise<
     if (!existsSync(file)) report.problem({ file: r.file, line: 0, field: '(file)', reason: `missing source file in ${opts.source}` });
     else if (statSync(file).isDirectory()) report.problem({ file: r.file, line: 0, field: '(file)', reason: 'is a folder, not a file' });
   }
-  const outBad = outProblem(out);
+  const outBad = outProblem(out, tmp);
   if (outBad) report.problem({ file: out, line: 0, field: '(out)', reason: outBad });
   let db: Database.Database | undefined;
   let fullText: FullTextBuilder | undefined;

@@ -731,6 +731,14 @@ describe('snapshot compiler: operator mistakes', () => {
     assert.match(r.problems[0], /:0: \(out\): is a folder/);
     assert.deepEqual(readdirSync(dir).filter((f) => f.includes('.tmp-')), []);
   });
+  it('names the system\'s reason when the output folder refuses a new file, even to root (sysfs)', { skip: !existsSync('/sys/kernel') && 'needs Linux sysfs' }, async () => {
+    const r = await buildSnapshot({ source: join(FIXTURES, 'basic'), out: '/sys/kernel/snapshot.db', log: () => {} });
+    assert.equal(r.ok, false);
+    // access(W_OK) says yes to root, and SQLite's own error was only "unable to open database file".
+    assert.deepEqual(r.problems, [process.getuid?.() === 0
+      ? '/sys/kernel/snapshot.db:0: (out): cannot create a file in the folder /sys/kernel (EACCES: permission denied; the new snapshot is written beside the target, then renamed)'
+      : '/sys/kernel/snapshot.db:0: (out): the folder /sys/kernel is not writable (EACCES: permission denied; the new snapshot is written beside the target, then renamed)']);
+  });
   it('removes temporary files of earlier builds whose process is gone, and keeps those of a running one', async () => {
     const { path: out } = await buildTestSnapshot();
     const gone = spawnSync(process.execPath, ['-e', '0']).pid!;
