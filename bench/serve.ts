@@ -330,7 +330,8 @@ async function main() {
   const results: ScenarioResult[] = [];
   const capture: { url: string; status: number; headers: [string, string][]; body_base64: string }[] = [];
   for (const s of list) {
-    const res = await fetch(srv.url + s.path, { headers: auth });
+    // As autocannon asks (no Accept-Encoding: identity); fetch would ask for gzip and hand back the decoded body.
+    const res = await fetch(srv.url + s.path, { headers: { ...auth, 'accept-encoding': 'identity' } });
     const body = Buffer.from(await res.arrayBuffer());
     const r: ScenarioResult = {
       name: s.name, group: s.group, path: s.path, status: res.status, body_bytes: body.length, note: s.note, rounds: [],

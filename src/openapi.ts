@@ -101,7 +101,7 @@ export function openapiDocument(routes: RouteDef[]) {
     operationId: 'openapi', summary, tags: ['Service'], security: [], parameters: [],
     responses: { 200: { description: 'OK', content: { 'application/json': { schema: { type: 'object' } } } }, 400: err('Invalid query: this document takes no parameters') },
   } };
-  const body = new JsonText(JSON.stringify(doc));
+  const body = new JsonText(JSON.stringify(doc), { reused: true });
   const route: RouteDef = {
     path: '/v1/openapi.json', tag: 'Service', kind: 'plain', public: true, query: v.strictObject({}), item: { type: 'object' },
     summary, handle: () => body, // serialised once: the document never changes while the process runs
