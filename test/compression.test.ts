@@ -1,24 +1,26 @@
 // Response compression: br or gzip as Accept-Encoding asks, for JSON bodies of 1 KB or more; the raw bytes on the wire.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { request, type IncomingHttpHeaders } from 'node:http';
+import { createServer, request, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { buildTestSnapshot, startServer, type TestServer } from './helpers.ts';
-import { COMPRESS_MIN_BYTES, negotiate } from '../src/respond.ts';
+import { COMPRESS_MIN_BYTES, JsonText, negotiate, sendJson } from '../src/respond.ts';
 
-interface Raw { status: number; headers: IncomingHttpHeaders; bytes: Buffer }
+interface Raw { status: number; headers: IncomingHttpHeaders; rawHeaders: string[]; bytes: Buffer }
 
 /** One request whose body comes back as sent (fetch would decode it), with the server's key unless `key` is null. */
-function raw(server: TestServer, path: string, headers: Record<string, string> = {}, opts: { method?: string; key?: string | null } = {}): Promise<Raw> {
+function raw(server: { url: string; key?: string }, path: string, headers: Record<string, string> = {}, opts: { method?: string; key?: string | null } = {}): Promise<Raw> {
   const u = new URL(server.url);
   const h: Record<string, string> = { ...headers };
-  if (opts.key !== null) h.Authorization = `Bearer ${opts.key ?? server.key}`;
+  if (opts.key !== null && (opts.key ?? server.key)) h.Authorization = `Bearer ${opts.key ?? server.key}`;
   return new Promise((resolve, reject) => {
     const req = request({ host: u.hostname, port: u.port, path, method: opts.method ?? 'GET', headers: h, agent: false }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (d: Buffer) => chunks.push(d));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, bytes: Buffer.concat(chunks) }));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, rawHeaders: res.rawHeaders, bytes: Buffer.concat(chunks) }));
     });
+    req.setTimeout(5000, () => req.destroy(new Error(`no complete answer to ${path} within 5 s (a Content-Length above the bytes sent?)`)));
     req.on('error', reject);
     req.end();
   });
@@ -43,7 +45,7 @@ describe('response compression', () => {
     assert.ok(plain.bytes.length >= COMPRESS_MIN_BYTES, `the page is ${plain.bytes.length} bytes, enough to be compressed`);
     assert.equal(plain.headers['content-encoding'], undefined, 'no Accept-Encoding: identity');
     assert.equal(plain.headers.vary, 'Accept-Encoding');
-    for (const [ask, coding] of [['gzip', 'gzip'], ['br', 'br'], ['gzip, deflate, br', 'br'], ['deflate, gzip;q=0.8', 'gzip'], ['GZIP', 'gzip']] as const) {
+    for (const [ask, coding] of [['gzip', 'gzip'], ['br', 'br'], ['gzip, deflate, br', 'gzip'], ['deflate, gzip;q=0.8', 'gzip'], ['GZIP', 'gzip'], ['x-gzip', 'gzip']] as const) {
       const r = await raw(server, page, { 'Accept-Encoding': ask });
       assert.equal(r.status, 200, ask);
       assert.equal(r.headers['content-encoding'], coding, ask);
@@ -57,7 +59,10 @@ describe('response compression', () => {
   it('follows the weights: a higher q wins, q=0 refuses, * stands for the codings not named, identity otherwise', async () => {
     const cases: [string, string | undefined][] = [
       ['gzip;q=1, br;q=0.5', 'gzip'], ['br;q=0.1, gzip;q=0.001', 'br'], ['br;q=0, gzip', 'gzip'], ['br;q=0, gzip;q=0', undefined],
-      ['*', 'br'], ['*;q=0.5, br;q=0', 'gzip'], ['*;q=0', undefined], ['identity', undefined], ['deflate, compress', undefined],
+      ['*', 'gzip'], ['*;q=0.5, gzip;q=0', 'br'], ['*;q=0', undefined], ['identity', undefined], ['deflate, compress', undefined],
+      ['GZip;Q=0.9, Br;q=0.1', 'gzip'], ['br;Q=0.9, gzip;q=0.1', 'br'], ['gzip;q=.5', 'gzip'], ['gzip;q=0.5000', 'gzip'],
+      ['br;q=0.5, identity', undefined], ['br, identity;q=0.5', 'br'], ['br, identity', 'br'],
+      [',,,,,,,,,,,,,,,,,,,,br', 'br'], ['gzip;q=0, gzip', undefined],
       ['gzip;q=abc', undefined], ['gzip;q=2', undefined], ['gzip;level=9', undefined], [';;, ,', undefined], ['', undefined],
     ];
     for (const [ask, coding] of cases) {
@@ -78,11 +83,13 @@ describe('response compression', () => {
     assert.equal(small.headers['content-encoding'], undefined);
     assert.equal(small.headers.vary, 'Accept-Encoding');
     JSON.parse(small.bytes.toString('utf8'));
-    for (const [path, key, status] of [['/v1/listings/nope', undefined, 404], ['/v1/listings?limit=abc', undefined, 400], ['/v1/listings', null, 401]] as const) {
+    const long = `/v1/${'x'.repeat(1500)}`; // a 404 that names its path: an error body over the minimum
+    for (const [path, key, status] of [['/v1/listings/nope', undefined, 404], [long, undefined, 404], ['/v1/listings?limit=abc', undefined, 400], ['/v1/listings', null, 401]] as const) {
       const r = await raw(server, path, { 'Accept-Encoding': 'gzip, br' }, { key });
       assert.equal(r.status, status, path);
       assert.equal(r.headers['content-encoding'], undefined, path);
       assert.ok(JSON.parse(r.bytes.toString('utf8')).error, path);
+      if (path === long) assert.ok(r.bytes.length >= COMPRESS_MIN_BYTES, `the long 404 is ${r.bytes.length} bytes`);
     }
   });
 
@@ -99,16 +106,45 @@ describe('response compression', () => {
     }
   });
 
-  it('compresses the public OpenAPI document once per coding and serves the same bytes again', async () => {
-    const a = await raw(server, '/v1/openapi.json', { 'Accept-Encoding': 'br' }, { key: null });
-    const b = await raw(server, '/v1/openapi.json', { 'Accept-Encoding': 'br' }, { key: null });
-    const g = await raw(server, '/v1/openapi.json', { 'Accept-Encoding': 'gzip' }, { key: null });
+  it('compresses the public OpenAPI document as asked', async () => {
     const plain = await raw(server, '/v1/openapi.json', {}, { key: null });
-    assert.equal(a.headers['content-encoding'], 'br');
-    assert.ok(a.bytes.equals(b.bytes));
-    assert.equal(g.headers['content-encoding'], 'gzip');
-    assert.equal(decode(a), plain.bytes.toString('utf8'));
-    assert.equal(decode(g), plain.bytes.toString('utf8'));
-    assert.ok(a.bytes.length < plain.bytes.length / 4, `${a.bytes.length} against ${plain.bytes.length}`);
+    for (const coding of ['br', 'gzip']) {
+      const r = await raw(server, '/v1/openapi.json', { 'Accept-Encoding': coding }, { key: null });
+      assert.equal(r.headers['content-encoding'], coding);
+      assert.equal(decode(r), plain.bytes.toString('utf8'));
+      assert.ok(r.bytes.length < plain.bytes.length / 4, `${coding}: ${r.bytes.length} against ${plain.bytes.length}`);
+    }
+  });
+
+  it('sends one Vary line naming Origin and Accept-Encoding when CORS adds its own', async () => {
+    const origin = 'https://playground.example.com';
+    const cors = await startServer({ SNAPSHOT_PATH: (await buildTestSnapshot()).path, PLAYGROUND_ORIGIN: origin });
+    try {
+      const r = await raw(cors, page, { Origin: origin, 'Accept-Encoding': 'gzip' });
+      assert.equal(r.headers['access-control-allow-origin'], origin);
+      const vary = r.rawHeaders.filter((_, i) => i % 2 === 0 && r.rawHeaders[i].toLowerCase() === 'vary').length;
+      assert.equal(vary, 1, `one Vary line: ${JSON.stringify(r.rawHeaders)}`);
+      assert.equal(r.headers.vary, 'Origin, Accept-Encoding');
+    } finally { await cors.close(); }
+  });
+});
+
+describe('sendJson with a reused body', () => {
+  it('compresses a reused body once per coding and keeps the bytes it sent', async () => {
+    const body = new JsonText(JSON.stringify({ data: 'x'.repeat(4000) }), { reused: true });
+    const server = createServer((_req, res) => sendJson(res, 200, body));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const first = await raw({ url }, '/', { 'Accept-Encoding': 'br' });
+      assert.ok(body.encoded?.get('br')?.equals(first.bytes), 'the br bytes are kept');
+      assert.equal(body.encoded?.get('gzip'), undefined, 'gzip not made until asked');
+      const kept = body.encoded!.get('br')!;
+      const again = await raw({ url }, '/', { 'Accept-Encoding': 'br' });
+      assert.equal(body.encoded!.get('br'), kept, 'the same Buffer, not compressed again');
+      assert.ok(again.bytes.equals(first.bytes));
+      await raw({ url }, '/', { 'Accept-Encoding': 'gzip' });
+      assert.ok(body.encoded!.get('gzip'));
+    } finally { server.close(); }
   });
 });
