@@ -64,6 +64,7 @@ describe('response compression', () => {
       ['br;q=0.5, identity', undefined], ['br, identity;q=0.5', 'br'], ['br, identity', 'br'],
       [',,,,,,,,,,,,,,,,,,,,br', 'br'], ['gzip;q=0, gzip', undefined],
       ['gzip;q=abc', undefined], ['gzip;q=2', undefined], ['gzip;level=9', undefined], [';;, ,', undefined], ['', undefined],
+      ['gzip;q=0.123456', undefined], // more than 5 decimals: not read
     ];
     for (const [ask, coding] of cases) {
       const r = await raw(server, page, { 'Accept-Encoding': ask });
@@ -71,6 +72,10 @@ describe('response compression', () => {
       assert.equal(r.headers['content-encoding'], coding, `Accept-Encoding: ${ask}`);
       JSON.parse(decode(r));
     }
+    // A 15 KB weight of digits on the public document (the first pattern took 1.2 s to reject it): refused, identity.
+    const long = await raw(server, '/v1/openapi.json', { 'Accept-Encoding': `gzip;q=${'1'.repeat(15_000)}x` }, { key: null });
+    assert.equal(long.status, 200);
+    assert.equal(long.headers['content-encoding'], undefined);
     // The function itself, for what a request cannot show (an absent header is what the first test sends).
     assert.equal(negotiate(undefined), null);
     assert.equal(negotiate('gzip ; q = 0.5 , br ; q=0.4'), 'gzip');
