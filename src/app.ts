@@ -66,8 +66,9 @@ export interface AppDeps {
 
 export function defineRoute<Q>(r: RouteDef<Q>): RouteDef<Q> { return r; }
 
+/** A route pattern as a regex: its literal parts escaped (the `.` of openapi.json matched any character), `:param` one segment. */
 function compile(pattern: string): RegExp {
-  return new RegExp('^' + pattern.replace(/:[a-z_]+/g, '[^/]+') + '/?$');
+  return new RegExp('^' + pattern.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[a-z_]+/g, '[^/]+') + '/?$');
 }
 
 /**

@@ -419,6 +419,8 @@ describe('404 for unknown routes', () => {
     '/v1/insurance/products/insp-1', '/v1/insurance/providers', '/v1/articles', '/v1/market/metrics/median_rent',
     // Paths are exact and lower-case (polka alone would match these case-insensitively).
     '/V1/LISTINGS', '/v1/Listings/lst-001', '/v1/PING',
+    // A route's `.` is a dot, not any character.
+    '/v1/openapiXjson', '/v1/openapi/json',
   ];
   for (const path of ROUTES) {
     it(`GET ${path} returns 404 not_found with the error envelope`, async () => {
@@ -438,6 +440,9 @@ describe('405 for other methods on known paths', () => {
       });
     }
   }
+  it('POST to /v1/openapiXjson (not the document\'s path) is 404, not 405', async () => {
+    assertError(await server.get('/v1/openapiXjson', { method: 'POST' }), 404, { code: 'not_found' });
+  });
   it('POST to an unknown path is 404, not 405', async () => {
     assertError(await server.get('/v1/nope', { method: 'POST' }), 404, { code: 'not_found' });
   });
