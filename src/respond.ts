@@ -99,22 +99,20 @@ export function writeHead(res: ServerResponse, status: number, headers: Record<s
  */
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = body instanceof JsonText ? body.text : JSON.stringify(body);
-  const type = 'application/json; charset=utf-8';
   // UTF-16 units never outnumber UTF-8 bytes, so a text under the minimum is a body under it.
   const coding = text.length < COMPRESS_MIN_BYTES ? null : negotiate(res.req?.headers['accept-encoding']);
-  if (coding === null) {
-    writeHead(res, status, { ...headers, Vary: 'Accept-Encoding', 'Content-Type': type, 'Content-Length': Buffer.byteLength(text) });
-    res.end(text);
-    return;
+  const out: Record<string, string | number> = { ...headers, Vary: 'Accept-Encoding' };
+  let payload: string | Buffer = text;
+  if (coding !== null) {
+    const cache = body instanceof JsonText ? body.encoded : undefined;
+    payload = cache?.get(coding) ?? compress(text, coding);
+    cache?.set(coding, payload);
+    out['Content-Encoding'] = coding;
   }
-  const cache = body instanceof JsonText ? body.encoded : undefined;
-  let bytes = cache?.get(coding);
-  if (bytes === undefined) {
-    bytes = compress(text, coding);
-    cache?.set(coding, bytes);
-  }
-  writeHead(res, status, { ...headers, Vary: 'Accept-Encoding', 'Content-Encoding': coding, 'Content-Type': type, 'Content-Length': bytes.length });
-  res.end(bytes);
+  out['Content-Type'] = 'application/json; charset=utf-8';
+  out['Content-Length'] = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
+  writeHead(res, status, out);
+  res.end(payload);
 }
 
 export const collection = (data: unknown[], pagination: Pagination, meta: Meta) => ({ data, pagination, meta });
