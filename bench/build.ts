@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { procCpuSeconds, speedCheck } from './common.ts';
+import { procCpuSeconds, RESULTS, speedCheck } from './common.ts';
 
 const { values } = parseArgs({ options: { sizes: { type: 'string', default: '100000,1000000' }, seed: { type: 'string', default: '1' } } });
 const sizes = values.sizes!.split(',').map(Number);
@@ -18,7 +18,7 @@ for (const n of sizes) {
   const src = join(cache, `src-${n}-seed${values.seed}`);
   if (!existsSync(join(src, 'metrics.ndjson'))) {
     const t0 = Date.now();
-    const g = spawnSync(process.execPath, ['--import', 'tsx', 'build-snapshot/generate.ts', '--listings', String(n), '--out', src, '--seed', values.seed!], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+    const g = spawnSync(process.execPath, ['--import', 'tsx', 'generate/main.ts', '--listings', String(n), '--out', src, '--seed', values.seed!], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
     if (g.status !== 0) throw new Error(`generate failed for ${n}`);
     console.log(`generated ${n.toLocaleString('en')} listings in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   }
@@ -38,9 +38,9 @@ for (const n of sizes) {
   console.log(`${n.toLocaleString('en')} listings: ${r.wall_s} s wall (${r.cpu_s} CPU-s), peak RSS ${rss} MiB, snapshot ${r.file_mib} MiB\n    ${phases}`);
 
 }
-mkdirSync(join(root, 'bench', 'results'), { recursive: true });
+mkdirSync(RESULTS, { recursive: true });
 const speedAfter = speedCheck();
 console.log(`machine speed check after: ${speedAfter.toFixed(0)} ms`);
-writeFileSync(join(root, 'bench', 'results', 'build-last.json'), JSON.stringify({ at: new Date().toISOString(), speed_check_ms: { before: +speedBefore.toFixed(0), after: +speedAfter.toFixed(0) }, results }, null, 2) + '\n');
+writeFileSync(join(RESULTS, 'build-last.json'), JSON.stringify({ at: new Date().toISOString(), speed_check_ms: { before: +speedBefore.toFixed(0), after: +speedAfter.toFixed(0) }, results }, null, 2) + '\n');
 console.log('targets: 1M listings ≤ 60 s, peak RSS ≤ 512 MiB, snapshot ≤ 1.5 GB');
 

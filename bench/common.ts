@@ -6,7 +6,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 
 export const ROOT = resolve(import.meta.dirname, '..');
 export const CACHE = join(ROOT, '.bench-cache');
-export const RESULTS = join(ROOT, 'bench', 'results');
+export const RESULTS = join(ROOT, '.bench-cache', 'results');
 
 export const snapshotPath = (listings: number, seed: number) => join(CACHE, `snapshot-${listings}-seed${seed}.db`);
 
@@ -15,9 +15,9 @@ export const snapshotPath = (listings: number, seed: number) => join(CACHE, `sna
  * statements prepared), or null when it can. A cached snapshot from before a schema change is stale.
  */
 export async function snapshotProblem(path: string): Promise<string | null> {
-  await import('../src/app.ts'); // before routes/index.ts: the order the server loads the route modules in
+  await import('../src/http/app.ts'); // before routes/index.ts: the order the server loads the route modules in
   const { ROUTE_MODULES } = await import('../src/routes/index.ts');
-  const { SnapshotSource } = await import('../src/snapshot.ts');
+  const { SnapshotSource } = await import('../src/snapshot/source.ts');
   try {
     const source = new SnapshotSource(path, {});
     try {
@@ -63,7 +63,7 @@ export async function ensureSnapshot(listings: number, seed: number, say: (s: st
   if (!existsSync(join(src, 'metrics.ndjson'))) {
     say(`generating ${listings.toLocaleString('en')} listings (seed ${seed}) into ${src} …`);
     const t0 = Date.now();
-    const g = spawnSync(process.execPath, ['--import', 'tsx', 'build-snapshot/generate.ts', '--listings', String(listings), '--out', src, '--seed', String(seed)], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], timeout: limit });
+    const g = spawnSync(process.execPath, ['--import', 'tsx', 'generate/main.ts', '--listings', String(listings), '--out', src, '--seed', String(seed)], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], timeout: limit });
     if (g.status !== 0) throw new Error(`generate failed (status ${g.status}, signal ${g.signal})`);
     say(`  generated in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   }

@@ -1,6 +1,6 @@
 // npm run bench:queries [-- --quick | --listings N --seed S | --db FILE] [--n 1000] [--budget 60] [--only listings-page,owners]
 // Worst case per query shape, without a server: seeded random filter sets against every collection endpoint's
-// statements (the route modules' prepare(db), the planner in src/listing-query.ts); prints max / p99 and the slowest
+// statements (the route modules' prepare(db), the planner in src/listings/planner.ts); prints max / p99 and the slowest
 // sets with their driver and EXPLAIN QUERY PLAN. Used by bench/serve.ts too (runQueryFuzz). The statements run in a
 // child process per endpoint (this file with --child), so a runaway one can be killed at the --cap.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -9,19 +9,20 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
-import { matchSql, pageSql, shapeKey, type Driver, type ListingFilters } from '../src/listing-query.ts';
-import { ftsQuery } from '../src/query.ts';
-import { statsOf } from '../src/stats.ts';
+import { type Driver, type ListingFilters, matchSql, pageSql } from '../snapshot-format/listing-sql.ts';
+import { shapeKey } from '../src/listings/planner.ts';
+import { ftsQuery } from '../src/routes/full-text.ts';
+import { statsOf } from '../snapshot-format/price-stats.ts';
 // app.ts first: it imports routes/index.ts, which imports every route module (the order the server loads them in;
 // importing a route module first would evaluate routes/index.ts before that module's exports exist).
-import '../src/app.ts';
+import '../src/http/app.ts';
 import * as listingsRoute from '../src/routes/listings.ts';
 import * as ownersRoute from '../src/routes/owners.ts';
 import * as internetRoute from '../src/routes/internet.ts';
 import * as insuranceRoute from '../src/routes/insurance.ts';
 import * as platformsRoute from '../src/routes/platforms.ts';
 import * as locationsRoute from '../src/routes/locations.ts';
-import { ADJECTIVES, FEATURES, PROPERTY_TYPES, RARE, SURROUNDINGS } from '../build-snapshot/generate-listing-text.ts';
+import { ADJECTIVES, FEATURES, PROPERTY_TYPES, RARE, SURROUNDINGS } from '../generate/listing-text.ts';
 import { ensureSnapshot, fmt, isMain, lpad, pad, pct, RESULTS, ROOT, rng, snapshotProblem, termDocs, verdict, type Rng } from './common.ts';
 
 export const SHAPE_TARGET_MS = 5;
@@ -67,7 +68,7 @@ function measure(fn: () => unknown, runs: number, onRun: (timed: boolean) => voi
 
 const driverName = (d: Driver) => (d.kind === 'eq' || d.kind === 'range' ? `${d.kind}:${d.col}` : d.kind);
 
-/** Named parameters of the planner's statements (mirrors params() in src/listing-query.ts), for EXPLAIN. */
+/** Named parameters of the planner's statements (params() in snapshot-format/listing-sql.ts), for EXPLAIN. */
 function sqlParams(f: ListingFilters): Record<string, unknown> {
   const p: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(f)) if (v !== undefined && k !== 'location_column') p[k] = k === 'fts' ? (v as { expr: string }).expr : v;

@@ -17,7 +17,7 @@ const server = createServer({ headersTimeout: 10_000, requestTimeout: 30_000, co
   res.writeHead(r.status, r.headers);
   res.end(r.body);
 });
-// The same connection settings as src/server.ts (TIMEOUTS there).
+// The same connection settings as src/http/server.ts (TIMEOUTS there).
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
   process.stdout.write(JSON.stringify({ ready: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, pid: process.pid }) + '\n');
 });

@@ -1,7 +1,7 @@
 // npm run bench [-- --quick] [--listings N] [--seed S] [--duration S] [--warmup S] [--rounds R] [--connections C] [--only TEXT]
 // The real server as a child process on loopback, driven by autocannon over a fixed scenario mix and compared with a
 // bare node:http server that replays the same bytes; plus cold start, RSS, event-loop delay and the in-process
-// worst case per query shape (bench/queries.ts). Prints a table with the targets; writes bench/results/*.json.
+// worst case per query shape (bench/queries.ts). Prints a table with the targets; writes .bench-cache/results/*.json.
 import autocannon from 'autocannon';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -14,7 +14,7 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
 import { BUNDLE_OPTIONS } from '../scripts/bundle-options.ts';
-import { createKey, openKeyStore } from '../src/keys.ts';
+import { createKey, openKeyStore } from '../src/keys/store.ts';
 import { CACHE, ensureSnapshot, fmt, lpad, median, pad, pct, procCpuSeconds, RESULTS, ROOT, speedCheck, stamp, verdict, waitForOtherBuild } from './common.ts';
 import { formatFuzz, runQueryFuzz, SHAPE_TARGET_MS, type FuzzReport } from './queries.ts';
 import { pick, scenarios, type Scenario } from './scenarios.ts';
@@ -483,7 +483,7 @@ async function main() {
   const file = join(RESULTS, `${stamp()}.json`);
   writeFileSync(file, JSON.stringify(json, null, 2) + '\n');
   writeFileSync(join(RESULTS, 'last.json'), JSON.stringify(json, null, 2) + '\n');
-  say(`results: ${file} (and bench/results/last.json)`);
+  say(`results: ${file} (and .bench-cache/results/last.json)`);
 }
 
 main().then(() => process.exit(0), (e) => { say(`bench failed: ${(e as Error).stack ?? e}`); process.exit(1); });

@@ -11,7 +11,7 @@
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { loadConfig } from '../src/config.ts';
-import { startService } from '../src/server.ts';
+import { startService } from '../src/http/server.ts';
 
 const RESOLUTION_MS = 5;
 const windowHist = createHistogram();

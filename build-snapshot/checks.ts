@@ -1,7 +1,7 @@
 // Post-build checks: SQLite integrity, referential sanity of derived tables, and query plans of hot statements.
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
-import { HOT_QUERY_SAMPLES, planOf, planHasFullScan } from '../src/listing-query.ts';
+import { explainPage, HOT_QUERY_SAMPLES, indexDriver, planHasFullScan } from '../snapshot-format/listing-sql.ts';
 
 /**
  * The table whose `integrity_check` runs on a second thread (see runChecks): the listings and their 11
@@ -72,7 +72,7 @@ function consistencyProblems(db: Database.Database): string[] {
   `).all() as { what: string; n: number }[];
   for (const o of orphans) if (o.n !== 0) problems.push(`consistency: ${o.what}: ${o.n}`);
   for (const [name, filters] of Object.entries(HOT_QUERY_SAMPLES)) {
-    const plan = planOf(db, filters);
+    const plan = explainPage(db, filters, indexDriver(filters));
     if (planHasFullScan(plan)) problems.push(`query plan: "${name}" scans the listings table: ${plan.join(' | ')}`);
   }
   return problems;

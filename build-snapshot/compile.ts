@@ -9,14 +9,12 @@ import { Report, readSource } from './read-source.ts';
 import { LISTING_TEXT, TABLES, tableWriter, type TableName, type TableWriter } from './write.ts';
 import { CohortCollector, deriveBeforeIndexes, deriveFromIndexes } from './derive.ts';
 import { ftsBody, type Batch, type Done, type ListingsJob } from './listings-worker.ts';
-import { summaryTemplate } from '../src/listing-json.ts';
+import { summaryTemplate } from '../snapshot-format/summary-json.ts';
 import { Worker } from 'node:worker_threads';
 import { FullTextBuilder, type FullTextJob } from './fts-worker.ts';
 import { PARALLEL_TABLE, runChecks, type CheckJob, type CheckResult } from './checks.ts';
 
-import { SCHEMA_VERSION, snapshotSchemaVersion } from '../src/snapshot.ts';
-export { SCHEMA_VERSION };
-const SCHEMA_PATH = join(dirname(fileURLToPath(import.meta.url)), 'schema.sql');
+import { SCHEMA_VERSION, schemaSql, snapshotSchemaVersion } from '../snapshot-format/schema.ts';
 
 export interface BuildOptions {
   source: string;
@@ -36,12 +34,6 @@ export interface BuildResult {
   counts?: Record<string, { read: number; stored: number }>;
   bytes?: number;
   seconds: number;
-}
-
-export function splitSchema(): { tables: string; indexes: string } {
-  const sql = readFileSync(SCHEMA_PATH, 'utf8');
-  const marker = sql.indexOf('-- ==== INDEXES');
-  return { tables: sql.slice(0, marker), indexes: sql.slice(marker) };
 }
 
 /** The start of the temporary file names of builds of `out` (its folder, then `.NAME.tmp-`), before the pid. */
@@ -171,7 +163,7 @@ async function build1(opts: BuildOptions, state: { stopped: boolean }): Promise<
     db.pragma('synchronous = OFF');
     db.pragma('cache_size = -4096'); // 4 MiB while loading: rows are appended in rid order, so a larger cache buys little
     db.pragma('temp_store = FILE');
-    const { tables, indexes } = splitSchema();
+    const { tables, indexes } = schemaSql();
     db.exec(tables);
 
     const hash = createHash('sha256');
@@ -308,7 +300,7 @@ async function build1(opts: BuildOptions, state: { stopped: boolean }): Promise<
     db.exec('ANALYZE');
     // Keep sqlite_stat1 (row counts per index) but not sqlite_stat4: with STAT4 samples SQLite re-plans a
     // statement on every execution whose parameters touch an indexed column (measured: a listing detail
-    // lookup 26 µs → 108 µs). Plans that depend on the data distribution are chosen by src/listing-query.ts
+    // lookup 26 µs → 108 µs). Plans that depend on the data distribution are chosen by src/listings/planner.ts
     // from the snapshot's own statistics instead.
     db.exec('DELETE FROM sqlite_stat4');
     phase('checking');

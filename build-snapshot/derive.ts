@@ -1,8 +1,8 @@
 // Derived tables: location closure, full-text indexes, market cohorts and precomputed listing statistics.
 import type { Database } from 'better-sqlite3';
-import { median, round2 } from '../src/stats.ts';
-import { indexText } from '../src/query.ts';
-import { INDEX_OF } from '../src/listing-query.ts';
+import { median, round2 } from '../snapshot-format/price-stats.ts';
+import { indexText } from '../snapshot-format/text.ts';
+import { INDEX_OF } from '../snapshot-format/listing-sql.ts';
 
 /** Groups published rent listings (active or not) by city and first-seen month while the source streams. */
 export class CohortCollector {
@@ -249,7 +249,7 @@ function i18nText(table: string, cols: string[]) {
 }
 
 function deriveFullText(db: Database, listingsFtsDone: boolean) {
-  // Every body goes through the same indexText as the listings' (see src/query.ts): the query side relies on it.
+  // Every body goes through the same indexText as the listings' (see snapshot-format/text.ts): the query side relies on it.
   db.function('index_text', { deterministic: true }, (t: unknown) => (t === null ? null : indexText(String(t))));
   // Every name of a location and of its ancestors, in every locale, so q can match "Den Haag" or "The Hague".
   db.exec(`

@@ -6,7 +6,7 @@
 import Database from 'better-sqlite3';
 import { rmSync } from 'node:fs';
 import { parentPort, Worker, workerData } from 'node:worker_threads';
-import { indexText } from '../src/query.ts';
+import { indexText } from '../snapshot-format/text.ts';
 import { deriveTerms } from './derive.ts';
 
 /** What the worker builds, and the DDL of its tables (taken from the snapshot, so there is one schema). */
@@ -49,7 +49,7 @@ function run(job: FullTextJob) {
   port.on('message', (m: ToWorker) => {
     if (cancelled() || m.type === 'cancel') { stop(); return; }
     if (m.type === 'bodies') {
-      // The same indexText as the query side and the other resources' bodies (src/query.ts).
+      // The same indexText as the query side and the other resources' bodies (snapshot-format/text.ts).
       for (let j = 0; j < m.bodies.length; j++) insert.run(m.first + j, indexText(m.bodies[j]));
       port.postMessage('ack' satisfies FromWorker);
       return;

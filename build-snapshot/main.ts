@@ -1,5 +1,5 @@
 // CLI: npm run build-snapshot -- [--source DIR] [--out FILE]. Exit 0 on success, 1 on bad data, 2 on bad arguments.
-import { parseCliArgs } from '../src/cli-args.ts';
+import { parseCliArgs } from '../snapshot-format/cli-args.ts';
 import { buildSnapshot, hasReplaced, removeTemp, stopBuilds, tempPathFor } from './compile.ts';
 import { FullTextBuilder } from './fts-worker.ts';
 

@@ -1,9 +1,6 @@
 // The source data format: one valibot schema per NDJSON file. This file IS the format; data/README.md explains it.
 import * as v from 'valibot';
-
-export const LOCALES = ['en', 'nl', 'de', 'fr', 'es'] as const;
-export type Locale = (typeof LOCALES)[number];
-export const TRANSLATED_LOCALES = ['nl', 'de', 'fr', 'es'] as const;
+import { TRANSLATED_LOCALES } from '../snapshot-format/locales.ts';
 
 const idPattern = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
 export const Id = v.pipe(v.string(), v.minLength(1), v.maxLength(120), v.regex(idPattern, 'must be 1-120 characters of A-Z a-z 0-9 . _ : - starting with a letter or digit'));
@@ -46,16 +43,17 @@ const Cents = NonNegativeInt;
 const StrList = v.array(Str(500));
 const Published = v.boolean();
 
-/** A translatable text: {"en": "...", "nl": "..."}; en required, nl/de/fr/es optional, no other keys. */
-export const Text = (max = 100_000) => {
-  const s = v.pipe(v.string(), v.minLength(1), v.maxLength(max));
-  return v.strictObject({ en: s, nl: v.optional(s), de: v.optional(s), fr: v.optional(s), es: v.optional(s) });
-};
+type Translated = (typeof TRANSLATED_LOCALES)[number];
+/** One value per locale: English required, every translated locale optional, no other keys. */
+function translatable<S extends v.GenericSchema>(s: S) {
+  const entries = { en: s } as { en: S } & { [L in Translated]: v.OptionalSchema<S, undefined> };
+  for (const l of TRANSLATED_LOCALES) (entries as Record<string, v.GenericSchema>)[l] = v.optional(s);
+  return v.strictObject(entries);
+}
+/** A translatable text: {"en": "...", "nl": "..."}. */
+export const Text = (max = 100_000) => translatable(v.pipe(v.string(), v.minLength(1), v.maxLength(max)));
 /** A translatable list of strings: {"en": ["..."], "nl": ["..."]}. */
-export const TextList = () => {
-  const s = v.array(Str(500));
-  return v.strictObject({ en: s, nl: v.optional(s), de: v.optional(s), fr: v.optional(s), es: v.optional(s) });
-};
+export const TextList = () => translatable(v.array(Str(500)));
 const n = <T extends v.GenericSchema>(s: T) => v.nullable(s);
 const opt = <T extends v.GenericSchema>(s: T) => v.nullish(s, null);
 

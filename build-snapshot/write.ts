@@ -1,6 +1,6 @@
 // Maps validated source records to snapshot rows: one column vocabulary per table, inserted by @name.
 import type { Database, Statement } from 'better-sqlite3';
-import { TRANSLATED_LOCALES } from './source-schema.ts';
+import { LOCALE_CODE, TRANSLATED_LOCALES } from '../snapshot-format/locales.ts';
 
 /** How a source field becomes a column: as is, the English text of a locale map, JSON text, or 0/1. */
 type Kind = 'plain' | 'text' | 'textlist' | 'json' | 'bool';
@@ -29,7 +29,7 @@ export const TABLES = {
   }),
   // A listing is two rows (see schema.sql): what is filtered and joined on here, what is shown and
   // searched in LISTING_TEXT. Display-only fields (slug, energy label, number, coordinates, image,
-  // timestamps) live only in the pre-serialised summary (src/listing-json.ts).
+  // timestamps) live only in the pre-serialised summary (snapshot-format/summary-json.ts).
   listings: spec('listings', {
     price_eur: 'plain', size_m2: 'plain', rooms: 'plain', furnishing: 'plain', property_type: 'plain',
     owner_id: 'plain', location_id: 'plain', neighbourhood_id: 'plain', city_id: 'plain', province_id: 'plain',
@@ -105,8 +105,6 @@ function columnValue(kind: Kind, value: unknown, locale: string): unknown {
  */
 export interface Rows { base: unknown[]; i18n: unknown[][]; missing: string[] }
 
-/** The locale part of an i18n key: k = rid * 8 + code. English is 0 (never stored). */
-export const LOCALE_CODE: Record<string, number> = { en: 0, nl: 1, de: 2, fr: 3, es: 4 };
 
 /** A table's columns as arrays, worked out once per table (rowsOf runs once per record: 751k listings). */
 interface Plan { names: string[]; kinds: Kind[]; translated: string[]; translatedKinds: Kind[] }

@@ -27,10 +27,10 @@ if (existsSync(outdir)) {
 mkdirSync(outdir, { recursive: true });
 // One self-contained file per command (no shared chunks): the compiler finds schema.sql and its worker
 // beside the file that runs.
-await build({ ...common, entryPoints: { server: 'src/main.ts', 'build-snapshot': 'build-snapshot/main.ts', keys: 'src/keys-cli.ts' }, outdir, outExtension: { '.js': '.mjs' } });
+await build({ ...common, entryPoints: { server: 'src/main.ts', 'build-snapshot': 'build-snapshot/main.ts', keys: 'src/keys/cli.ts' }, outdir, outExtension: { '.js': '.mjs' } });
 // The compiler starts its listings worker from ./listings-worker.js beside the bundle.
 await build({ ...common, entryPoints: { 'listings-worker': 'build-snapshot/listings-worker.ts' }, outdir });
-copyFileSync('build-snapshot/schema.sql', join(outdir, 'schema.sql'));
+copyFileSync('snapshot-format/schema.sql', join(outdir, 'schema.sql'));
 // The native addon at the version this bundle was built and tested with.
 const project = JSON.parse(readFileSync('package.json', 'utf8'));
 const sqlite = JSON.parse(readFileSync('node_modules/better-sqlite3/package.json', 'utf8')).version as string;

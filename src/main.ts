@@ -1,10 +1,8 @@
-// The only reader of process.env: loadConfig → (sample snapshot if missing) → startService → (dev key if the key store is empty).
-import { existsSync } from 'node:fs';
+// The only reader of process.env: loadConfig → startService → (dev key if the key store is empty).
 import { type Config, ConfigError, loadConfig } from './config.ts';
-import { SCHEMA_VERSION, SnapshotError, snapshotSchemaVersion } from './snapshot.ts';
-import { isLoopback, startService } from './server.ts';
-import { countKeys, createKey, KeyStoreError, openKeyStore } from './keys.ts';
-import { buildSnapshot } from '../build-snapshot/compile.ts';
+import { SnapshotError } from './snapshot/source.ts';
+import { isLoopback, startService } from './http/server.ts';
+import { countKeys, createKey, KeyStoreError, openKeyStore } from './keys/store.ts';
 
 const format = (line: Record<string, unknown>) => JSON.stringify({ time: new Date().toISOString(), ...line }) + '\n';
 const log = (line: Record<string, unknown>) => { requestLines.flush(); process.stdout.write(format(line)); };
@@ -39,16 +37,6 @@ const requestLines = (() => {
 
 async function main() {
   const config = loadConfig(process.env);
-  // The default path holds the snapshot of the shipped sample data, a build product: built when missing, and
-  // rebuilt when it was made by another schema version (after a pull). A SNAPSHOT_PATH is never touched.
-  const sampleState = process.env.SNAPSHOT_PATH ? 'given' : !existsSync(config.SNAPSHOT_PATH) ? 'missing' : snapshotSchemaVersion(config.SNAPSHOT_PATH) !== SCHEMA_VERSION ? 'outdated' : 'current';
-  if (sampleState === 'missing' || sampleState === 'outdated') {
-    log({ level: 'info', msg: sampleState === 'missing'
-      ? `no snapshot at ${config.SNAPSHOT_PATH}: building it from the sample data in data/`
-      : `the snapshot at ${config.SNAPSHOT_PATH} is not of schema version ${SCHEMA_VERSION}: rebuilding it from the sample data in data/` });
-    const r = await buildSnapshot({ source: 'data', out: config.SNAPSHOT_PATH, log: () => {} });
-    if (!r.ok) throw new SnapshotError(`building the sample snapshot failed:\n${r.problems.join('\n')}`);
-  }
   const service = await startService(config, { log, requestLog: requestLines.write });
   log({ level: 'info', msg: 'listening', url: service.url, snapshot_id: service.snapshots.get().meta.snapshot_id });
   const devKey = createDevKey(config); // after listening: a key is never made that a failed start-up could not show

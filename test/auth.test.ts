@@ -7,10 +7,12 @@ import { syncBuiltinESMExports } from 'node:module';
 import { createHash } from 'node:crypto';
 import { connect } from 'node:net';
 import { buildTestSnapshot, issueKey, startServer, tempDir, type TestServer } from './helpers.ts';
-import { digestKey, digestKeyBase64, generateKey, isWellFormedKey, KEY_PATTERN, parseBearer, UNAUTHORIZED_MESSAGE } from '../src/auth.ts';
-import { changeKey, KeyReader, openKeyStore } from '../src/keys.ts';
-import { ApiError } from '../src/errors.ts';
-import { addressBucket, createLimits } from '../src/rate-limit.ts';
+import { UNAUTHORIZED_MESSAGE } from '../src/http/access.ts';
+import { digestKey, digestKeyBase64, generateKey, isWellFormedKey, KEY_PATTERN, parseBearer } from '../src/keys/format.ts';
+import { KeyReader } from '../src/keys/reader.ts';
+import { changeKey, openKeyStore } from '../src/keys/store.ts';
+import { ApiError } from '../src/http/errors.ts';
+import { addressBucket, createLimits } from '../src/http/rate-limit.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let snapshotPath: string;
@@ -368,7 +370,7 @@ describe('fail closed: the key store', () => {
   });
 
   it('creates an empty key store at start-up when none exists, and refuses a file that is not a key store', async () => {
-    const { startService } = await import('../src/server.ts');
+    const { startService } = await import('../src/http/server.ts');
     const { loadConfig } = await import('../src/config.ts');
     const dir = tempDir();
     const base = { HOST: '127.0.0.1', PORT: '0', LOG_REQUESTS: '0', SNAPSHOT_PATH: snapshotPath };

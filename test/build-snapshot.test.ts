@@ -5,7 +5,8 @@ import { readFileSync, writeFileSync, readdirSync, existsSync, appendFileSync, r
 import { join, dirname } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import Database from 'better-sqlite3';
-import { buildSnapshot, checkInWorker, SCHEMA_VERSION, stopBuilds } from '../build-snapshot/compile.ts';
+import { buildSnapshot, checkInWorker, stopBuilds } from '../build-snapshot/compile.ts';
+import { SCHEMA_VERSION } from '../snapshot-format/schema.ts';
 import { IdIndex } from '../build-snapshot/id-index.ts';
 import { PARALLEL_TABLE, runChecks } from '../build-snapshot/checks.ts';
 import { LineSplitter, MAX_LINE, OVERLONG, OVERLONG_REASON, Utf8Check } from '../build-snapshot/read-source.ts';
@@ -515,7 +516,7 @@ describe('snapshot compiler: command line', () => {
     const { spawn } = await import('node:child_process');
     const dir = tempDir();
     const source = join(dir, 'src');
-    assert.equal(spawnSync(process.execPath, ['--import', 'tsx', 'build-snapshot/generate.ts', '--listings', '8000', '--out', source], { cwd: ROOT }).status, 0);
+    assert.equal(spawnSync(process.execPath, ['--import', 'tsx', 'generate/main.ts', '--listings', '8000', '--out', source], { cwd: ROOT }).status, 0);
     const { path: out } = await buildTestSnapshot(join(FIXTURES, 'basic'), join(dir, 'snapshot.db'));
     const before = readFileSync(out);
     const child = spawn(process.execPath, ['--import', 'tsx', 'build-snapshot/main.ts', '--source', source, '--out', out], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
@@ -715,7 +716,7 @@ describe('snapshot compiler: operator mistakes', () => {
   });
   it('refuses to replace a file at --out that is not a snapshot (a key store, a text file), and a folder', async () => {
     const dir = tempDir();
-    const { openKeyStore } = await import('../src/keys.ts');
+    const { openKeyStore } = await import('../src/keys/store.ts');
     const keys = join(dir, 'keys.db');
     openKeyStore(keys, { create: true }).close();
     const text = join(dir, 'notes.txt');
@@ -754,7 +755,7 @@ describe('snapshot compiler: operator mistakes', () => {
     // 8,000 generated listings: the load outgrows the build's 4 MiB page cache, so SQLite writes during it.
     const dir = tempDir();
     const source = join(dir, 'src');
-    const gen = spawnSync(process.execPath, ['--import', 'tsx', 'build-snapshot/generate.ts', '--listings', '8000', '--out', source], { cwd: ROOT, encoding: 'utf8' });
+    const gen = spawnSync(process.execPath, ['--import', 'tsx', 'generate/main.ts', '--listings', '8000', '--out', source], { cwd: ROOT, encoding: 'utf8' });
     assert.equal(gen.status, 0, gen.stderr);
     const { path: out } = await buildTestSnapshot(join(FIXTURES, 'basic'), join(dir, 'snapshot.db'));
     const before = readFileSync(out);

@@ -5,7 +5,7 @@ import { createServer, request, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { buildTestSnapshot, startServer, type TestServer } from './helpers.ts';
-import { COMPRESS_MIN_BYTES, JsonText, negotiate, sendJson } from '../src/respond.ts';
+import { COMPRESS_MIN_BYTES, JsonText, negotiate, sendJson } from '../src/http/respond.ts';
 
 interface Raw { status: number; headers: IncomingHttpHeaders; rawHeaders: string[]; bytes: Buffer }
 

@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { ApiError } from '../src/errors.ts';
-import { CURSOR_TTL_SECONDS, cursorCodec } from '../src/cursor.ts';
+import { ApiError } from '../src/http/errors.ts';
+import { CURSOR_TTL_SECONDS, cursorCodec } from '../src/http/cursor.ts';
 import { buildTestSnapshot, startServer, type TestServer } from './helpers.ts';
 import { assert400 } from './support.ts';
 

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { sendError } from '../src/errors.ts';
+import { sendError } from '../src/http/errors.ts';
 
 describe('sendError with a SQLite error', () => {
   it('answers 503 with Retry-After and logs the cause, at most once a second per code', async () => {

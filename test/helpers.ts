@@ -5,8 +5,8 @@ import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildSnapshot, type BuildResult } from '../build-snapshot/compile.ts';
 import { loadConfig } from '../src/config.ts';
-import { createKey, openKeyStore } from '../src/keys.ts';
-import { startService, type Service, type ServiceOptions } from '../src/server.ts';
+import { createKey, openKeyStore } from '../src/keys/store.ts';
+import { startService, type Service, type ServiceOptions } from '../src/http/server.ts';
 
 export const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
 

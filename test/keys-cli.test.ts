@@ -7,14 +7,14 @@ import { fileURLToPath } from 'node:url';
 import { readFileSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { buildTestSnapshot, startServer, tempDir } from './helpers.ts';
-import { digestKey, KEY_PATTERN } from '../src/auth.ts';
+import { digestKey, KEY_PATTERN } from '../src/keys/format.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 /** `tsx file.ts` without the extra wrapper process: node with tsx's loader, as `npm run keys` runs it. */
 const TSX = [process.execPath, '--import', 'tsx'];
 
 function keys(keysPath: string, ...args: string[]) {
-  const r = spawnSync(TSX[0], [...TSX.slice(1), 'src/keys-cli.ts', ...args], { cwd: ROOT, env: { ...process.env, KEYS_PATH: keysPath }, encoding: 'utf8' });
+  const r = spawnSync(TSX[0], [...TSX.slice(1), 'src/keys/cli.ts', ...args], { cwd: ROOT, env: { ...process.env, KEYS_PATH: keysPath }, encoding: 'utf8' });
   return {
     code: r.status, stdout: r.stdout, stderr: r.stderr,
     get lines() { return r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l)); },

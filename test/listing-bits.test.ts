@@ -1,7 +1,7 @@
-// Word-parallel row sets (src/listing-bits.ts) against a row-at-a-time reference, on awkward data.
+// Word-parallel row sets (src/listings/bits.ts) against a row-at-a-time reference, on awkward data.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { accumulateBits, eqBits, popcount, RangeBins, wordCount } from '../src/listing-bits.ts';
+import { accumulateBits, eqBits, popcount, RangeBins, wordCount } from '../src/listings/bits.ts';
 
 function rng(seed: number) {
   let a = seed >>> 0;

@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { appendFileSync, readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { planHasFullScan, planOf, HOT_QUERY_SAMPLES, type ListingFilters } from '../src/listing-query.ts';
+import { HOT_QUERY_SAMPLES, type ListingFilters, planHasFullScan } from '../snapshot-format/listing-sql.ts';
+import { planOf } from '../src/listings/planner.ts';
 import { join } from 'node:path';
 import { FIXTURES, buildTestSnapshot, copyFixture, startServer, type TestServer } from './helpers.ts';
 // After helpers.ts, which loads the app first: the route modules import each other through it.

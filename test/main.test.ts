@@ -1,12 +1,12 @@
 // The real entry point (npx tsx src/main.ts) as a process: buffered request log lines, and the sample snapshot.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { SCHEMA_VERSION } from '../src/snapshot.ts';
+import { SCHEMA_VERSION } from '../snapshot-format/schema.ts';
 import { buildTestSnapshot, issueKey, tempDir } from './helpers.ts';
 import { ROOT } from './support.ts';
 
@@ -71,7 +71,16 @@ describe('npx tsx src/main.ts: request log', () => {
   });
 });
 
-describe('npx tsx src/main.ts: the sample snapshot', () => {
+/** npm start's first step (build-snapshot/sample.ts) in `cwd`; its stdout. */
+function buildSample(cwd: string, env: Record<string, string> = {}): string {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('NODE_TEST') && k !== 'SNAPSHOT_PATH'));
+  const tsx = createRequire(import.meta.url).resolve('tsx/cli');
+  const r = spawnSync(process.execPath, [tsx, join(ROOT, 'build-snapshot', 'sample.ts')], { cwd, env: { ...base, ...env }, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  return r.stdout;
+}
+
+describe('npm start: the sample snapshot', () => {
   it('rebuilds data/snapshot.db when it was made by another schema version (never a SNAPSHOT_PATH)', async () => {
     const cwd = tempDir();
     mkdirSync(join(cwd, 'data'));
@@ -79,9 +88,10 @@ describe('npx tsx src/main.ts: the sample snapshot', () => {
     const old = new Database(join(cwd, 'data', 'snapshot.db'));
     old.exec("CREATE TABLE snapshot_meta (key TEXT PRIMARY KEY, value TEXT); INSERT INTO snapshot_meta VALUES ('schema_version', '4')");
     old.close();
-    const { url, out, stop } = await startMain(cwd, { LOG_REQUESTS: '0', KEYS_PATH: join(cwd, 'keys.db') });
+    assert.equal(buildSample(cwd, { SNAPSHOT_PATH: join(cwd, 'data', 'snapshot.db') }), '', 'a SNAPSHOT_PATH is never rebuilt');
+    assert.match(buildSample(cwd), /is not of schema version \d+: rebuilding it from the sample data/);
+    const { url, stop } = await startMain(cwd, { LOG_REQUESTS: '0', KEYS_PATH: join(cwd, 'keys.db') });
     try {
-      assert.match(out.stdout, /is not of schema version \d+: rebuilding it from the sample data/);
       assert.equal((await fetch(url + '/v1/ping')).status, 200);
       const db = new Database(join(cwd, 'data', 'snapshot.db'), { readonly: true });
       try { assert.equal(Number(db.prepare("SELECT value FROM snapshot_meta WHERE key = 'schema_version'").pluck().get()), SCHEMA_VERSION); } finally { db.close(); }

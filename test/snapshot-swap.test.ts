@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { SCHEMA_VERSION, SnapshotError, SnapshotSource } from '../src/snapshot.ts';
+import { SCHEMA_VERSION } from '../snapshot-format/schema.ts';
+import { SnapshotError, SnapshotSource } from '../src/snapshot/source.ts';
 import { buildTestSnapshot, copyFixture, startServer, tempDir, type TestServer } from './helpers.ts';
 import { ROOT, assertAscendingIds, assertError } from './support.ts';
 

@@ -314,11 +314,11 @@ export function expectedStats(prices: number[]) {
 const require = createRequire(import.meta.url);
 
 /**
- * Source data with many listings. Uses the project's generator (build-snapshot/generate.ts) when it is present
+ * Source data with many listings. Uses the project's generator (generate/main.ts) when it is present
  * and works; otherwise (or with TEST_SYNTHETIC_FIXTURE=1) the basic fixture plus deterministic synthetic listings.
  */
 export function generatedSource(listings = 400, seed = 7): { dir: string; by: 'generate.ts' | 'fallback' } {
-  const script = join(ROOT, 'build-snapshot/generate.ts');
+  const script = join(ROOT, 'generate/main.ts');
   if (existsSync(script) && process.env.TEST_SYNTHETIC_FIXTURE !== '1') {
     const dir = join(tempDir(), 'generated');
     const r = spawnSync(process.execPath, [require.resolve('tsx/cli'), script, '--listings', String(listings), '--out', dir, '--seed', String(seed)], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });

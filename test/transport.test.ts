@@ -9,7 +9,7 @@ import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { buildTestSnapshot, startServer, tempDir, type TestServer } from './helpers.ts';
 import { loadConfig } from '../src/config.ts';
-import { startService } from '../src/server.ts';
+import { startService } from '../src/http/server.ts';
 
 interface Reply { status: number; headers: IncomingHttpHeaders; body: any }
 

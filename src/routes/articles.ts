@@ -1,11 +1,12 @@
 // /v1/articles/{id}: one article.
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
-import { defineRoute, type AppDeps } from '../app.ts';
-import { notFound } from '../errors.ts';
-import { locale } from '../query.ts';
-import { detail } from '../respond.ts';
-import { J, tr, i18nJoin } from './common.ts';
+import { defineRoute, type AppDeps } from '../http/route.ts';
+import { notFound } from '../http/errors.ts';
+import { locale } from '../http/params.ts';
+import { detail } from '../http/respond.ts';
+import { J } from './fields.ts';
+import { i18nJoin, tr } from './i18n-sql.ts';
 
 const DetailQuery = v.strictObject({ locale });
 

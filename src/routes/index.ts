@@ -1,6 +1,6 @@
 // Every route module, in registration order (a fixed path before a parameterised one).
 import type { Database } from 'better-sqlite3';
-import type { AppDeps, RouteDef } from '../app.ts';
+import type { AppDeps, RouteDef } from '../http/route.ts';
 import * as ping from './ping.ts';
 import * as listings from './listings.ts';
 import * as owners from './owners.ts';
@@ -11,7 +11,7 @@ import * as articles from './articles.ts';
 import * as market from './market.ts';
 import * as locations from './locations.ts';
 
-export interface RouteModule { routes: (deps: AppDeps) => RouteDef[]; prepare?: ((db: Database) => unknown)[] }
+export interface RouteModule { routes: (deps: AppDeps) => RouteDef[]; prepare: ((db: Database) => unknown)[] }
 const mod = (m: { routes: (deps: AppDeps) => RouteDef[]; prepare?: (db: Database) => unknown }): RouteModule => ({ routes: m.routes, prepare: m.prepare ? [m.prepare] : [] });
 
 export const ROUTE_MODULES: RouteModule[] = [ping, listings, owners, internet, insurance, platforms, articles, market, locations].map(mod);

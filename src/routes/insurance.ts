@@ -1,11 +1,13 @@
 // /v1/insurance: products (search) and providers (detail).
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
-import { defineRoute, type AppDeps } from '../app.ts';
-import { notFound } from '../errors.ts';
-import { cursor, id120, limit, locale, q, str } from '../query.ts';
-import { detail } from '../respond.ts';
-import { J, smallSearch, tr, i18nJoin, searchPage } from './common.ts';
+import { defineRoute, type AppDeps } from '../http/route.ts';
+import { notFound } from '../http/errors.ts';
+import { cursor, id120, limit, locale, q, str } from '../http/params.ts';
+import { detail } from '../http/respond.ts';
+import { J } from './fields.ts';
+import { i18nJoin, tr } from './i18n-sql.ts';
+import { searchPage, smallSearch } from './small-search.ts';
 
 const ProductQuery = v.strictObject({
   locale, q, limit: limit(100, 20), cursor,

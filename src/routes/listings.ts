@@ -1,13 +1,17 @@
-// /v1/listings: search, detail, similar, stats. Filters go through the planner in ../listing-query.ts.
+// /v1/listings: search, detail, similar, stats. Filters go through the planner in ../listings/planner.ts.
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
-import { defineRoute, type AppDeps, type Ctx } from '../app.ts';
-import { notFound } from '../errors.ts';
-import { ListingQueries, type ListingFilters } from '../listing-query.ts';
-import { cursor, ftsQuery, id120, int, limit, locale, minMax, oneOf, q, str } from '../query.ts';
-import { detail, boundedJson, collectionJson, detailJson } from '../respond.ts';
-import { fillSummary, fillValues, SEP } from '../listing-json.ts';
-import { J, pageRows, i18nJoin } from './common.ts';
+import { defineRoute, type AppDeps, type Ctx } from '../http/route.ts';
+import { notFound } from '../http/errors.ts';
+import type { ListingFilters } from '../../snapshot-format/listing-sql.ts';
+import { ListingQueries } from '../listings/planner.ts';
+import { cursor, id120, int, limit, locale, minMax, oneOf, q, str } from '../http/params.ts';
+import { ftsQuery } from './full-text.ts';
+import { detail, boundedJson, collectionJson, detailJson } from '../http/respond.ts';
+import { fillSummary, fillValues, SEP } from '../../snapshot-format/summary-json.ts';
+import { J } from './fields.ts';
+import { i18nJoin } from './i18n-sql.ts';
+import { pageRows } from './paging.ts';
 
 /** Separates the listings of a page in byRids' one string (SEP separates the values within one). */
 const ROW_SEP = '\u0002';
@@ -39,7 +43,7 @@ type Filters = {
   min_size?: number; max_size?: number; min_rooms?: number; furnishing?: string; property_type?: string;
 };
 
-// A listing's summary is JSON text written by the compiler (listing_text.summary, see ../listing-json.ts):
+// A listing's summary is JSON text written by the compiler (listing_text.summary, see snapshot-format/summary-json.ts):
 // a request reads it, the title in the requested locale and the city id, and puts them together.
 // The city's display name comes from a per-snapshot map of location names, not a join per row.
 // English has no translation rows, so its statements skip the translation join (measured: a third of

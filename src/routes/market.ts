@@ -1,11 +1,12 @@
 // /v1/market/metrics: metric discovery and monthly observations from the precomputed city cohorts.
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
-import { defineRoute, type AppDeps } from '../app.ts';
-import { badRequest, notFound } from '../errors.ts';
-import { date, id120, locale } from '../query.ts';
-import { bounded } from '../respond.ts';
-import { J, tr, i18nJoin } from './common.ts';
+import { defineRoute, type AppDeps } from '../http/route.ts';
+import { badRequest, notFound } from '../http/errors.ts';
+import { date, id120, locale } from '../http/params.ts';
+import { bounded } from '../http/respond.ts';
+import { J } from './fields.ts';
+import { i18nJoin, tr } from './i18n-sql.ts';
 
 export const MAX_MONTHS = 24;
 const monthIndex = (d: string) => Number(d.slice(0, 4)) * 12 + Number(d.slice(5, 7)) - 1;

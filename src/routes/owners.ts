@@ -1,11 +1,13 @@
 // /v1/owners: search and detail of owners and agencies.
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
-import { defineRoute, type AppDeps } from '../app.ts';
-import { notFound } from '../errors.ts';
-import { cursor, limit, locale, q, str } from '../query.ts';
-import { detail } from '../respond.ts';
-import { J, parseJson, smallSearch, tr, i18nJoin, searchPage } from './common.ts';
+import { defineRoute, type AppDeps } from '../http/route.ts';
+import { notFound } from '../http/errors.ts';
+import { cursor, limit, locale, q, str } from '../http/params.ts';
+import { detail } from '../http/respond.ts';
+import { J, parseJson } from './fields.ts';
+import { i18nJoin, tr } from './i18n-sql.ts';
+import { searchPage, smallSearch } from './small-search.ts';
 
 const SearchQuery = v.strictObject({ locale, q, limit: limit(100, 20), cursor, type: v.optional(str(1, 120)) });
 const DetailQuery = v.strictObject({ locale });

@@ -1,0 +1,156 @@
+// The access-control guard (runs before routing): HTTPS redirect and HSTS, CORS and preflight, key-in-query refusal, Bearer auth, rate limits.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isIP } from 'node:net';
+import type { Guard, Log, Req } from './route.ts';
+import { authenticate, type KeyLookup } from '../keys/format.ts';
+import { ApiError, badRequest, HSTS, sendError } from './errors.ts';
+import { isRefusal, type Limits, type Refusal } from './rate-limit.ts';
+import { addHeader, writeHead } from './respond.ts';
+
+export const UNAUTHORIZED_MESSAGE = 'A valid API key is required: send the header "Authorization: Bearer <key>".';
+/** The one answer for missing, malformed, unknown, expired, disabled and revoked keys. */
+const unauthorized = () => new ApiError('unauthorized', UNAUTHORIZED_MESSAGE, { 'WWW-Authenticate': 'Bearer' });
+
+export interface AccessOptions {
+  lookup: KeyLookup;
+  limits: Limits;
+  /** The service itself terminates TLS (TLS_CERT_PATH): every response gets HSTS. */
+  tls: boolean;
+  /** TRUST_PROXY: honour X-Forwarded-Proto and X-Forwarded-For. */
+  trustProxy: boolean;
+  /** PLAYGROUND_ORIGIN: the one origin that gets CORS headers. */
+  playgroundOrigin?: string;
+  now?: () => number;
+}
+
+const EXPOSE = 'X-Request-Id, RateLimit, RateLimit-Policy, Retry-After';
+/** Query parameters that look like a key: refused outright, so a key in a URL (logged, cached, shared) is never used. */
+const KEY_PARAMS = new Set(['api_key', 'apikey', 'key', 'token', 'access_token']);
+const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+const HOST_RE = new RegExp(`^(?:${LABEL}(?:\\.${LABEL})*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$`);
+
+/** The Host header when it is a plain host name or address with an optional port; null for anything else. */
+export function validHost(host: string | undefined): string | null {
+  return host !== undefined && host.length <= 255 && HOST_RE.test(host) ? host : null;
+}
+
+/** Host without its port (IPv6 literals keep their brackets). */
+const hostname = (host: string) => (host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d+$/, ''));
+/** The request target as sent (path and query); an absolute-form target is never echoed into Location. */
+const target = (req: IncomingMessage) => (req.url?.startsWith('/') ? req.url : '/');
+
+function redirect(req: IncomingMessage, res: ServerResponse, host: string): void {
+  writeHead(res, 308, { Location: `https://${host}${target(req)}`, 'Content-Length': 0, 'Cache-Control': 'no-store' });
+  res.end();
+}
+
+/**
+ * The HTTP_REDIRECT_PORT listener's handler: every request is answered 308 to the same path and query
+ * on the HTTPS port of the same host. A missing or malformed Host is a 400, never reflected.
+ */
+export function httpsRedirect(httpsPort: number, log: Log) {
+  return (req: IncomingMessage, res: ServerResponse) => {
+    const host = validHost(req.headers.host);
+    if (host === null) return sendError(res, randomUUID(), badRequest('The Host header is missing or invalid.'), log);
+    redirect(req, res, httpsPort === 443 ? hostname(host) : `${hostname(host)}:${httpsPort}`);
+  };
+}
+
+/**
+ * The Authorization header, or undefined when there is none or more than one: node keeps the first of
+ * several and drops the rest, so a request with two would be judged by whichever came first.
+ */
+function authorization(req: IncomingMessage): string | undefined {
+  const raw = req.rawHeaders;
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i].length === 13 && raw[i].toLowerCase() === 'authorization') n++;
+  return n === 1 ? req.headers.authorization : undefined;
+}
+
+/**
+ * The value the trusted proxy (one hop) set: the last entry. A proxy that appends to X-Forwarded-For
+ * (nginx's $proxy_add_x_forwarded_for, most load balancers) keeps whatever the client sent in front of
+ * it, so the first entry is the client's to choose: it could dodge the failed-authentication limit, or
+ * aim it at someone else's address.
+ */
+const forwarded = (req: IncomingMessage, name: string) => {
+  const v = req.headers[name];
+  const all = Array.isArray(v) ? v.join(',') : v;
+  return all?.slice(all.lastIndexOf(',') + 1).trim();
+};
+
+/** The client address the limits count: the last X-Forwarded-For entry behind a trusted proxy, else the peer. */
+export function clientAddress(req: IncomingMessage, trustProxy: boolean): string {
+  const fwd = trustProxy ? forwarded(req, 'x-forwarded-for') : undefined;
+  return fwd && isIP(fwd) ? fwd : (req.socket.remoteAddress ?? 'unknown');
+}
+
+const tooMany = (r: Refusal, message: string) => new ApiError('rate_limited', message, r.headers);
+
+export function accessGuard(o: AccessOptions): Guard {
+  const now = o.now ?? Date.now;
+  return (req: Req, res: ServerResponse, route: { public: boolean }): boolean => {
+    // Transport: behind a trusted proxy, a request that reached it over plain HTTP is sent to HTTPS.
+    const proto = o.trustProxy ? forwarded(req, 'x-forwarded-proto')?.toLowerCase() : undefined;
+    if (proto === 'http') {
+      const host = validHost(req.headers.host);
+      if (host === null) throw badRequest('The Host header is missing or invalid.');
+      redirect(req, res, host.replace(/:80$/, ''));
+      return true;
+    }
+    if (o.tls || proto === 'https') addHeader(res, 'Strict-Transport-Security', HSTS);
+
+    // CORS: only the playground origin gets headers; the answer depends on Origin, so caches must vary on it.
+    const origin = req.headers.origin;
+    const allowed = o.playgroundOrigin !== undefined && origin === o.playgroundOrigin;
+    if (o.playgroundOrigin !== undefined) addHeader(res, 'Vary', 'Origin');
+    if (allowed) {
+      addHeader(res, 'Access-Control-Allow-Origin', origin!);
+      addHeader(res, 'Access-Control-Expose-Headers', EXPOSE);
+    }
+    // A preflight is answered here, before authentication (browsers send it without credentials). Any
+    // other OPTIONS goes through the key check like every method, so that its 405 or 404 tells an
+    // anonymous caller no more than a GET would.
+    if (req.method === 'OPTIONS' && origin !== undefined && req.headers['access-control-request-method'] !== undefined) {
+      if (allowed) {
+        addHeader(res, 'Access-Control-Allow-Methods', 'GET, HEAD');
+        addHeader(res, 'Access-Control-Allow-Headers', 'Authorization');
+        addHeader(res, 'Access-Control-Max-Age', '600');
+      }
+      // Another origin's preflight also gets a bare 204: without Allow-Origin the browser refuses the call.
+      writeHead(res, 204, {}); // no Content-Length: a 204 must not carry one (RFC 9110, 8.6)
+      res.end();
+      return true;
+    }
+
+    // A key never travels in a URL.
+    if (req.search) {
+      for (const name of new URLSearchParams(req.search).keys()) {
+        if (KEY_PARAMS.has(name.toLowerCase())) throw badRequest(`Query parameter "${name}" is not accepted: send the API key only in the header "Authorization: Bearer <key>".`);
+      }
+    }
+    if (route.public) return false;
+    return authenticateAndLimit(req, res);
+  };
+  function authenticateAndLimit(req: Req, res: ServerResponse): boolean {
+    // Failed authentications are limited per client address (SPEC: "repeated failed authentication
+    // attempts may themselves be rate limited"); a valid key is served from any address, so nobody can
+    // lock a key's owner out by failing from the same address (a shared NAT, a proxy without
+    // TRUST_PROXY). Keys carry ~238 random bits: what the limit slows down is noise, not guessing.
+    const keyId = authenticate(authorization(req), o.lookup, now()); // a 503 from the key store propagates as is
+    if (keyId === null) {
+      const address = clientAddress(req, o.trustProxy);
+      const blocked = o.limits.checkAddress(address);
+      if (blocked) throw tooMany(blocked, `Too many failed authentications from this address; retry after ${blocked.retryAfter} s.`);
+      o.limits.recordFailure(address);
+      throw unauthorized();
+    }
+    req.keyId = keyId;
+
+    const r = o.limits.consumeKey(keyId);
+    if (isRefusal(r)) throw tooMany(r, `Rate limit for this key exceeded; retry after ${r.retryAfter} s.`);
+    for (const k in r.headers) addHeader(res, k, r.headers[k]);
+    return false;
+  }
+}

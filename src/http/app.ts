@@ -1,0 +1,142 @@
+// createApp(deps): one route match per request, the access step, query validation, and the one error renderer.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import polka from 'polka';
+import type { Locale } from '../../snapshot-format/locales.ts';
+import { ROUTE_MODULES } from '../routes/index.ts';
+import { openapiDocument } from '../routes/openapi.ts';
+import type { Snapshot } from '../snapshot/source.ts';
+import { ApiError, sendError } from './errors.ts';
+import { parseRawQuery, pathId, validateQuery } from './query.ts';
+import { clientErrorHandler, connectHandler, trackingResponses } from './raw-answers.ts';
+import { addHeader, type Meta, sendJson } from './respond.ts';
+import type { AppDeps, Req, RouteDef } from './route.ts';
+
+/**
+ * A route pattern as an exact, case-sensitive regex: its literal parts escaped (the `.` of openapi.json is
+ * a dot), each `:name` one path segment captured as a named group, one optional trailing slash.
+ */
+export function patternOf(path: string, capture = true): RegExp {
+  const source = path
+    .split(/(:[a-z_]+)/)
+    .map((part) =>
+      part.startsWith(':')
+        ? `(${capture ? `?<${part.slice(1)}>` : '?:'}[^/]+)`
+        : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+    )
+    .join('');
+  return new RegExp(`^${source}/?$`);
+}
+
+/**
+ * A request target in absolute form ("GET http://host/v1/listings", which HTTP/1.1 servers must accept)
+ * as the origin form routes match; any other target that is not a path (the asterisk form of "OPTIONS *")
+ * becomes one that matches no endpoint, so it still gets a request id, the key check and a log line.
+ */
+export function originForm(url: string): string {
+  const authority = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(url);
+  if (!authority) return `/${url}`;
+  const rest = url.slice(authority[0].length);
+  return rest.startsWith('/') ? rest : `/${rest}`;
+}
+
+/** A percent-encoded unreserved character (letters, digits, - . _ ~). */
+const ENCODED_UNRESERVED = /%(?:3[0-9]|4[1-9A-F]|5[0-9A]|6[1-9A-F]|7[0-9A]|2[DE]|5F|7E)/gi;
+/**
+ * A path with its percent-encoded unreserved characters decoded: RFC 3986 (6.2.2.2) makes
+ * /v1/listings/%73tats the same URI as /v1/listings/stats. Other escapes (%2F, %20, …) stay as they
+ * are, for the route's own decoding of its parameters.
+ */
+export const normalPath = (path: string): string =>
+  path.replace(ENCODED_UNRESERVED, (e) => String.fromCharCode(Number.parseInt(e.slice(1), 16)));
+
+/** The request target in origin form with a normal path, as routes match it. */
+function normalTarget(url: string): string {
+  const target = url.charCodeAt(0) === 47 /* / */ ? url : originForm(url);
+  const q = target.indexOf('?');
+  const pct = target.indexOf('%');
+  if (pct === -1 || (q !== -1 && pct > q)) return target;
+  return q === -1 ? normalPath(target) : normalPath(target.slice(0, q)) + target.slice(q);
+}
+
+const notFound = (path: string) => new ApiError('not_found', `No endpoint matches ${path}. See /v1/openapi.json.`);
+const notAllowed = (method: string | undefined) =>
+  new ApiError('method_not_allowed', `Method ${method} is not allowed here; this API is read-only (GET).`, { Allow: 'GET, HEAD' });
+
+export function createApp(deps: AppDeps) {
+  const routes: RouteDef[] = ROUTE_MODULES.flatMap((m) => m.routes(deps));
+  routes.push(openapiDocument(routes).route);
+  for (const m of ROUTE_MODULES) for (const p of m.prepare) deps.snapshots.prepare(p);
+
+  /** The access step; true when it answered the request itself. */
+  const guarded = (req: Req, res: ServerResponse, isPublic: boolean) =>
+    deps.guard ? deps.guard(req, res, { public: isPublic }) : false;
+  const render = (req: Req, res: ServerResponse, err: unknown) => sendError(res, req.id, err, deps.log);
+
+  // Every error thrown below (or rejected) reaches polka's onError: the one place errors are rendered.
+  const app = polka({
+    onError: (err, req, res) => render(req as unknown as Req, res, err),
+    onNoMatch: (request, res) => {
+      const req = request as unknown as Req;
+      if (!guarded(req, res, false)) render(req, res, notFound(req.path));
+    },
+  });
+
+  for (const r of routes) {
+    const isPublic = r.public === true;
+    const handler = (request: IncomingMessage, res: ServerResponse) => {
+      const req = request as Req;
+      if (guarded(req, res, isPublic)) return;
+      const query = validateQuery(r.query, parseRawQuery(req.search ? req.search.slice(1) : '')) as Record<string, unknown>;
+      const params: Record<string, string> = {};
+      for (const [k, val] of Object.entries(req.params ?? {})) params[k] = pathId(val, k);
+      const meta: Meta = { locale: (query.locale as Locale | undefined) ?? 'en', request_id: req.id };
+      const snap = isPublic ? (undefined as unknown as Snapshot) : deps.snapshots.get();
+      const body = r.handle({ req, res, query, params, meta, snap, deps });
+      sendJson(res, 200, body, isPublic ? {} : { 'Cache-Control': 'private, no-store' });
+    };
+    // A GET route answers HEAD too (the router matches HEAD to GET; node drops the body of a HEAD response).
+    app.get(patternOf(r.path), handler as never);
+  }
+  // Any other method on a known path: 405, after the same access step as a GET there.
+  for (const isPublic of [true, false]) {
+    const paths = routes.filter((r) => (r.public === true) === isPublic).map((r) => patternOf(r.path, false).source);
+    app.all(new RegExp(paths.join('|')), ((request: IncomingMessage, res: ServerResponse) => {
+      const req = request as Req;
+      if (!guarded(req, res, isPublic)) throw notAllowed(req.method);
+    }) as never);
+  }
+
+  const route = app.handler;
+  /** The node request listener: request id, common headers and the log line, then the route. */
+  const listener = (request: IncomingMessage, res: ServerResponse): void => {
+    const req = request as Req;
+    req.url = normalTarget(req.url ?? '/');
+    req.id = randomUUID();
+    addHeader(res, 'X-Request-Id', req.id);
+    addHeader(res, 'X-Content-Type-Options', 'nosniff');
+    if (deps.logRequests) {
+      const started = process.hrtime.bigint();
+      res.on('finish', () =>
+        (deps.requestLog ?? deps.log)({
+          level: 'info',
+          request_id: req.id,
+          method: req.method,
+          path: req.path,
+          status: res.statusCode,
+          ms: Number(process.hrtime.bigint() - started) / 1e6,
+          key_id: req.keyId,
+        }),
+      );
+    }
+    // Node's own check (requireHostHeader) answered a bare 400 without the envelope; the server turns it off.
+    if (req.headers.host === undefined && req.httpVersion === '1.1') {
+      res.shouldKeepAlive = false; // as node's own answer did: the connection closes after it
+      req.path = req.url.split('?')[0];
+      return render(req, res, new ApiError('invalid_request', 'The Host header is required (HTTP/1.1).'));
+    }
+    route(req as never, res, undefined as never);
+  };
+  const { handler, lastResponse } = trackingResponses(listener);
+  return { handler, clientError: clientErrorHandler(deps, lastResponse), connect: connectHandler(deps, lastResponse) };
+}

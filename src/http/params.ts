@@ -1,0 +1,69 @@
+// The valibot pieces every endpoint's query schema is made of; each carries the message that names its rule.
+import * as v from 'valibot';
+import { LOCALES } from '../../snapshot-format/locales.ts';
+
+/**
+ * Characters as the spec counts them: Unicode code points (an emoji is one, not two UTF-16 units), as
+ * JSON Schema's minLength / maxLength do. No string here is longer than the 8192-character query.
+ */
+export function codePoints(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length - 1; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) { n--; i++; }
+    }
+  }
+  return n;
+}
+/** The length rule of `str`, marked so that the OpenAPI document shows it as minLength / maxLength. */
+export const LENGTH = Symbol('length in code points');
+export const str = (min: number, max: number) => {
+  const message = `must be ${min} to ${max} characters`;
+  const rule = v.check((s: string) => { const n = codePoints(s); return n >= min && n <= max; }, message);
+  return v.pipe(v.string(), Object.assign(rule, { [LENGTH]: { min, max } }));
+};
+/** Marks integer parameters: their raw value must be written as an integer (see validateQuery). */
+export const INTEGER = Symbol('integer parameter');
+export const int = (min: number, max: number) => Object.assign(
+  v.pipe(v.number('must be an integer'), v.integer('must be an integer'), v.minValue(min, `must be an integer from ${min} to ${max}`), v.maxValue(max, `must be an integer from ${min} to ${max}`)),
+  { [INTEGER]: true },
+);
+export const num = (min: number, max: number) =>
+  v.pipe(v.number('must be a number'), v.minValue(min, `must be a number from ${min} to ${max}`), v.maxValue(max, `must be a number from ${min} to ${max}`));
+export const oneOf = <const T extends readonly string[]>(values: T, note = '') =>
+  v.picklist(values, `must be one of ${values.join(', ')}${note}`);
+export const date = () =>
+  v.pipe(v.string(), v.isoDate('must be a date in the form YYYY-MM-DD'), v.check(isRealDate, 'must be a real calendar date in the form YYYY-MM-DD'));
+/** A YYYY-MM-DD date that exists (Date rolls 2027-02-30 over to 2 March; this does not). */
+export function isRealDate(s: string): boolean {
+  const d = new Date(s + 'T00:00:00Z');
+  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
+}
+
+export const locale = v.optional(oneOf(LOCALES), 'en');
+export const q = v.optional(str(1, 200));
+export const limit = (max: number, dflt: number) => v.optional(int(1, max), dflt);
+export const cursor = v.optional(str(1, 4096));
+export const id120 = str(1, 120);
+
+/** A check that a minimum does not exceed its maximum, reported on the minimum. */
+export function minMax(min: string, max: string): never {
+  return v.forward(
+    v.partialCheck(
+      [[min], [max]] as never,
+      (input: Record<string, unknown>) => input[min] === undefined || input[max] === undefined || (input[min] as number) <= (input[max] as number),
+      `must not be greater than ${max}`,
+    ),
+    [min] as never,
+  ) as never;
+}
+
+type ObjectSchema = v.StrictObjectSchema<v.ObjectEntries, undefined>;
+export type QuerySchema = ObjectSchema | v.SchemaWithPipe<readonly [ObjectSchema, ...v.PipeItem<any, any, any>[]]>;
+
+export function entriesOf(schema: QuerySchema): v.ObjectEntries {
+  return 'pipe' in schema ? (schema.pipe[0] as ObjectSchema).entries : schema.entries;
+}
+

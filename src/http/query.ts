@@ -1,0 +1,98 @@
+// Query strings → validated input: raw parsing (unknown, repeated, oversized → 400), typed coercion, valibot, messages.
+import * as v from 'valibot';
+import { badRequest } from './errors.ts';
+import { codePoints, entriesOf, INTEGER, type QuerySchema } from './params.ts';
+
+/** Bounds on the raw query before any parsing: a request cannot make us do unbounded work. */
+const MAX_QUERY_LENGTH = 8192;
+const MAX_PARAMS = 32;
+
+/** Splits a raw query string; a repeated name, a malformed escape or an oversized query is a 400. */
+export function parseRawQuery(search: string): Record<string, string> {
+  const out: Record<string, string> = Object.create(null);
+  if (!search) return out;
+  if (search.length > MAX_QUERY_LENGTH) throw badRequest(`The query string is longer than ${MAX_QUERY_LENGTH} characters.`);
+  let count = 0;
+  for (const part of search.split('&')) {
+    if (part === '') continue; // "a=1&&b=2": empty parts are not parameters, and do not count as ones
+    if (++count > MAX_PARAMS) throw badRequest(`The query string has more than ${MAX_PARAMS} parameters.`);
+    const eq = part.indexOf('=');
+    const rawName = eq === -1 ? part : part.slice(0, eq);
+    const rawValue = eq === -1 ? '' : part.slice(eq + 1);
+    let name: string, value: string;
+    try {
+      name = decodeURIComponent(rawName.replace(/\+/g, ' '));
+      value = decodeURIComponent(rawValue.replace(/\+/g, ' '));
+    } catch {
+      throw badRequest(`Parameter "${printable(rawName)}" is not correctly percent-encoded.`);
+    }
+    if (name in out) throw badRequest(`Parameter "${printable(name)}" is repeated; give each parameter at most once.`);
+    out[name] = value;
+  }
+  return out;
+}
+
+/** A client value quoted in a message: printable ASCII only, long values cut to 40 characters and "...". */
+export const printable = (s: string) => (s.length > 40 ? s.slice(0, 40) : s).replace(/[^\x20-\x7e]/g, '?') + (s.length > 40 ? '...' : '');
+
+/** How a parameter's raw value is converted: integers and numbers are parsed, everything else stays text. */
+type Kind = 'integer' | 'number' | 'text';
+const kinds = new WeakMap<v.GenericSchema, Kind>();
+function kindOf(s: v.GenericSchema): Kind {
+  let kind = kinds.get(s);
+  if (kind === undefined) {
+    let cur = s as v.GenericSchema & { wrapped?: v.GenericSchema; [INTEGER]?: true };
+    while (cur.wrapped) cur = cur.wrapped as typeof cur;
+    kind = cur[INTEGER] ? 'integer' : baseType(cur) === 'number' ? 'number' : 'text';
+    kinds.set(s, kind);
+  }
+  return kind;
+}
+function baseType(s: v.GenericSchema): string {
+  let cur = s as v.GenericSchema & { wrapped?: v.GenericSchema; pipe?: v.GenericSchema[] };
+  while (cur.wrapped || (cur.pipe && cur.type !== cur.pipe[0]?.type)) cur = (cur.wrapped ?? cur.pipe![0]) as typeof cur;
+  return cur.type;
+}
+
+const NUMBER = /^-?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+/**
+ * An integer parameter takes digits only: "1e3", "1000.0" and "100.0000000000000001" (which a number
+ * parse rounds to 100, inside the range) are not integers as written, and are 400s.
+ */
+const INTEGER_TEXT = /^-?\d+$/;
+
+/** Validates raw query values against a strict schema: numbers are converted first, then valibot rules apply. */
+export function validateQuery<S extends QuerySchema>(schema: S, raw: Record<string, string>): v.InferOutput<S> {
+  const entries = entriesOf(schema);
+  const input: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(raw)) {
+    // Own entries only: "__proto__" or "constructor" must be unknown parameters like any other name.
+    const entry = Object.hasOwn(entries, name) ? entries[name] : undefined;
+    if (!entry) {
+      const allowed = Object.keys(entries);
+      throw badRequest(`Unknown parameter "${printable(name)}". ${allowed.length ? `Allowed: ${allowed.join(', ')}.` : 'This endpoint takes no parameters.'}`);
+    }
+    const kind = kindOf(entry);
+    // (+ 0: "-0" is 0, not -0.) A value of the wrong form stays text, and valibot's type check names the rule.
+    input[name] = kind === 'integer' ? (INTEGER_TEXT.test(value) ? Number(value) + 0 : value)
+      : kind === 'number' && NUMBER.test(value) ? Number(value) + 0 : value;
+  }
+  const result = v.safeParse(schema, input);
+  if (result.success) return result.output;
+  const issue = result.issues[0];
+  const key = issue.path?.map((p: { key: unknown }) => String(p.key)).join('.') ?? '';
+  if (raw[key] === undefined && Object.hasOwn(entries, key)) throw badRequest(`Parameter "${key}" is required.`);
+  const got = raw[key] !== undefined ? ` (got "${printable(raw[key])}")` : '';
+  throw badRequest(`Parameter "${key}" ${issue.message}${got}.`);
+}
+
+/**
+ * Path ids follow the same rule everywhere: 1 to 120 characters. The value is already percent-decoded
+ * (polka decodes route params); decoding it again would make "%252D" mean "-".
+ */
+export function pathId(id: string, name = 'id'): string {
+  const n = codePoints(id);
+  if (n < 1 || n > 120) throw badRequest(`Path parameter "${name}" must be 1 to 120 characters.`);
+  return id;
+}
+

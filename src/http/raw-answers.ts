@@ -1,0 +1,66 @@
+// Answers written straight to a connection, outside the app: requests node's HTTP parser rejected, and CONNECT.
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { ApiError, clientErrorResponse, rawErrorResponse } from './errors.ts';
+import type { AppDeps } from './route.ts';
+
+/**
+ * The server's 'clientError' listener: a request node's HTTP parser rejected (see clientErrorResponse)
+ * is answered with the error envelope and a request id, logged, and the connection closed. When earlier
+ * requests of the same connection (pipelined) are still being answered, the error follows their
+ * responses instead of cutting into them; node's own handler wrote its bare 400 at once and then closed
+ * the connection, losing them.
+ */
+export function clientErrorHandler(deps: Pick<AppDeps, 'log' | 'requestLog' | 'logRequests'>, lastResponse: LastResponse) {
+  return (err: Error & { code?: string }, socket: Duplex) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) { socket.destroy(); return; }
+    answerLast(socket, lastResponse, (id, tls) => clientErrorResponse(err, id, tls), deps, { error: err.code });
+  };
+}
+
+/**
+ * The server's 'connect' listener: this API is no proxy, so a CONNECT gets the 405 every other method
+ * outside GET and HEAD gets (node closed the connection without a word), and a request-log line.
+ */
+export function connectHandler(deps: Pick<AppDeps, 'log' | 'requestLog' | 'logRequests'>, lastResponse: LastResponse) {
+  const refusal = new ApiError('method_not_allowed', 'Method CONNECT is not allowed here; this API is read-only (GET).', { Allow: 'GET, HEAD' });
+  return (_req: IncomingMessage, socket: Duplex) => {
+    answerLast(socket, lastResponse, (id, tls) => rawErrorResponse(refusal, id, tls), deps, { method: 'CONNECT' });
+  };
+}
+
+/** The last response started on a connection (node queues the responses to pipelined requests). */
+export type LastResponse = (socket: Duplex) => ServerResponse | undefined;
+
+/** A request listener that remembers each connection's last response, for answerLast. */
+export function trackingResponses<R extends IncomingMessage>(handler: (req: R, res: ServerResponse) => void): { handler: (req: R, res: ServerResponse) => void; lastResponse: LastResponse } {
+  const latest = new WeakMap<object, ServerResponse>();
+  return {
+    handler: (req, res) => { latest.set(req.socket, res); handler(req, res); },
+    lastResponse: (socket) => latest.get(socket),
+  };
+}
+
+/**
+ * Writes a raw error answer on a connection after the responses to the requests before it (responses go
+ * out in request order, so once the last one started has closed, all have), logs it, and closes the
+ * connection. Nothing is written after a response that ends the connection (Connection: close).
+ */
+function answerLast(
+  socket: Duplex, lastResponse: LastResponse, make: (requestId: string, tls: boolean) => { status: number; text: string },
+  deps: Pick<AppDeps, 'log' | 'requestLog' | 'logRequests'>, logFields: Record<string, unknown>,
+): void {
+  const last = lastResponse(socket);
+  const answer = () => {
+    if (socket.writable && last?.shouldKeepAlive !== false) {
+      const id = randomUUID();
+      const r = make(id, (socket as Duplex & { encrypted?: boolean }).encrypted === true);
+      socket.write(r.text);
+      if (deps.logRequests) (deps.requestLog ?? deps.log)({ level: 'info', request_id: id, ...logFields, status: r.status });
+    }
+    socket.destroy();
+  };
+  if (last && !last.writableFinished && !last.destroyed) last.once('close', answer);
+  else answer();
+}

@@ -1,0 +1,64 @@
+// What a route is: its definition (path, schema, handler, documentation), the context a handler gets, the app's dependencies.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Snapshot, SnapshotSource } from '../snapshot/source.ts';
+import type { CursorCodec } from './cursor.ts';
+import type { QuerySchema } from './params.ts';
+import type { Meta } from './respond.ts';
+
+export type Log = (line: Record<string, unknown>) => void;
+
+export interface Req extends IncomingMessage {
+  id: string;
+  path: string;
+  search: string | null;
+  params: Record<string, string>;
+  /** Set by access control: the authenticated key's id (never the key). */
+  keyId?: string;
+}
+
+/** What a request handler gets: validated query and path ids, the envelope meta, the snapshot. */
+// biome-ignore lint/suspicious/noExplicitAny: each route narrows its own query type
+export interface Ctx<Q = any> {
+  req: Req;
+  res: ServerResponse;
+  query: Q;
+  params: Record<string, string>;
+  meta: Meta;
+  snap: Snapshot;
+  deps: AppDeps;
+}
+
+export type ResponseKind = 'collection' | 'bounded' | 'detail' | 'plain';
+// biome-ignore lint/suspicious/noExplicitAny: each route narrows its own query type
+export interface RouteDef<Q = any> {
+  path: string; // pattern, e.g. /v1/listings/:id (a :name is one path segment)
+  summary: string;
+  description?: string;
+  tag: string;
+  query: QuerySchema;
+  kind: ResponseKind;
+  /** JSON schema of one data item (collections) or of data (detail) or of the body (plain). */
+  item: Record<string, unknown>;
+  public?: boolean;
+  handle(ctx: Ctx<Q>): unknown;
+}
+
+export function defineRoute<Q>(r: RouteDef<Q>): RouteDef<Q> {
+  return r;
+}
+
+/**
+ * The access-control step (see access.ts), run once the route is known: it may answer the request itself
+ * (preflight, redirect) and return true, or throw an ApiError (401, 429, 503).
+ */
+export type Guard = (req: Req, res: ServerResponse, route: { public: boolean }) => boolean;
+
+export interface AppDeps {
+  snapshots: SnapshotSource;
+  cursor: CursorCodec;
+  log: Log;
+  guard?: Guard;
+  logRequests?: boolean;
+  /** Where the per-request lines go (default: log). The server buffers them; everything else is written at once. */
+  requestLog?: Log;
+}

@@ -1,0 +1,155 @@
+// startService(config): snapshot + key store + access guard + app + listener(s); shared by main.ts and the tests, so both run the same wiring.
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { Config } from '../config.ts';
+import { cursorCodec } from './cursor.ts';
+import { SnapshotError, SnapshotSource } from '../snapshot/source.ts';
+import { createApp } from './app.ts';
+import { clientErrorHandler, connectHandler, trackingResponses } from './raw-answers.ts';
+import type { Log } from './route.ts';
+import { KeyReader } from '../keys/reader.ts';
+import { KeyStoreError } from '../keys/store.ts';
+import { createLimits } from './rate-limit.ts';
+import { accessGuard, httpsRedirect } from './access.ts';
+
+export interface Service {
+  /** http://… for plain HTTP, https://… when the service terminates TLS itself. */
+  url: string;
+  /** The HTTP_REDIRECT_PORT listener (http://…), when configured. */
+  redirectUrl?: string;
+  snapshots: SnapshotSource;
+  keys: KeyReader;
+  servers: Server[];
+  close(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  log: Log;
+  /** Where the per-request lines go (default: log). */
+  requestLog?: Log;
+  now?: () => number;
+  /** Length of the rate-limit window in seconds. Always 60 in production (the settings are per minute); tests shorten it. */
+  rateWindowSeconds?: number;
+  /** How often an unreadable key store is retried, in ms (default 1000). */
+  keysRetryMs?: number;
+  /** Connection time limits (production values below); tests shorten them. */
+  timeouts?: Partial<typeof TIMEOUTS>;
+}
+
+/**
+ * Connection limits against slow or idle clients (slowloris): the whole headers within 10 s, the whole
+ * request within 30 s, a TLS handshake within 10 s, checked every 2 s (node's default check interval
+ * is 30 s, which let a trickling client hold a connection ~60 s). Idle keep-alive connections close
+ * after 65 s, longer than the 60 s idle timeout of common load balancers, so the balancer closes first.
+ */
+const TIMEOUTS = { headersMs: 10_000, requestMs: 30_000, handshakeMs: 10_000, checkMs: 2_000, keepAliveMs: 65_000 };
+
+/** Listens; an error (a host that does not resolve, a port in use) names the settings it came from. */
+function listen(server: Server, port: number, host: string, names = 'HOST / PORT'): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', (e) => reject(new Error(`${names} (${host}:${port}): ${e.message}`)));
+    server.listen(port, host, () => resolve((server.address() as AddressInfo).port));
+  });
+}
+
+function readPem(path: string, setting: string, what: string): Buffer {
+  try { return readFileSync(path); } catch (e) { throw new Error(`${setting}: cannot read ${what} ${path}: ${(e as Error).message}`); }
+}
+
+/**
+ * A start-up failure about a file names the setting the file came from (the operator's one line). Other
+ * failures (the native addon did not load) are not the setting's fault and stay as they are.
+ */
+function naming(setting: string, e: unknown): unknown {
+  const code = String((e as { code?: unknown })?.code ?? '');
+  const aboutFile = e instanceof SnapshotError || e instanceof KeyStoreError || code.startsWith('SQLITE_') || /^E[A-Z]+$/.test(code);
+  if (aboutFile) (e as Error).message = `${setting}: ${(e as Error).message}`;
+  return e;
+}
+
+export async function startService(config: Config, opts: ServiceOptions): Promise<Service> {
+  let snapshots: SnapshotSource;
+  try {
+    snapshots = new SnapshotSource(config.SNAPSHOT_PATH, { checkIntervalMs: config.SNAPSHOT_CHECK_MS, log: opts.log, now: opts.now });
+  } catch (e) {
+    throw naming('SNAPSHOT_PATH', e);
+  }
+  let keys: KeyReader;
+  try {
+    keys = new KeyReader(config.KEYS_PATH, { retryMs: opts.keysRetryMs, log: opts.log, now: opts.now });
+  } catch (e) {
+    snapshots.close();
+    throw naming('KEYS_PATH', e);
+  }
+  const tls = config.TLS_CERT_PATH !== undefined && config.TLS_KEY_PATH !== undefined;
+  const guard = accessGuard({
+    lookup: keys.lookup,
+    limits: createLimits({ perKey: config.RATE_LIMIT_PER_MINUTE, authFailures: config.AUTH_FAILURES_PER_MINUTE, windowSeconds: opts.rateWindowSeconds }),
+    tls, trustProxy: config.TRUST_PROXY, playgroundOrigin: config.PLAYGROUND_ORIGIN, now: opts.now,
+  });
+  // No built-in default: a secret written in the source would let anyone forge cursors (any position, no expiry).
+  let cursorSecret = config.CURSOR_SECRET;
+  if (cursorSecret === undefined) {
+    cursorSecret = randomBytes(32).toString('base64url');
+    opts.log({ level: 'warn', msg: 'CURSOR_SECRET is not set: paging cursors are signed with a random secret of this process, so they stop working when it restarts and are not accepted by other instances; set CURSOR_SECRET to a long random value' });
+  }
+  const app = createApp({ snapshots, cursor: cursorCodec(cursorSecret, opts.now), log: opts.log, requestLog: opts.requestLog, logRequests: config.LOG_REQUESTS, guard });
+  const servers: Server[] = [];
+  const close = async () => {
+    await Promise.all(servers.map((s) => new Promise<void>((r) => { s.closeAllConnections?.(); s.close(() => r()); })));
+    snapshots.close();
+    keys.close();
+  };
+
+  try {
+    const t = { ...TIMEOUTS, ...opts.timeouts };
+    // requireHostHeader: the app answers a missing Host itself, with the error envelope (node's answer is a bare 400).
+    const httpOptions = {
+      headersTimeout: t.headersMs, requestTimeout: t.requestMs, connectionsCheckingInterval: t.checkMs, keepAliveTimeout: t.keepAliveMs,
+      requireHostHeader: false,
+    };
+    let server: Server;
+    if (tls) {
+      const cert = readPem(config.TLS_CERT_PATH!, 'TLS_CERT_PATH', 'TLS certificate'), key = readPem(config.TLS_KEY_PATH!, 'TLS_KEY_PATH', 'TLS key');
+      try {
+        server = createHttpsServer({ cert, key, handshakeTimeout: t.handshakeMs, ...httpOptions }, app.handler);
+      } catch (e) {
+        throw new Error(`TLS_CERT_PATH / TLS_KEY_PATH: not a usable PEM certificate and matching key (${(e as Error).message})`);
+      }
+    } else server = createServer(httpOptions, app.handler);
+    // Beyond MAX_CONNECTIONS open connections, new ones are closed at once: file descriptors stay for the
+    // clients already served, however many connections one client opens.
+    server.maxConnections = config.MAX_CONNECTIONS;
+    server.on('clientError', app.clientError);
+    server.on('connect', app.connect);
+    // An Expect other than 100-continue: served as usual (RFC 9110 allows ignoring it) instead of node's bare 417.
+    server.on('checkExpectation', app.handler);
+    servers.push(server);
+    const port = await listen(server, config.PORT, config.HOST);
+    const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
+    let redirectUrl: string | undefined;
+    if (tls && config.HTTP_REDIRECT_PORT !== undefined) {
+      const { handler: redirect, lastResponse } = trackingResponses(httpsRedirect(port, opts.log));
+      const plain = createServer({ ...httpOptions, requestTimeout: Math.min(t.requestMs, 10_000) }, redirect);
+      plain.maxConnections = config.MAX_CONNECTIONS;
+      const logDeps = { log: opts.log, requestLog: opts.requestLog, logRequests: config.LOG_REQUESTS };
+      plain.on('clientError', clientErrorHandler(logDeps, lastResponse));
+      plain.on('connect', connectHandler(logDeps, lastResponse));
+      plain.on('checkExpectation', redirect);
+      servers.push(plain);
+      redirectUrl = `http://${host}:${await listen(plain, config.HTTP_REDIRECT_PORT, config.HOST, 'HOST / HTTP_REDIRECT_PORT')}`;
+    }
+    if (!tls && !config.TRUST_PROXY && !isLoopback(config.HOST)) {
+      opts.log({ level: 'warn', msg: 'serving plain HTTP on a non-loopback address: API keys would cross the network in clear text; set TLS_CERT_PATH/TLS_KEY_PATH, or TRUST_PROXY=1 behind a TLS-terminating proxy', host: config.HOST });
+    }
+    return { url: `${tls ? 'https' : 'http'}://${host}:${port}`, redirectUrl, snapshots, keys, servers, close };
+  } catch (e) {
+    await close();
+    throw e;
+  }
+}
+
+export const isLoopback = (host: string) => host === 'localhost' || host === '::1' || /^127\./.test(host);

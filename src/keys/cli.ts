@@ -1,0 +1,90 @@
+// The operator's key command: create, list, disable, enable, revoke keys in the key store at KEYS_PATH.
+import { parseCliArgs } from '../../snapshot-format/cli-args.ts';
+import { SETTINGS } from '../config.ts';
+import { changeKey, createKey, KeyStoreError, listKeys, openKeyStore } from './store.ts';
+import { isRealDate } from '../http/params.ts';
+
+const USAGE = `Usage: npm run keys -- <command> [arguments]
+
+  create --name NAME [--expires-at ISO-8601]   issue a key; prints one JSON object with id and key (the key is shown only this once)
+  list                                          one JSON object per key per line: id, name, created, expires, status
+  disable ID                                    the key is refused from its next request until enabled
+  enable ID                                     undo disable (not possible for a revoked key)
+  revoke ID                                     refuse the key for good (final)
+
+The key store is KEYS_PATH (default ${SETTINGS.KEYS_PATH.default}). Exit status: 0 done, 1 failed (e.g. unknown id), 2 bad arguments.
+`;
+
+class UsageError extends Error {}
+
+const ISO = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
+
+/** --expires-at: a date (midnight UTC) or a date-time with a zone, in the future; stored as UTC ISO-8601. */
+function expiry(raw: string | undefined, now: number): string | null {
+  if (raw === undefined) return null;
+  const t = Date.parse(raw);
+  // Date.parse rolls 2027-02-30 over to 2 March: the calendar date must exist as written.
+  if (!ISO.test(raw) || Number.isNaN(t) || !isRealDate(raw.slice(0, 10))) throw new UsageError(`--expires-at must be an ISO-8601 date or date-time with a zone, e.g. 2027-01-31 or 2027-01-31T12:00:00Z (got ${JSON.stringify(raw)})`);
+  if (t <= now) throw new UsageError(`--expires-at must be in the future (got ${raw})`);
+  return new Date(t).toISOString();
+}
+
+function keyName(raw: string | undefined): string {
+  const name = raw?.trim();
+  if (!name) throw new UsageError('create needs --name NAME (who or what the key is for)');
+  if (name.length > 100 || /[\u0000-\u001f\u007f]/.test(name)) throw new UsageError('--name must be at most 100 characters without control characters');
+  return name;
+}
+
+function run(argv: string[], env: Record<string, string | undefined>, out: (s: string) => void, err: (s: string) => void): number {
+  try {
+    let parsed;
+    try {
+      parsed = parseCliArgs({ args: argv, allowPositionals: true, strict: true, options: { name: { type: 'string' }, 'expires-at': { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
+    const { values, positionals } = parsed;
+    if (values.help) { out(USAGE); return 0; }
+    const [command, ...rest] = positionals;
+    const path = env.KEYS_PATH || SETTINGS.KEYS_PATH.default;
+    const now = Date.now();
+    const noOptions = () => {
+      if (values.name !== undefined || values['expires-at'] !== undefined) throw new UsageError(`${command} takes no --name or --expires-at`);
+    };
+
+    switch (command) {
+      case 'create': {
+        if (rest.length) throw new UsageError(`create takes no positional arguments (got ${rest.join(' ')})`);
+        const opts = { name: keyName(values.name), expiresAt: expiry(values['expires-at'], now), now };
+        const db = openKeyStore(path, { create: true });
+        try { out(JSON.stringify(createKey(db, opts)) + '\n'); } finally { db.close(); }
+        err('Store this key now: it is shown only this once and cannot be recovered.\n');
+        return 0;
+      }
+      case 'list': {
+        noOptions();
+        if (rest.length) throw new UsageError('list takes no arguments');
+        const db = openKeyStore(path, { create: false });
+        try { for (const k of listKeys(db, now)) out(JSON.stringify(k) + '\n'); } finally { db.close(); }
+        return 0;
+      }
+      case 'disable': case 'enable': case 'revoke': {
+        noOptions();
+        if (rest.length !== 1 || !rest[0]) throw new UsageError(`${command} needs exactly one key id, e.g. npm run keys -- ${command} key_XXXXXXXXXXXXXXXX`);
+        const db = openKeyStore(path, { create: false });
+        try { out(JSON.stringify(changeKey(db, rest[0], command, now)) + '\n'); } finally { db.close(); }
+        return 0;
+      }
+      default:
+        throw new UsageError(command === undefined ? 'missing command' : `unknown command ${JSON.stringify(command)}`);
+    }
+  } catch (e) {
+    if (e instanceof UsageError) { err(`keys: ${e.message}\n\n${USAGE}`); return 2; }
+    err(`keys: ${e instanceof KeyStoreError ? e.message : `failed: ${(e as Error).message}`}\n`);
+    return 1;
+  }
+}
+
+// An entry point only (never imported): a main-module check could silently do nothing under a symlinked path or a bundle.
+process.exitCode = run(process.argv.slice(2), process.env, (s) => process.stdout.write(s), (s) => process.stderr.write(s));

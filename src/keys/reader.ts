@@ -1,0 +1,153 @@
+// The server's side of the key store: every key's digest and status in memory, re-read when the file changes; fails closed.
+import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { ApiError } from '../http/errors.ts';
+import type { KeyRecord } from './format.ts';
+import { checkSchema, KeyStoreError, openKeyStore } from './store.ts';
+
+const unavailable = () => new ApiError('service_unavailable', 'The key store is unavailable; try again shortly.', { 'Retry-After': '1' });
+const isBusy = (e: unknown) => /^SQLITE_(BUSY|LOCKED)/.test(String((e as { code?: unknown })?.code ?? ''));
+
+/** The longest the key store's stat is reused within one event-loop turn (see KeyReader.lookup). */
+const REUSE_STAT_MS = 1;
+
+/** Which file is at `path` now (device and inode), or null when there is none. */
+function fileIdentity(path: string): string | null {
+  try { const s = statSync(path); return `${s.dev}:${s.ino}`; } catch { return null; }
+}
+
+/**
+ * The server's view of the key store: every key's digest and status, held in memory and re-read
+ * whenever the file changes. A change written in place (the keys command) applies to every request
+ * read after its commit; another file renamed into place (a restored backup) to every request read in
+ * a later event-loop turn or at least REUSE_STAT_MS later (see lookup).
+ *
+ * "Changed" is decided with two cheap system calls instead of an SQLite read transaction (about
+ * eight: locks, hot-journal checks, header read): `stat` tells whether another file was renamed into
+ * place (new inode), and a 4-byte read of the SQLite header's file change counter (offset 24) tells
+ * whether the file was written. SQLite increments that counter in every write transaction in rollback
+ * journal mode, which is the mode `openKeyStore` sets; unlike mtime it cannot miss two writes within
+ * one clock tick. The counter is read before the rows, so a write that lands in between only causes
+ * one more reload.
+ *
+ * Fails closed: a missing, unreadable or locked store throws a 503 ApiError. After a failure the file is
+ * re-read at most once per `retryMs`.
+ */
+export class KeyReader {
+  private keys: Map<string, KeyRecord> | null = null;
+  private fd: number | null = null;
+  private ident: string | null = null;
+  private counter = -1;
+  private readonly header = Buffer.alloc(4);
+  private lastAttempt = 0;
+  private failure: string | null = null;
+
+  constructor(readonly path: string, private readonly opts: { retryMs?: number; log?: (l: Record<string, unknown>) => void; now?: () => number } = {}) {
+    if (!existsSync(path)) {
+      openKeyStore(path, { create: true }).close();
+      opts.log?.({ level: 'info', msg: 'created an empty key store', path });
+    }
+    try {
+      this.load(); // start-up: a file that is not a key store stops the process
+    } catch (e) {
+      if (e instanceof ApiError) throw new KeyStoreError(`key store ${path} is locked by a writer; try again`);
+      throw e;
+    }
+  }
+
+  private now() { return (this.opts.now ?? Date.now)(); }
+
+  /** The file change counter in the SQLite header, or -1 when it cannot be read (then the store is re-read). */
+  private readCounter(fd: number | null): number {
+    try {
+      return fd !== null && readSync(fd, this.header, 0, 4, 24) === 4 ? this.header.readUInt32BE(0) : -1;
+    } catch { return -1; }
+  }
+
+  private load(): void {
+    this.lastAttempt = this.now();
+    const ident = fileIdentity(this.path);
+    let fd: number | null = null;
+    let db: Database.Database | null = null;
+    try {
+      fd = openSync(this.path, 'r');
+      db = new Database(this.path, { readonly: true, fileMustExist: true, timeout: 50 });
+      db.pragma('query_only = 1');
+      db.pragma('mmap_size = 0');
+      checkSchema(db, this.path);
+      // The change counter is only bumped per transaction in rollback-journal mode; in WAL mode a revoke
+      // would go unseen. openKeyStore never sets WAL, but a store switched by hand is refused (fail closed).
+      const mode = String(db.pragma('journal_mode', { simple: true })).toLowerCase();
+      if (mode === 'wal') throw new KeyStoreError(`key store ${this.path} is in WAL mode; switch it back with: sqlite3 ${this.path} 'PRAGMA journal_mode=DELETE'`);
+      const counter = this.readCounter(fd);
+      const keys = new Map<string, KeyRecord>();
+      for (const r of db.prepare('SELECT id, digest, expires_at, disabled_at, revoked_at FROM api_keys').all() as (KeyRecord & { digest: Buffer })[]) {
+        keys.set(r.digest.toString('base64'), { id: r.id, expires_at: r.expires_at, disabled_at: r.disabled_at, revoked_at: r.revoked_at });
+      }
+      db.close();
+      if (this.fd !== null) closeSync(this.fd);
+      this.fd = fd;
+      this.keys = keys;
+      this.ident = ident;
+      this.counter = counter;
+    } catch (e) {
+      db?.close();
+      if (fd !== null) closeSync(fd);
+      if (isBusy(e)) throw unavailable(); // a writer holds the lock: answer fast, keep what we had for the next try
+      if (e instanceof KeyStoreError) throw e;
+      throw new KeyStoreError(`cannot read key store ${this.path}: ${(e as Error).message}`);
+    }
+    if (this.failure !== null) this.opts.log?.({ level: 'info', msg: 'key store readable again', path: this.path });
+    this.failure = null;
+  }
+
+  private fail(reason: string): never {
+    if (this.failure !== reason) this.opts.log?.({ level: 'error', msg: 'key store unavailable; failing closed', reason });
+    this.failure = reason;
+    this.keys = null;
+    this.statted = false;
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
+    throw unavailable();
+  }
+
+  /** The key's record by digest, or undefined; throws a 503 ApiError when the store cannot be read. */
+  lookup = (digestBase64: string): KeyRecord | undefined => {
+    if (this.keys === null || !this.statted || performance.now() - this.stattedAt >= REUSE_STAT_MS || this.readCounter(this.fd) !== this.counter) this.check();
+    return this.keys!.get(digestBase64);
+  };
+
+  /**
+   * The two questions cost differently, so they are asked at different rates. "Was the file written?" (the
+   * 4-byte read of the change counter) is asked on every request: the keys command changes the store in
+   * place, so a disable or revoke applies to every request read after its commit, pipelined ones too.
+   * "Was another file renamed into place?" (a stat of the path: a restored backup) is asked once per
+   * event-loop turn that has a request, and at least every REUSE_STAT_MS: under load a turn carries
+   * several requests, and the stat cost ~10-20 µs of a listing detail's ~170 µs of CPU on this VM.
+   */
+  private statted = false;
+  private stattedAt = 0;
+  private readonly nextTurn = () => { this.statted = false; };
+
+  private check(): void {
+    const ident = fileIdentity(this.path);
+    if (ident === null) this.fail(`key store file ${this.path} is missing`);
+    if (!this.keys || ident !== this.ident || this.readCounter(this.fd) !== this.counter) {
+      if (!this.keys && this.now() - this.lastAttempt < (this.opts.retryMs ?? 1000)) throw unavailable();
+      try { this.load(); } catch (e) {
+        if (e instanceof ApiError) throw e; // busy: neither a failure nor a success
+        this.lastAttempt = this.now();
+        this.fail((e as Error).message);
+      }
+    }
+    if (!this.statted) setImmediate(this.nextTurn);
+    this.statted = true;
+    this.stattedAt = performance.now();
+  }
+
+  close() {
+    this.keys = null;
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
+  }
+}

@@ -1,0 +1,226 @@
+// Listing filters → SQL from a fixed vocabulary, with the driving index chosen from build-time statistics.
+import type { Database, Statement } from 'better-sqlite3';
+import { ListingScan, type PrimaryHint, type ScanStats } from './scan.ts';
+import { statsOf } from '../../snapshot-format/price-stats.ts';
+import {
+  type Driver, EQ_KEYS, eqColumn, explainPage, type ListingFilters, matchSql, pageSql, params, RANGES, type RangeCol,
+} from '../../snapshot-format/listing-sql.ts';
+
+/**
+ * Relative cost of reading one row by each access path, and of checking q on a row that FTS did not
+ * produce (an FTS lookup per row), and of each document FTS reads to intersect several terms.
+ * Measured on the 1M snapshot (npm run bench:queries): a residual q check costs about as much as
+ * reading 20 rows; a row unit is 2-7 µs, a document of a multi-term intersection ~36 ns.
+ */
+const COST = { row: 1, ftsRow: 1.5, ftsCheck: 20, sortRow: 0.2, ftsMergeDoc: 0.005 };
+
+interface Quantiles { values: Float64Array; nonnull: number }
+
+/** Chooses drivers from build-time statistics and runs cached statements (one per shape). */
+export class ListingQueries {
+  private readonly cache = new Map<string, Statement>();
+  private readonly total: number;
+  private readonly valueCount: Statement;
+  private readonly termDocs: Statement;
+  private readonly quantiles = new Map<string, Quantiles>();
+  readonly scan: ListingScan;
+  constructor(private readonly db: Database) {
+    this.scan = new ListingScan(db);
+    this.total = (db.prepare("SELECT count FROM listing_stats WHERE scope = ''").pluck().get() as number | undefined) ?? 0;
+    this.valueCount = db.prepare('SELECT n FROM listing_value_counts WHERE column = ? AND value = ?').pluck();
+    this.termDocs = db.prepare('SELECT docs FROM listing_terms WHERE term = ?').pluck();
+    const rows = db.prepare('SELECT column, value, nonnull FROM listing_quantiles ORDER BY column, k').all() as { column: string; value: number; nonnull: number }[];
+    const by = new Map<string, { v: number[]; nonnull: number }>();
+    for (const r of rows) {
+      const e = by.get(r.column) ?? { v: [], nonnull: r.nonnull };
+      e.v.push(r.value);
+      by.set(r.column, e);
+    }
+    for (const [c, e] of by) this.quantiles.set(c, { values: Float64Array.from(e.v), nonnull: e.nonnull });
+  }
+
+  /** Estimated number of listings in [lo, hi] of a range column, from the quantiles. */
+  private rangeEstimate(col: RangeCol, lo: number | undefined, hi: number | undefined): number {
+    const q = this.quantiles.get(col);
+    if (!q) return 0;
+    const n = q.values.length;
+    let inside = 0;
+    for (let i = 0; i < n; i++) {
+      const x = q.values[i];
+      if ((lo === undefined || x >= lo) && (hi === undefined || x <= hi)) inside++;
+    }
+    // One more quantile step of slack so that a narrow range between two quantiles is not estimated as 0.
+    return Math.min(q.nonnull, Math.ceil(((inside + 1) / n) * q.nonnull));
+  }
+
+  /** Estimated matches per present filter, keyed by driver. */
+  estimates(f: ListingFilters): { driver: Driver; n: number; merge?: number }[] {
+    const out: { driver: Driver; n: number; merge?: number }[] = [];
+    if (f.fts) {
+      let n = this.total;
+      let sum = 0;
+      for (const t of f.fts.terms) {
+        const docs = (this.termDocs.get(t) as number | undefined) ?? 0;
+        n = Math.min(n, docs);
+        sum += docs;
+      }
+      // Several terms: FTS5 reads their document lists to intersect them, whatever the page size
+      // ("centre near": 2 × 122k documents, no match, 8.7 ms).
+      out.push({ driver: { kind: 'fts' }, n, merge: f.fts.terms.length > 1 ? sum * COST.ftsMergeDoc : 0 });
+    }
+    for (const k of EQ_KEYS) {
+      if (f[k] === undefined) continue;
+      const col = eqColumn(k, f);
+      out.push({ driver: { kind: 'eq', col }, n: (this.valueCount.get(col, f[k]) as number | undefined) ?? 0 });
+    }
+    for (const r of RANGES) {
+      const lo = r.min ? (f[r.min] as number | undefined) : undefined;
+      const hi = r.max ? (f[r.max] as number | undefined) : undefined;
+      if (lo === undefined && hi === undefined) continue;
+      out.push({ driver: { kind: 'range', col: r.col }, n: this.rangeEstimate(r.col, lo, hi) });
+    }
+    // City and property type together: one range of (city, type, price) in the composite index.
+    if (f.location_column === 'city_id' && f.property_type !== undefined) {
+      let n = (this.valueCount.get('city_type', `${f.location_id}\u0001${f.property_type}`) as number | undefined) ?? 0;
+      if (f.min_price !== undefined || f.max_price !== undefined) {
+        n = Math.min(n, Math.ceil((n * this.rangeEstimate('price_eur', f.min_price, f.max_price)) / Math.max(1, this.quantiles.get('price_eur')?.nonnull ?? 1)) + 1);
+      }
+      out.push({ driver: { kind: 'city_type' }, n });
+    }
+    return out;
+  }
+
+  /**
+   * The cheapest way to produce `limit` rows (or all rows when limit is null, for stats). An ordered
+   * driver (an (equality column, rid) index, FTS, or the rowid itself) reads about limit / selectivity
+   * rows, all of its rows when little matches; an unordered one (a range, city + type) reads its whole
+   * range and sorts it. Every row read also pays for the residual checks, and q checked per row is dear.
+   */
+  choose(f: ListingFilters, limit: number | null): Driver {
+    return this.plan(f, limit).driver;
+  }
+
+  /**
+   * The index plan and its cost, plus `worst`: the rows it reads if the filters match far fewer rows
+   * than independence suggests (correlated filters): the whole driver range, or just the page when
+   * the driver is the only filter.
+   */
+  plan(f: ListingFilters, limit: number | null): { driver: Driver; cost: number; worst: number; hint: PrimaryHint } {
+    const est = this.estimates(f);
+    const N = Math.max(1, this.total);
+    if (est.length === 0) return { driver: { kind: 'rowid' }, cost: limit === null ? N : limit, worst: limit === null ? N : limit, hint: null };
+    const matches = Math.max(est.reduce((m, e) => m * (e.n / N), N), 1e-9);
+    const perRow = (d: Driver) => (d.kind === 'fts' ? COST.ftsRow : COST.row) + (f.fts && d.kind !== 'fts' ? COST.ftsCheck : 0);
+    const read = (n: number, ordered: boolean) => (limit === null ? n : ordered ? Math.min(n, (limit * n) / matches) : n);
+    let best: Driver = { kind: 'rowid' };
+    let bestCost = read(N, true) * perRow(best);
+    let bestN = N;
+    let hint: PrimaryHint = null;
+    let hintN = Infinity;
+    let bestMerge = 0;
+    for (const e of est) {
+      const ordered = e.driver.kind === 'eq' || e.driver.kind === 'fts';
+      const cost = read(e.n, ordered) * perRow(e.driver) + (ordered || limit === null ? 0 : e.n * COST.sortRow) + (e.merge ?? 0);
+      if (cost < bestCost) { best = e.driver; bestCost = cost; bestN = e.n; bestMerge = e.merge ?? 0; }
+      const h = hintOf(e.driver);
+      if (h && e.n < hintN) { hint = h; hintN = e.n; }
+    }
+    // q checked per row through FTS costs about a millisecond a row for common words: never do that,
+    // the scan checks q against a bitmap instead.
+    if (f.fts && best.kind !== 'fts') return { driver: best, cost: bestCost, worst: Infinity, hint };
+    const alone = est.length === 1 && limit !== null && best.kind !== 'range' && best.kind !== 'city_type';
+    const worst = alone ? bestCost : bestN * perRow(best) + (best.kind === 'range' || best.kind === 'city_type' ? bestN * COST.sortRow : 0) + bestMerge;
+    return { driver: best, cost: bestCost, worst, hint };
+  }
+
+  /** The statement for a shape (which filters, which driver, and the page size), from a bounded LRU cache. */
+  private stmt(kind: 'page' | 'match', f: ListingFilters, driver: Driver, limit?: number): Statement {
+    const key = `${kind}|${driver.kind}|${'col' in driver ? driver.col : ''}|${shapeKey(f)}|${limit ?? ''}`;
+    let s = this.cache.get(key);
+    if (s) {
+      this.cache.delete(key); // most recently used last
+    } else {
+      s = this.db.prepare(kind === 'page' ? pageSql(f, driver, limit) : matchSql(f, driver)).pluck();
+      if (this.cache.size >= STATEMENT_CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
+    }
+    this.cache.set(key, s);
+    return s;
+  }
+
+  /**
+   * Where the best index plan would read more rows than a scan of the columns costs, scan instead:
+   * the scan's cost is fixed (one pass), an index plan's grows with what it must read.
+   */
+  private useScan(worst: number): boolean {
+    return worst > Math.max(SCAN_MIN_UNITS, this.total * SCAN_UNITS_PER_LISTING);
+  }
+
+  /** rids of one page: rid > afterRid, ascending, at most `limit` rows. */
+  page(f: ListingFilters, afterRid: number, limit: number): number[] {
+    const { driver, worst, hint } = this.plan(f, limit);
+    if (this.useScan(worst)) return this.scan.page(f, afterRid, limit, hint);
+    return this.stmt('page', f, driver, limit).all({ ...params(f), after: afterRid }) as number[];
+  }
+
+  /** count, min, max, average and median price of the matching listings. */
+  stats(f: ListingFilters): ScanStats {
+    const { driver, worst, hint } = this.plan(f, null);
+    if (this.useScan(worst)) return this.scan.stats(f, hint);
+    return statsFromPrices(this.matchingPrices(f, driver));
+  }
+
+  /** Every matching rid, ascending, through the index plan (tests compare the scan against this). */
+  matchingRids(f: ListingFilters): number[] {
+    const driver = this.choose(f, null);
+    return this.stmt('page', f, driver).all({ ...params(f), after: 0, limit: -1 }) as number[];
+  }
+
+  /** Price of every matching listing (null where unknown), through the index plan. */
+  matchingPrices(f: ListingFilters, driver = this.choose(f, null)): (number | null)[] {
+    return this.stmt('match', f, driver).all(params(f)) as (number | null)[];
+  }
+}
+
+function hintOf(d: Driver): PrimaryHint {
+  switch (d.kind) {
+    case 'fts': return 'fts';
+    case 'eq': return d.col === 'owner_id' ? 'owner_id' : d.col === 'property_type' ? 'property_type' : d.col === 'furnishing' ? 'furnishing' : 'location_id';
+    case 'range': return d.col === 'price_eur' ? 'price' : d.col === 'size_m2' ? 'size' : 'rooms';
+    default: return null;
+  }
+}
+
+/**
+ * Prepared statements kept per snapshot. Shapes × drivers × page sizes is large (an adversary can
+ * ask for many), so the least recently used are dropped; a dropped shape is prepared again (~50 µs).
+ */
+const STATEMENT_CACHE_SIZE = 256;
+
+/**
+ * Below this many row-units an index plan is always used; above it, the column scan when cheaper.
+ * A row read through an index costs 2-7 µs on the 1M snapshot (an FTS-driven read with a residual
+ * check is the dearest), so 600 units bound an index plan at about 4 ms even when the estimate is
+ * off (correlated filters); 2,000 allowed 12-17 ms (npm run bench:queries).
+ */
+const SCAN_MIN_UNITS = 600;
+/** One scan page costs about as much as reading this many rows per listing through an index (~3-4 ms at 751k). */
+const SCAN_UNITS_PER_LISTING = 0.0007;
+
+export function statsFromPrices(all: (number | null)[]): ScanStats {
+  const prices = new Float64Array(all.length);
+  let k = 0;
+  for (const x of all) if (x !== null) prices[k++] = x;
+  const [min, max, average, median] = statsOf(prices.subarray(0, k));
+  return { count: all.length, min, max, average, median };
+}
+
+/** The shape of a filter set: which filters are present (values excluded). */
+export function shapeKey(f: ListingFilters): string {
+  return Object.keys(f).filter((k) => f[k as keyof ListingFilters] !== undefined).map((k) => (k === 'location_id' ? `location_id:${f.location_column}` : k)).sort().join(',');
+}
+
+/** EXPLAIN QUERY PLAN detail lines of the page statement the planner picks for a filter set. */
+export function planOf(db: Database, f: ListingFilters, limit = 21): string[] {
+  return explainPage(db, f, new ListingQueries(db).choose(f, limit), limit);
+}
+

@@ -1,0 +1,503 @@
+// In-memory column scan over the listing filter columns: bounded time for any filter set, pages and stats.
+import type { Database, Statement } from 'better-sqlite3';
+import type { ListingFilters } from '../../snapshot-format/listing-sql.ts';
+import { round2 } from '../../snapshot-format/price-stats.ts';
+import { accumulateBits, eqBits, firstSetRows, popcount, RangeBins, searchOrder, wordCount } from './bits.ts';
+
+const NONE = 0xffffffff;
+const BUCKET_BITS = 10; // price ranks are counted in buckets of 1,024 listings for the median
+
+interface Columns {
+  n: number;
+  price: Float64Array; size: Float64Array; rooms: Float64Array;
+  city_id: Uint16Array; province_id: Uint16Array; neighbourhood_id: Uint16Array;
+  property_type: Uint16Array; furnishing: Uint16Array; owner_id: Uint32Array;
+  order: Uint32Array; rank: Uint32Array;
+  /** Rows with a size, in size order (for the size range bins). */
+  sizeOrder: Uint32Array;
+}
+
+/** A compiled filter set: codes and bounds, plus an optional q bitmap. `null` from compile = matches nothing. */
+interface Pred {
+  /** The condition the scan loops over (the most selective one by the planner's estimates). */
+  primary: Primary;
+  loc: Uint16Array | null; locCode: number;
+  owner: number; type: number; furn: number;
+  pLo: number; pHi: number; sLo: number; sHi: number; rLo: number;
+  bits: Uint8Array | null;
+  /** Which conditions are present, one bit each in CONDITIONS order. */
+  shape: number;
+  /** The generated narrow() of the conditions the primary loop does not apply (null: none). */
+  narrow: Narrow | null;
+}
+
+type Primary =
+  | { kind: 'all' }
+  | { kind: 'eq'; arr: Uint16Array | Uint32Array; code: number }
+  | { kind: 'range'; arr: Float64Array; lo: number; hi: number }
+  | { kind: 'bits' }
+  | { kind: 'list'; rows: Uint32Array };
+
+const CHUNK = 8192;
+
+// The loops below are branchless (write the row, then advance by 0 or 1): on real data a condition is
+// often as likely true as false, and a mispredicted branch per row made them 3-4 times slower.
+function eqCollect(arr: Uint16Array | Uint32Array, code: number, start: number, end: number, out: Uint32Array): number {
+  let k = 0;
+  for (let i = start; i < end; i++) { out[k] = i; k += +(arr[i] === code); }
+  return k;
+}
+function rangeCollect(arr: Float64Array, lo: number, hi: number, start: number, end: number, out: Uint32Array): number {
+  let k = 0;
+  for (let i = start; i < end; i++) { const x = arr[i]; out[k] = i; k += +(x >= lo) & +(x <= hi); }
+  return k;
+}
+/**
+ * The set rows of a bitmap, 32 at a time: a word's set bits are taken lowest first (isolate, count
+ * leading zeros, clear), so the cost follows the matches, not the rows (~8 times fewer steps than a
+ * test per row for a term in 13 % of the listings). `words` views the same bytes (null when the
+ * bytes are not 4-byte aligned or the machine is big-endian: then a row at a time).
+ */
+function bitsCollect(bits: Uint8Array, words: Uint32Array | null, start: number, end: number, out: Uint32Array): number {
+  let k = 0, i = start;
+  if (words) {
+    for (; i < end && (i & 31) !== 0; i++) if (bits[i >> 3] & (1 << (i & 7))) out[k++] = i;
+    for (; i + 32 <= end; i += 32) {
+      let w = words[i >> 5];
+      while (w !== 0) { const t = w & -w; out[k++] = i + 31 - Math.clz32(t); w ^= t; }
+    }
+  }
+  for (; i < end; i++) {
+    const b = bits[i >> 3];
+    if (b === 0) { i |= 7; continue; } // skip the rest of an empty byte
+    if (b & (1 << (i & 7))) out[k++] = i;
+  }
+  return k;
+}
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+const wordsOf = (bits: Uint8Array) => (LITTLE_ENDIAN && bits.byteOffset % 4 === 0 ? new Uint32Array(bits.buffer, bits.byteOffset, bits.byteLength >> 2) : null);
+/** out &= b over b's bytes (out at least as long), a word at a time where both allow it. */
+function andWords(out: Uint8Array, b: Uint8Array): void {
+  const wo = wordsOf(out), wb = wordsOf(b);
+  let k = 0;
+  if (wo && wb) { const W = b.length >> 2; for (let w = 0; w < W; w++) wo[w] &= wb[w]; k = W << 2; }
+  for (; k < b.length; k++) out[k] &= b[k];
+}
+/** Adds a chunk's matching rows to the stats: count, priced count and price sum, and rank-bucket counts. */
+function accumulate(cand: Uint32Array, k: number, rank: Uint32Array, price: Float64Array, buckets: Uint32Array, acc: Float64Array): void {
+  let priced = 0, sum = 0;
+  for (let j = 0; j < k; j++) {
+    const i = cand[j];
+    const r = rank[i];
+    if (r !== NONE) { priced++; sum += price[i]; buckets[r >>> BUCKET_BITS]++; }
+  }
+  acc[0] += k; acc[1] += priced; acc[2] += sum;
+}
+
+/**
+ * The conditions of a filter set, each as a JavaScript expression over row `i` that is 1 or 0, with the
+ * locals it reads (hoisted out of the loop). Branchless, as above.
+ */
+const CONDITIONS: { expr: string; locals: string }[] = [
+  { expr: '+(loc[i] === locCode)', locals: 'loc = p.loc, locCode = p.locCode' },
+  { expr: '+(owner[i] === ownerCode)', locals: 'owner = c.owner_id, ownerCode = p.owner' },
+  { expr: '+(type[i] === typeCode)', locals: 'type = c.property_type, typeCode = p.type' },
+  { expr: '+(furn[i] === furnCode)', locals: 'furn = c.furnishing, furnCode = p.furn' },
+  { expr: '(+(price[i] >= pLo) & +(price[i] <= pHi))', locals: 'price = c.price, pLo = p.pLo, pHi = p.pHi' },
+  { expr: '(+(size[i] >= sLo) & +(size[i] <= sHi))', locals: 'size = c.size, sLo = p.sLo, sHi = p.sHi' },
+  { expr: '+(rooms[i] >= rLo)', locals: 'rooms = c.rooms, rLo = p.rLo' },
+  { expr: '((bits[i >> 3] >> (i & 7)) & 1)', locals: 'bits = p.bits' },
+];
+const BIT = { loc: 1, owner: 2, type: 4, furn: 8, price: 16, size: 32, rooms: 64, q: 128 } as const;
+
+/** narrow(c, p, cand, k): keeps the candidates passing every condition of the shape; returns how many. */
+type Narrow = (c: Columns, p: Pred, cand: Uint32Array, k: number) => number;
+
+/**
+ * One function per shape (which conditions: at most 256), generated on first use, with all
+ * its conditions in one loop: one pass over the candidates for all residual conditions. Shared helpers
+ * (a pass per condition, each helper compiled for every array and bound it has seen) took 2-3 times as
+ * long at 751k listings (measured: 9-10 ms against 4 ms for two range conditions). The source is put
+ * together only from the constant table above; filter values reach the functions as arguments.
+ */
+const narrows = new Map<number, Narrow>();
+function narrowFor(shape: number): Narrow {
+  let f = narrows.get(shape);
+  if (f) return f;
+  const used = CONDITIONS.filter((_, b) => shape & (1 << b));
+  const test = used.map((x) => x.expr).join(' & ');
+  const locals = used.map((x) => x.locals).join(', ');
+  f = new Function('c', 'p', 'cand', 'k', `'use strict'; const ${locals}; let m = 0; for (let j = 0; j < k; j++) { const i = cand[j]; cand[m] = i; m += ${test}; } return m;`) as Narrow;
+  narrows.set(shape, f);
+  return f;
+}
+
+/** Which filter the primary loop runs over: the planner's estimate of rows per filter (lower is better). */
+export type PrimaryHint = 'fts' | 'location_id' | 'owner_id' | 'property_type' | 'furnishing' | 'price' | 'size' | 'rooms' | null;
+
+export interface ScanStats { count: number; min: number | null; max: number | null; average: number | null; median: number | null }
+
+/**
+ * Loaded lazily on first use (start-up stays fast); about 64 bytes per listing, plus ~3 MB per range
+ * column's bin bitmaps and up to 48 equality bitmaps (~94 KB each at 751k listings) once stats use
+ * them. A page is one pass over the columns at most (stopping at the page's end); stats are word
+ * operations on row sets plus one accumulation over the smaller side: a few milliseconds at 1M.
+ */
+export class ListingScan {
+  private cols: Columns | null = null;
+  private readonly dict: Statement;
+  private readonly bitmap: Statement;
+  private readonly ftsRows: Statement;
+  private readonly bitmapCache = new Map<string, Uint8Array | null>();
+
+  constructor(private readonly db: Database) {
+    this.dict = db.prepare('SELECT code FROM listing_dict WHERE column = ? AND value = ?').pluck();
+    this.bitmap = db.prepare('SELECT bits FROM listing_term_bitmaps WHERE term = ?').pluck();
+    this.ftsRows = db.prepare('SELECT rowid FROM listings_fts WHERE listings_fts MATCH ?').pluck();
+  }
+
+  private columns(): Columns {
+    if (this.cols) return this.cols;
+    const get = this.db.prepare('SELECT data FROM listing_columns WHERE name = ?').pluck();
+    // Copy into fresh (aligned) buffers: a Buffer from SQLite may start at any byte offset.
+    const f64 = (name: string) => { const b = get.get(name) as Buffer; const a = new Float64Array(b.byteLength / 8); new Uint8Array(a.buffer).set(b); return a; };
+    const u16 = (name: string) => { const b = get.get(name) as Buffer; const a = new Uint16Array(b.byteLength / 2); new Uint8Array(a.buffer).set(b); return a; };
+    const u32 = (name: string) => { const b = get.get(name) as Buffer; const a = new Uint32Array(b.byteLength / 4); new Uint8Array(a.buffer).set(b); return a; };
+    const price = f64('price_eur');
+    this.cols = {
+      n: price.length, price, size: f64('size_m2'), rooms: f64('rooms'),
+      city_id: u16('city_id'), province_id: u16('province_id'), neighbourhood_id: u16('neighbourhood_id'),
+      property_type: u16('property_type'), furnishing: u16('furnishing'), owner_id: u32('owner_id'),
+      order: u32('price_order'), rank: u32('price_rank'), sizeOrder: u32('size_order'),
+    };
+    return this.cols;
+  }
+
+  private code(column: string, value: string | undefined): number {
+    if (value === undefined) return 0;
+    return (this.dict.get(column, value) as number | undefined) ?? -1;
+  }
+
+  /** A term's precomputed bitmap (terms in at least 0.5 % of listings, see build-snapshot/derive.ts), or null. */
+  private termBitmap(term: string): Uint8Array | null {
+    let bits = this.bitmapCache.get(term);
+    if (bits === undefined) {
+      const blob = this.bitmap.get(term) as Buffer | undefined;
+      bits = blob ? new Uint8Array(blob) : null;
+      if (this.bitmapCache.size >= 64) this.bitmapCache.clear(); // 64 × ~94 KB at 751k listings: bounded memory
+      this.bitmapCache.set(term, bits);
+    }
+    return bits;
+  }
+
+  /**
+   * The rows containing every term. With a rare term (no bitmap) among them: one FTS query for all the
+   * rare terms together (their document lists are short, and FTS intersects them in C), kept where every
+   * frequent term's bitmap has the row; that list can drive the scan. Only frequent terms: the AND of
+   * their bitmaps, a word at a time.
+   */
+  private termsBits(terms: string[], n: number): { bits: Uint8Array; list: Uint32Array | null } {
+    const frequent: Uint8Array[] = [];
+    const rare: string[] = [];
+    for (const t of terms) { const b = this.termBitmap(t); if (b) frequent.push(b); else rare.push(t); }
+    // One frequent term: its bitmap as is (read-only from here on), no 94 KB copy per request.
+    if (!rare.length && frequent.length === 1) return { bits: frequent[0], list: null };
+    // A scratch buffer, valid for this request only (nothing keeps a compiled filter set): no 94 KB of
+    // garbage per request at 751k listings.
+    const out = (this.termsBuf ??= new Uint8Array((n + 7) >> 3));
+    if (!rare.length) {
+      out.set(frequent[0]);
+      for (let t = 1; t < frequent.length; t++) andWords(out, frequent[t]);
+      return { bits: out, list: null };
+    }
+    // Filtering the rare rows (a few thousand) costs less than ANDing 94 KB bitmaps, and is fast from the
+    // first request on: a byte-wise AND ran ~4 ms a request before V8 had optimised it.
+    let list = this.rareRows(rare);
+    if (frequent.length) {
+      const kept = new Uint32Array(list.length);
+      let m = 0;
+      for (let j = 0; j < list.length; j++) {
+        const i = list[j];
+        let all = 1;
+        for (let t = 0; t < frequent.length; t++) all &= frequent[t][i >> 3] >> (i & 7);
+        kept[m] = i;
+        m += all & 1;
+      }
+      list = kept.subarray(0, m);
+    }
+    out.fill(0);
+    for (let j = 0; j < list.length; j++) { const i = list[j]; out[i >> 3] |= 1 << (i & 7); }
+    return { bits: out, list };
+  }
+
+  /**
+   * Rows (ascending) containing every one of these rare terms, from one FTS query, cached: each list is
+   * under 0.5 % of the listings (~15 KB at 751k), and the FTS query cost ~200 µs for 768 rows.
+   */
+  private rareRows(rare: string[]): Uint32Array {
+    const key = [...rare].sort().join(' ');
+    let rows = this.rareCache.get(key);
+    if (!rows) {
+      rows = Uint32Array.from(this.ftsRows.all(rare.map((t) => `"${t}"`).join(' ')) as number[], (rid) => rid - 1).sort();
+      if (this.rareCache.size >= 256) this.rareCache.clear();
+      this.rareCache.set(key, rows);
+    }
+    return rows;
+  }
+  private termsBuf: Uint8Array | null = null;
+  private bucketsBuf: Uint32Array | null = null;
+  private readonly accBuf = new Float64Array(3);
+  private readonly rareCache = new Map<string, Uint32Array>();
+
+  private compile(f: ListingFilters, hint: PrimaryHint = null): Pred | null {
+    const c = this.columns();
+    const locCode = this.code(f.location_column ?? 'city_id', f.location_id);
+    const owner = this.code('owner_id', f.owner_id);
+    const type = this.code('property_type', f.property_type);
+    const furn = this.code('furnishing', f.furnishing);
+    if (locCode < 0 || owner < 0 || type < 0 || furn < 0) return null; // a value no listing has
+    const terms = f.fts ? this.termsBits(f.fts.terms, c.n) : null;
+    const bits = terms?.bits ?? null;
+    // q with a rare term: loop over the rows of its list (a few thousand at most) instead of the bitmap.
+    const ftsPrimary: Primary = terms?.list ? { kind: 'list', rows: terms.list } : { kind: 'bits' };
+    const loc = f.location_id === undefined ? null : c[f.location_column ?? 'city_id'];
+    const hasP = f.min_price !== undefined || f.max_price !== undefined;
+    const hasS = f.min_size !== undefined || f.max_size !== undefined;
+    const hasR = f.min_rooms !== undefined;
+    const shape = (loc ? BIT.loc : 0) | (owner ? BIT.owner : 0) | (type ? BIT.type : 0) | (furn ? BIT.furn : 0)
+      | (hasP ? BIT.price : 0) | (hasS ? BIT.size : 0) | (hasR ? BIT.rooms : 0) | (bits ? BIT.q : 0);
+    // The loop's primary condition, and its bit: the one condition narrow() need not apply again.
+    let primary: Primary = { kind: 'all' }, covered = 0;
+    if (hint === 'fts' && bits) { primary = ftsPrimary; covered = BIT.q; }
+    else if (hint === 'location_id' && loc) { primary = { kind: 'eq', arr: loc, code: locCode }; covered = BIT.loc; }
+    else if (hint === 'owner_id' && owner) { primary = { kind: 'eq', arr: c.owner_id, code: owner }; covered = BIT.owner; }
+    else if (hint === 'property_type' && type) { primary = { kind: 'eq', arr: c.property_type, code: type }; covered = BIT.type; }
+    else if (hint === 'furnishing' && furn) { primary = { kind: 'eq', arr: c.furnishing, code: furn }; covered = BIT.furn; }
+    else if (hint === 'price' && hasP) { primary = { kind: 'range', arr: c.price, lo: f.min_price ?? -Infinity, hi: f.max_price ?? Infinity }; covered = BIT.price; }
+    else if (hint === 'size' && hasS) { primary = { kind: 'range', arr: c.size, lo: f.min_size ?? -Infinity, hi: f.max_size ?? Infinity }; covered = BIT.size; }
+    else if (hint === 'rooms' && hasR) { primary = { kind: 'range', arr: c.rooms, lo: f.min_rooms ?? -Infinity, hi: Infinity }; covered = BIT.rooms; }
+    else if (bits) { primary = ftsPrimary; covered = BIT.q; }
+    else if (loc) { primary = { kind: 'eq', arr: loc, code: locCode }; covered = BIT.loc; }
+    const residual = shape & ~covered;
+    return {
+      primary, loc, locCode, owner, type, furn,
+      pLo: f.min_price ?? -Infinity, pHi: f.max_price ?? Infinity,
+      sLo: f.min_size ?? -Infinity, sHi: f.max_size ?? Infinity,
+      rLo: f.min_rooms ?? -Infinity,
+      bits, shape, narrow: residual ? narrowFor(residual) : null,
+    };
+  }
+
+  /** Does row i match? (NaN never satisfies a bound, so unknown values never match a range filter.) */
+  private test(p: Pred, c: Columns, i: number): boolean {
+    // One shared function, not generated per shape: it runs a few thousand times per request (sampling,
+    // the median walk), too few for a new shape's code to be optimised, and is warm for every shape.
+    return (p.loc === null || p.loc[i] === p.locCode)
+      && (p.owner === 0 || c.owner_id[i] === p.owner)
+      && (p.type === 0 || c.property_type[i] === p.type)
+      && (p.furn === 0 || c.furnishing[i] === p.furn)
+      && ((p.shape & BIT.price) === 0 || (c.price[i] >= p.pLo && c.price[i] <= p.pHi))
+      && ((p.shape & BIT.size) === 0 || (c.size[i] >= p.sLo && c.size[i] <= p.sHi))
+      && ((p.shape & BIT.rooms) === 0 || c.rooms[i] >= p.rLo)
+      && (p.bits === null || (p.bits[i >> 3] & (1 << (i & 7))) !== 0);
+  }
+
+  /**
+   * Calls `cb(rows, k)` with the matching rows (rows[0..k), ascending) of each chunk of rows >= from,
+   * in row order, until it returns true. Works a chunk of rows at a time: the primary condition (the
+   * most selective by the planner's estimates) collects candidate rows from its column, then the
+   * shape's generated narrow() applies all the other conditions in one pass over the candidates.
+   */
+  private each(p: Pred, c: Columns, from: number, cb: (cand: Uint32Array, k: number) => boolean | void): void {
+    const cand = this.cand;
+    const pr = p.primary;
+    const narrow = p.narrow;
+    const words = pr.kind === 'bits' ? wordsOf(p.bits!) : null;
+    // A row list (q with rare terms) is walked in chunks of its own positions, from the first row >= from.
+    let pos = 0;
+    if (pr.kind === 'list') { let a = 0, b = pr.rows.length; while (a < b) { const m = (a + b) >>> 1; if (pr.rows[m] < from) a = m + 1; else b = m; } pos = a; }
+    for (let start = from; pr.kind === 'list' ? pos < pr.rows.length : start < c.n; start += CHUNK) {
+      const end = Math.min(c.n, start + CHUNK);
+      let k: number;
+      if (pr.kind === 'list') { const stop = Math.min(pr.rows.length, pos + CHUNK); k = stop - pos; cand.set(pr.rows.subarray(pos, stop)); pos = stop; }
+      else if (pr.kind === 'eq') k = eqCollect(pr.arr, pr.code, start, end, cand);
+      else if (pr.kind === 'range') k = rangeCollect(pr.arr, pr.lo, pr.hi, start, end, cand);
+      else if (pr.kind === 'bits') k = bitsCollect(p.bits!, words, start, end, cand);
+      else { k = 0; for (let i = start; i < end; i++) cand[k++] = i; }
+      if (k && narrow) k = narrow(c, p, cand, k);
+      if (k && cb(cand, k)) return;
+    }
+  }
+  private readonly cand = new Uint32Array(CHUNK);
+
+  /** rids after `afterRid`, ascending, at most `limit`. */
+  page(f: ListingFilters, afterRid: number, limit: number, hint: PrimaryHint = null): number[] {
+    const p = this.compile(f, hint);
+    const out: number[] = [];
+    if (!p) return out;
+    const c = this.cols!;
+    if (p.primary.kind !== 'list' && this.rare(p, c, afterRid)) {
+      // So few rows match that the chunked loop would read to the end (~5 ms at 751k listings): the
+      // row set costs a few word operations per condition, and the page is its first set bits.
+      firstSetRows(this.rowSet(p, c), c.n, afterRid, limit, out);
+      return out;
+    }
+    this.each(p, c, afterRid, (cand, k) => {
+      for (let j = 0; j < k && out.length < limit; j++) out.push(cand[j] + 1);
+      return out.length >= limit;
+    });
+    return out;
+  }
+
+  /**
+   * True when fewer than 4 sampled rows (every 128th from `from`) match: the matches are rare, or too
+   * few to tell. One sampled match says little: 23 matches at 751k listings put one in a sample by
+   * chance, and the loop then read 680k rows for a page (~4 ms); the row set takes ~0.5 ms.
+   */
+  private rare(p: Pred, c: Columns, from: number): boolean {
+    let seen = 0;
+    for (let i = from; i < c.n; i += 128) if (this.test(p, c, i) && ++seen >= 4) return false;
+    return true;
+  }
+
+  /** Count over all matches; min, max, average and median over the priced ones (median via rank buckets). */
+  stats(f: ListingFilters, hint: PrimaryHint = null): ScanStats {
+    const empty: ScanStats = { count: 0, min: null, max: null, average: null, median: null };
+    const p = this.compile(f, hint);
+    if (!p) return empty;
+    const c = this.cols!;
+    // A price bound excludes listings without a price; with no filter at all they count, so that is not this case.
+    const onlyPrice = (f.min_price !== undefined || f.max_price !== undefined)
+      && Object.entries(f).every(([k, v]) => v === undefined || k === 'min_price' || k === 'max_price');
+    if (onlyPrice) return this.priceRange(c, f.min_price ?? -Infinity, f.max_price ?? Infinity);
+    const buckets = (this.bucketsBuf ??= new Uint32Array((c.order.length >> BUCKET_BITS) + 1)).fill(0);
+    const acc = this.accBuf.fill(0); // count, priced, sum
+    let inSet: (i: number) => boolean = (i) => this.test(p, c, i);
+    if (p.primary.kind !== 'list') {
+      // The matching rows as a bitmap, then whichever side is smaller accumulated a set bit at a time.
+      const res = this.rowSet(p, c);
+      if (popcount(res, c.n) * 2 <= c.n) accumulateBits(res, c.n, 0, c.rank, c.price, BUCKET_BITS, buckets, acc);
+      else {
+        const t = this.totals(c);
+        accumulateBits(res, c.n, 1, c.rank, c.price, BUCKET_BITS, buckets, acc);
+        for (let b = 0; b < buckets.length; b++) buckets[b] = t.buckets[b] - buckets[b];
+        acc[0] = c.n - acc[0]; acc[1] = t.priced - acc[1]; acc[2] = t.sum - acc[2];
+      }
+      inSet = (i) => ((res[i >>> 5] >>> (i & 31)) & 1) === 1;
+    } else {
+      // q with a rare term: its filtered row list (under 0.5 % of the listings) drives the loop.
+      this.each(p, c, 0, (cand, k) => accumulate(cand, k, c.rank, c.price, buckets, acc));
+    }
+    const [count, priced, sum] = acc;
+    if (priced === 0) return { ...empty, count };
+    // The k-th smallest matching price (0-based): find its bucket, then walk that bucket in price order.
+    const kth = (k: number): number => {
+      let b = 0;
+      while (k >= buckets[b]) k -= buckets[b++];
+      const end = Math.min(c.order.length, (b + 1) << BUCKET_BITS);
+      for (let pos = b << BUCKET_BITS; pos < end; pos++) {
+        const i = c.order[pos];
+        if (inSet(i) && k-- === 0) return c.price[i];
+      }
+      throw new Error('median bucket walk out of range');
+    };
+    const mid = priced >> 1;
+    const median = priced % 2 ? kth(mid) : (kth(mid - 1) + kth(mid)) / 2;
+    return { count, min: kth(0), max: kth(priced - 1), average: round2(sum / priced), median };
+  }
+
+  /**
+   * The rows matching every condition, as a bitmap (valid until the next call): an equality is a
+   * cached per-value bitmap, a range the difference of two cumulative bin bitmaps plus a row test in
+   * the bins it cuts through, q its term bitmap; they are ANDed a word (32 rows) at a time.
+   */
+  private rowSet(p: Pred, c: Columns): Uint32Array {
+    const W = wordCount(c.n);
+    const res = (this.resBuf ??= new Uint32Array(W));
+    const tmp = (this.tmpBuf ??= new Uint32Array(W));
+    let first = true;
+    const and = (src: Uint32Array) => {
+      if (first) res.set(src);
+      else for (let w = 0; w < W; w++) res[w] &= src[w];
+      first = false;
+    };
+    if (p.loc) and(this.eqWords(p.loc, p.locCode, c.n));
+    if (p.owner) and(this.eqWords(c.owner_id, p.owner, c.n));
+    if (p.type) and(this.eqWords(c.property_type, p.type, c.n));
+    if (p.furn) and(this.eqWords(c.furnishing, p.furn, c.n));
+    if (p.shape & BIT.price) { this.rangeBins(c.price, c.n).select(p.pLo, p.pHi, tmp); and(tmp); }
+    if (p.shape & BIT.size) { this.rangeBins(c.size, c.n).select(p.sLo, p.sHi, tmp); and(tmp); }
+    if (p.shape & BIT.rooms) { this.rangeBins(c.rooms, c.n).select(p.rLo, Infinity, tmp); and(tmp); }
+    if (p.bits) { tmp.fill(0); new Uint8Array(tmp.buffer).set(p.bits); and(tmp); }
+    if (first) res.fill(-1);
+    return res;
+  }
+  private resBuf: Uint32Array | null = null;
+  private tmpBuf: Uint32Array | null = null;
+
+  /** Per-value bitmaps of the equality columns, built on first use (one pass) and kept for the 48 most recently used. */
+  private eqWords(arr: Uint16Array | Uint32Array, code: number, n: number): Uint32Array {
+    const key = `${this.columnId(arr)}:${code}`;
+    let bits = this.eqCache.get(key);
+    if (bits) this.eqCache.delete(key); // re-inserted below: most recently used last
+    else {
+      bits = eqBits(arr, code, n);
+      if (this.eqCache.size >= 48) this.eqCache.delete(this.eqCache.keys().next().value!); // ~94 KB each at 751k listings
+    }
+    this.eqCache.set(key, bits);
+    return bits;
+  }
+  private readonly eqCache = new Map<string, Uint32Array>();
+  private columnId(arr: Uint16Array | Uint32Array): number {
+    let id = this.columnIds.get(arr);
+    if (id === undefined) this.columnIds.set(arr, (id = this.columnIds.size));
+    return id;
+  }
+  private readonly columnIds = new Map<Uint16Array | Uint32Array, number>();
+
+  /** Cumulative bin bitmaps of a range column, built on first use (~3 MB a column at 751k listings). */
+  private rangeBins(values: Float64Array, n: number): RangeBins {
+    let bins = this.binsCache.get(values);
+    const c = this.cols!;
+    if (!bins) this.binsCache.set(values, (bins = new RangeBins(values, n, values === c.price ? c.order : values === c.size ? c.sizeOrder : null)));
+    return bins;
+  }
+  private readonly binsCache = new Map<Float64Array, RangeBins>();
+
+  /**
+   * Stats of a price range alone, without touching the rows: the matches are one run of the price
+   * order, found by binary search; the sum comes from prefix sums over the price order (built on
+   * first use, 8 bytes a priced listing).
+   */
+  private priceRange(c: Columns, lo: number, hi: number): ScanStats {
+    const at = (pos: number) => c.price[c.order[pos]];
+    const from = searchOrder(c.order, c.price, lo, false), to = searchOrder(c.order, c.price, hi, true); // [from, to)
+    const n = to - from;
+    if (n <= 0) return { count: 0, min: null, max: null, average: null, median: null };
+    if (!this.prefix) {
+      const prefix = new Float64Array(c.order.length + 1);
+      for (let k = 0; k < c.order.length; k++) prefix[k + 1] = prefix[k] + at(k);
+      this.prefix = prefix;
+    }
+    const mid = from + (n >> 1);
+    return {
+      count: n, min: at(from), max: at(to - 1), average: round2((this.prefix[to] - this.prefix[from]) / n),
+      median: n % 2 ? at(mid) : (at(mid - 1) + at(mid)) / 2,
+    };
+  }
+  private prefix: Float64Array | null = null;
+
+  /** Priced rows, their price sum and rank-bucket counts over all listings (once per snapshot). */
+  private totals(c: Columns) {
+    if (this.allTotals) return this.allTotals;
+    const buckets = new Uint32Array((c.order.length >> BUCKET_BITS) + 1);
+    const acc = new Float64Array(3);
+    for (let start = 0; start < c.n; start += CHUNK) {
+      const end = Math.min(c.n, start + CHUNK);
+      for (let i = start; i < end; i++) this.cand[i - start] = i;
+      accumulate(this.cand, end - start, c.rank, c.price, buckets, acc);
+    }
+    return (this.allTotals = { priced: acc[1], sum: acc[2], buckets });
+  }
+  private allTotals: { priced: number; sum: number; buckets: Uint32Array } | null = null;
+}

@@ -1,0 +1,29 @@
+// Keyset paging with signed cursors: one page of ids after a position, in the collection envelope.
+import { collection } from '../http/respond.ts';
+import type { Ctx } from '../http/route.ts';
+
+/**
+ * One page of a keyset walk. `fetch(after, n)` returns up to n items after the given position,
+ * ascending by id; one extra row tells has_more. The cursor is bound to the endpoint, the filters,
+ * the locale and the limit.
+ */
+export function pageRows<T extends { id: string }>(ctx: Ctx<{ limit: number; cursor?: string }>, fetch: (afterId: string | null, n: number) => T[]) {
+  const { query, deps, req } = ctx;
+  const scope = deps.cursor.scope(req.path, query as Record<string, unknown>);
+  const after = query.cursor === undefined ? null : deps.cursor.verify(query.cursor, scope);
+  const rows = fetch(after, query.limit + 1);
+  const hasMore = rows.length > query.limit;
+  if (hasMore) rows.length = query.limit;
+  const next = hasMore ? deps.cursor.sign(rows[rows.length - 1].id, scope) : null;
+  return { rows, pagination: { limit: query.limit, has_more: hasMore, next_cursor: next } };
+}
+
+/** pageRows in the collection envelope, each row mapped to its API object. */
+export function page<T extends Record<string, any>>(
+  ctx: Ctx<{ limit: number; cursor?: string }>,
+  fetch: (afterId: string | null, n: number) => T[],
+  map: (row: T) => unknown = (r) => r,
+) {
+  const { rows, pagination } = pageRows(ctx, fetch as (afterId: string | null, n: number) => (T & { id: string })[]);
+  return collection(rows.map(map), pagination, ctx.meta);
+}
