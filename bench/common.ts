@@ -34,8 +34,10 @@ export async function snapshotProblem(path: string): Promise<string | null> {
 /** Waits while another process compiles this snapshot (its temp file beside it keeps changing); at most 30 minutes. */
 export async function waitForOtherBuild(out: string, say: (s: string) => void): Promise<void> {
   const prefix = `.${basename(out)}.tmp-`;
-  const building = () => readdirSync(dirname(out)).filter((f) => f.startsWith(prefix) && !f.endsWith('-journal'))
-    .some((f) => Date.now() - (statSync(join(dirname(out), f), { throwIfNoEntry: false })?.mtimeMs ?? 0) < 120_000);
+  const building = () =>
+    readdirSync(dirname(out))
+      .filter((f) => f.startsWith(prefix) && !f.endsWith('-journal'))
+      .some((f) => Date.now() - (statSync(join(dirname(out), f), { throwIfNoEntry: false })?.mtimeMs ?? 0) < 120_000);
   const t0 = Date.now();
   if (building()) say(`another process is compiling ${out}; waiting for it …`);
   while (building()) {
@@ -49,7 +51,11 @@ export async function waitForOtherBuild(out: string, say: (s: string) => void): 
  * stale (the current server cannot open it), as bench/build.ts does (the same file names, so both
  * scripts share the cache). A build by another process is waited for. Each step is killed after 30 minutes.
  */
-export async function ensureSnapshot(listings: number, seed: number, say: (s: string) => void = (s) => process.stderr.write(s + '\n')): Promise<string> {
+export async function ensureSnapshot(
+  listings: number,
+  seed: number,
+  say: (s: string) => void = (s) => process.stderr.write(s + '\n'),
+): Promise<string> {
   mkdirSync(CACHE, { recursive: true });
   const out = snapshotPath(listings, seed);
   await waitForOtherBuild(out, say);
@@ -63,24 +69,38 @@ export async function ensureSnapshot(listings: number, seed: number, say: (s: st
   if (!existsSync(join(src, 'metrics.ndjson'))) {
     say(`generating ${listings.toLocaleString('en')} listings (seed ${seed}) into ${src} …`);
     const t0 = Date.now();
-    const g = spawnSync(process.execPath, ['--import', 'tsx', 'generate/main.ts', '--listings', String(listings), '--out', src, '--seed', String(seed)], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], timeout: limit });
+    const g = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', 'generate/main.ts', '--listings', String(listings), '--out', src, '--seed', String(seed)],
+      { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], timeout: limit },
+    );
     if (g.status !== 0) throw new Error(`generate failed (status ${g.status}, signal ${g.signal})`);
     say(`  generated in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   }
   say(`compiling ${out} (a few minutes at 1M listings) …`);
   const t0 = Date.now();
-  const b = spawnSync(process.execPath, ['--import', 'tsx', 'build-snapshot/main.ts', '--source', src, '--out', out], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'], timeout: limit });
-  if (b.status !== 0 || !existsSync(out)) throw new Error(`build-snapshot failed (status ${b.status}, signal ${b.signal})`);
+  const b = spawnSync(process.execPath, ['--import', 'tsx', 'build-snapshot/main.ts', '--source', src, '--out', out], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    timeout: limit,
+  });
+  if (b.status !== 0 || !existsSync(out))
+    throw new Error(`build-snapshot failed (status ${b.status}, signal ${b.signal})`);
   say(`  compiled in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   const problem = await snapshotProblem(out);
-  if (problem !== null) throw new Error(`the freshly compiled ${out} does not fit the current server either: ${problem}`);
+  if (problem !== null)
+    throw new Error(`the freshly compiled ${out} does not fit the current server either: ${problem}`);
   return out;
 }
 
 /** Documents per FTS term: the listing_terms copy when the snapshot has it (fast), else the fts5vocab table. */
 export function termDocs(db: import('better-sqlite3').Database): (term: string) => number {
   const hasTerms = db.prepare("SELECT 1 FROM sqlite_schema WHERE name = 'listing_terms'").get() !== undefined;
-  const st = db.prepare(hasTerms ? 'SELECT docs FROM listing_terms WHERE term = ?' : 'SELECT doc FROM listings_fts_vocab WHERE term = ?').pluck();
+  const st = db
+    .prepare(
+      hasTerms ? 'SELECT docs FROM listing_terms WHERE term = ?' : 'SELECT doc FROM listings_fts_vocab WHERE term = ?',
+    )
+    .pluck();
   return (term) => (st.get(term) as number | undefined) ?? 0;
 }
 
@@ -108,22 +128,36 @@ export function pct(sorted: ArrayLike<number>, p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
-export const median = (xs: number[]) => pct([...xs].sort((a, b) => a - b), 50);
+export const median = (xs: number[]) =>
+  pct(
+    [...xs].sort((a, b) => a - b),
+    50,
+  );
 
-export const fmt = (x: number | null | undefined, digits = 2) => (x === null || x === undefined || Number.isNaN(x) ? '-' : x.toFixed(digits));
+export const fmt = (x: number | null | undefined, digits = 2) =>
+  x === null || x === undefined || Number.isNaN(x) ? '-' : x.toFixed(digits);
 export const pad = (s: string, n: number) => (s.length >= n ? s : s + ' '.repeat(n - s.length));
 export const lpad = (s: string, n: number) => (s.length >= n ? s : ' '.repeat(n - s.length) + s);
 
 /** "PASS (+12 %)" / "MISS (−3.1 ms)": the margin is how far the value is inside (+) or outside (−) the target. */
-export function verdict(value: number, target: number, kind: 'min' | 'max', unit: string): { pass: boolean; text: string } {
+export function verdict(
+  value: number,
+  target: number,
+  kind: 'min' | 'max',
+  unit: string,
+): { pass: boolean; text: string } {
   const pass = kind === 'min' ? value >= target : value <= target;
   const margin = kind === 'min' ? value - target : target - value;
-  const m = unit === '%' ? `${margin >= 0 ? '+' : '−'}${Math.abs(margin * 100).toFixed(0)} pts` : `${margin >= 0 ? '+' : '−'}${Math.abs(margin).toFixed(unit === 'ms' ? 2 : 0)} ${unit}`;
+  const m =
+    unit === '%'
+      ? `${margin >= 0 ? '+' : '−'}${Math.abs(margin * 100).toFixed(0)} pts`
+      : `${margin >= 0 ? '+' : '−'}${Math.abs(margin).toFixed(unit === 'ms' ? 2 : 0)} ${unit}`;
   return { pass, text: `${pass ? 'PASS' : 'MISS'} (${m})` };
 }
 
 /** True when this module file is the script node was started with (tsx keeps argv[1] as the .ts path). */
-export const isMain = (metaUrl: string) => !!process.argv[1] && resolve(process.argv[1]) === resolve(new URL(metaUrl).pathname);
+export const isMain = (metaUrl: string) =>
+  !!process.argv[1] && resolve(process.argv[1]) === resolve(new URL(metaUrl).pathname);
 
 export const stamp = () => new Date().toISOString().replace(/[:.]/g, '-');
 
@@ -136,10 +170,16 @@ export const stamp = () => new Date().toISOString().replace(/[:.]/g, '-');
  */
 export function speedCheck(): number {
   const text = JSON.stringify({
-    id: 'lst_0000001', title: { en: 'Sunny 2-room apartment in The Hague', nl: 'Zonnig 2-kamerappartement in Den Haag' },
-    description: { en: 'Apartment of 80 m² with 2 rooms. '.repeat(12) }, price_eur: 1550, size_m2: 80, rooms: 2,
+    id: 'lst_0000001',
+    title: { en: 'Sunny 2-room apartment in The Hague', nl: 'Zonnig 2-kamerappartement in Den Haag' },
+    description: { en: 'Apartment of 80 m² with 2 rooms. '.repeat(12) },
+    price_eur: 1550,
+    size_m2: 80,
+    rooms: 2,
     images: Array.from({ length: 5 }, (_, i) => `https://images.example.nl/listings/lst_0000001/${i + 1}.jpg`),
-    attributes: { year_built: 1981, floor: 3 }, created_at: '2025-04-06T08:55:12Z', updated_at: '2025-05-11T02:07:07Z',
+    attributes: { year_built: 1981, floor: 3 },
+    created_at: '2025-04-06T08:55:12Z',
+    updated_at: '2025-05-11T02:07:07Z',
   });
   const rounds: number[] = [];
   for (let r = 0; r < 5; r++) {

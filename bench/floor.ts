@@ -14,10 +14,19 @@ import autocannon from 'autocannon';
 import { fmt, lpad, pad } from './common.ts';
 
 const HEADERS = {
-  'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'private, no-store', 'X-Content-Type-Options': 'nosniff',
-  'X-Request-Id': '5f0c1d2e-3a4b-4c5d-8e9f-0a1b2c3d4e5f', 'RateLimit-Policy': '"per-key";q=600;w=60', RateLimit: '"per-key";r=599;t=60',
+  'Content-Type': 'application/json; charset=utf-8',
+  'Cache-Control': 'private, no-store',
+  'X-Content-Type-Options': 'nosniff',
+  'X-Request-Id': '5f0c1d2e-3a4b-4c5d-8e9f-0a1b2c3d4e5f',
+  'RateLimit-Policy': '"per-key";q=600;w=60',
+  RateLimit: '"per-key";r=599;t=60',
 };
-const BODY = Buffer.from(JSON.stringify({ data: { id: 'lst_0000001', description: 'x'.repeat(1200) }, meta: { locale: 'en', request_id: '5f0c1d2e' } }));
+const BODY = Buffer.from(
+  JSON.stringify({
+    data: { id: 'lst_0000001', description: 'x'.repeat(1200) },
+    meta: { locale: 'en', request_id: '5f0c1d2e' },
+  }),
+);
 
 function child(spinUs: number) {
   const server = createServer((_req, res) => {
@@ -27,31 +36,58 @@ function child(spinUs: number) {
     res.end(BODY);
   });
   server.keepAliveTimeout = 65_000;
-  server.listen(0, '127.0.0.1', () => process.stdout.write(JSON.stringify({ port: (server.address() as AddressInfo).port }) + '\n'));
+  server.listen(0, '127.0.0.1', () =>
+    process.stdout.write(JSON.stringify({ port: (server.address() as AddressInfo).port }) + '\n'),
+  );
   process.stdin.on('end', () => process.exit(0)); // never outlive the bench
   process.stdin.resume();
 }
 
 function start(spinUs: number): Promise<{ proc: ChildProcess; port: number }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', import.meta.filename, '--child', String(spinUs)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, ['--import', 'tsx', import.meta.filename, '--child', String(spinUs)], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { proc.kill(); reject(new Error('server did not start within 10 s')); }, 10_000);
-    proc.stdout!.once('data', (d: Buffer) => { clearTimeout(timer); resolve({ proc, port: JSON.parse(d.toString()).port }); });
-    proc.once('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited (${code})`)); });
+    const timer = setTimeout(() => {
+      proc.kill();
+      reject(new Error('server did not start within 10 s'));
+    }, 10_000);
+    proc.stdout!.once('data', (d: Buffer) => {
+      clearTimeout(timer);
+      resolve({ proc, port: JSON.parse(d.toString()).port });
+    });
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited (${code})`));
+    });
   });
 }
 
-const load = (port: number, seconds: number, connections: number) => new Promise<number>((resolve, reject) => {
-  autocannon({ url: `http://127.0.0.1:${port}/`, connections, duration: seconds }, (err, r) => (err ? reject(err) : resolve(r.requests.total / seconds)));
-});
+const load = (port: number, seconds: number, connections: number) =>
+  new Promise<number>((resolve, reject) => {
+    autocannon({ url: `http://127.0.0.1:${port}/`, connections, duration: seconds }, (err, r) =>
+      err ? reject(err) : resolve(r.requests.total / seconds),
+    );
+  });
 
 async function main() {
-  const { values: a } = parseArgs({ options: { child: { type: 'string' }, seconds: { type: 'string', default: '3' }, spins: { type: 'string', default: '0,10,20,40,80' }, connections: { type: 'string', default: '16' } } });
+  const { values: a } = parseArgs({
+    options: {
+      child: { type: 'string' },
+      seconds: { type: 'string', default: '3' },
+      spins: { type: 'string', default: '0,10,20,40,80' },
+      connections: { type: 'string', default: '16' },
+    },
+  });
   if (a.child !== undefined) return child(Number(a.child));
-  const seconds = Number(a.seconds), connections = Number(a.connections);
+  const seconds = Number(a.seconds),
+    connections = Number(a.connections);
   const spins = a.spins!.split(',').map(Number);
-  if (!(seconds > 0 && seconds <= 60) || !(connections > 0) || spins.some((s) => !(s >= 0 && s <= 10_000))) throw new Error('bad arguments: --seconds 1-60, --connections > 0, --spins µs values 0-10000');
-  console.log(`bare node:http server, ${BODY.length} B body, SPIN µs of CPU per request; autocannon ${connections} connections, ${seconds} s per run, loopback`);
+  if (!(seconds > 0 && seconds <= 60) || !(connections > 0) || spins.some((s) => !(s >= 0 && s <= 10_000)))
+    throw new Error('bad arguments: --seconds 1-60, --connections > 0, --spins µs values 0-10000');
+  console.log(
+    `bare node:http server, ${BODY.length} B body, SPIN µs of CPU per request; autocannon ${connections} connections, ${seconds} s per run, loopback`,
+  );
   console.log(`${pad('SPIN µs', 9)} ${lpad('req/s', 8)} ${lpad('ratio', 6)}`);
   let base = 0;
   for (const spin of spins) {
@@ -68,4 +104,7 @@ async function main() {
   }
 }
 
-main().catch((e) => { console.error(`bench:floor failed: ${(e as Error).message}`); process.exit(1); });
+main().catch((e) => {
+  console.error(`bench:floor failed: ${(e as Error).message}`);
+  process.exit(1);
+});

@@ -23,7 +23,21 @@ import * as insuranceRoute from '../src/routes/insurance.ts';
 import * as platformsRoute from '../src/routes/platforms.ts';
 import * as locationsRoute from '../src/routes/locations.ts';
 import { ADJECTIVES, FEATURES, PROPERTY_TYPES, RARE, SURROUNDINGS } from '../generate/listing-text.ts';
-import { ensureSnapshot, fmt, isMain, lpad, pad, pct, RESULTS, ROOT, rng, snapshotProblem, termDocs, verdict, type Rng } from './common.ts';
+import {
+  ensureSnapshot,
+  fmt,
+  isMain,
+  lpad,
+  pad,
+  pct,
+  RESULTS,
+  ROOT,
+  rng,
+  snapshotProblem,
+  termDocs,
+  verdict,
+  type Rng,
+} from './common.ts';
 
 export const SHAPE_TARGET_MS = 5;
 const LOCALES = ['en', 'nl', 'de', 'fr', 'es'];
@@ -31,14 +45,50 @@ const LOCALES = ['en', 'nl', 'de', 'fr', 'es'];
 const ABSENT = ['zzqxv', 'kasteel', 'xylofoon', 'qwertyuiop'];
 
 type Query = Record<string, string | number>;
-export interface Sample { query: Query; ms: number; timedRuns: number; killed?: boolean; driver?: string; shape?: string }
-export interface Slow extends Sample { estimates?: string; matches?: number; plan?: string[] }
-export interface EndpointReport {
-  endpoint: string; planned: number; done: number; budget_hit: boolean; killed: number; wall_s: number;
-  p50_ms: number; p99_ms: number; max_ms: number; slowest: Slow[];
+export interface Sample {
+  query: Query;
+  ms: number;
+  timedRuns: number;
+  killed?: boolean;
+  driver?: string;
+  shape?: string;
 }
-export interface FuzzReport { db: string; listings: number; seed: number; runs: number; cap_s: number; endpoints: EndpointReport[] }
-export interface FuzzOptions { n: number; seed: number; runs: number; top: number; budgetS: number; capS: number; only?: string[]; explain: boolean; log?: (s: string) => void }
+export interface Slow extends Sample {
+  estimates?: string;
+  matches?: number;
+  plan?: string[];
+}
+export interface EndpointReport {
+  endpoint: string;
+  planned: number;
+  done: number;
+  budget_hit: boolean;
+  killed: number;
+  wall_s: number;
+  p50_ms: number;
+  p99_ms: number;
+  max_ms: number;
+  slowest: Slow[];
+}
+export interface FuzzReport {
+  db: string;
+  listings: number;
+  seed: number;
+  runs: number;
+  cap_s: number;
+  endpoints: EndpointReport[];
+}
+export interface FuzzOptions {
+  n: number;
+  seed: number;
+  runs: number;
+  top: number;
+  budgetS: number;
+  capS: number;
+  only?: string[];
+  explain: boolean;
+  log?: (s: string) => void;
+}
 
 const now = () => process.hrtime.bigint();
 const since = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
@@ -51,13 +101,20 @@ const since = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
  * `onRun` is called before every run, so the parent can apply its cap to each run, not to the set (and a
  * longer one to the untimed run, which may read pages the OS has evicted).
  */
-function measure(fn: () => unknown, runs: number, onRun: (timed: boolean) => void = () => {}): { ms: number; timedRuns: number } {
+function measure(
+  fn: () => unknown,
+  runs: number,
+  onRun: (timed: boolean) => void = () => {},
+): { ms: number; timedRuns: number } {
   onRun(false);
   let t0 = now();
   fn();
-  let best = Infinity, n = 0;
+  let best = Infinity,
+    n = 0;
   while (n < Math.max(1, runs)) {
-    onRun(true); t0 = now(); fn();
+    onRun(true);
+    t0 = now();
+    fn();
     const ms = since(t0);
     best = Math.min(best, ms);
     n++;
@@ -71,7 +128,8 @@ const driverName = (d: Driver) => (d.kind === 'eq' || d.kind === 'range' ? `${d.
 /** Named parameters of the planner's statements (params() in snapshot-format/listing-sql.ts), for EXPLAIN. */
 function sqlParams(f: ListingFilters): Record<string, unknown> {
   const p: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(f)) if (v !== undefined && k !== 'location_column') p[k] = k === 'fts' ? (v as { expr: string }).expr : v;
+  for (const [k, v] of Object.entries(f))
+    if (v !== undefined && k !== 'location_column') p[k] = k === 'fts' ? (v as { expr: string }).expr : v;
   return p;
 }
 
@@ -79,23 +137,33 @@ function sqlParams(f: ListingFilters): Record<string, unknown> {
 
 interface Pools {
   locations: Record<'province' | 'city' | 'neighbourhood', string[]>;
-  ownersBig: string[]; ownersAll: string[];
+  ownersBig: string[];
+  ownersAll: string[];
   words: { common: string[]; mid: string[]; rare: string[]; absent: string[] };
-  prices: number[]; sizes: number[];
+  prices: number[];
+  sizes: number[];
   small: Record<string, { words: string[]; values: Record<string, (string | number)[]> }>;
 }
 
 function tokens(text: string | null | undefined): string[] {
   if (!text) return [];
-  try { return ftsQuery(text).terms; } catch { return []; }
+  try {
+    return ftsQuery(text).terms;
+  } catch {
+    return [];
+  }
 }
 const distinct = (db: Database.Database, sql: string) => db.prepare(sql).pluck().all() as (string | number)[];
 
 /** Values to draw filters from; the listing words (document counts from the FTS vocabulary, slow for common words) only when asked. */
 function pools(db: Database.Database, listingWords: boolean): Pools {
   const locations = { province: [] as string[], city: [] as string[], neighbourhood: [] as string[] };
-  for (const r of db.prepare('SELECT id, type FROM locations').all() as { id: string; type: keyof typeof locations }[]) locations[r.type]?.push(r.id);
-  const owners = db.prepare("SELECT value FROM listing_value_counts WHERE column = 'owner_id' ORDER BY n DESC").pluck().all() as string[];
+  for (const r of db.prepare('SELECT id, type FROM locations').all() as { id: string; type: keyof typeof locations }[])
+    locations[r.type]?.push(r.id);
+  const owners = db
+    .prepare("SELECT value FROM listing_value_counts WHERE column = 'owner_id' ORDER BY n DESC")
+    .pluck()
+    .all() as string[];
 
   // Listing words from the generator's vocabulary (every locale), bucketed by how many listings contain them.
   const texts: (string | undefined)[] = [];
@@ -109,35 +177,63 @@ function pools(db: Database.Database, listingWords: boolean): Pools {
     const n = docs(w);
     (n === 0 ? words.absent : n < 5_000 ? words.rare : n < 100_000 ? words.mid : words.common).push(w);
   }
-  const quantiles = (col: string) => db.prepare('SELECT value FROM listing_quantiles WHERE column = ? ORDER BY k').pluck().all(col) as number[];
+  const quantiles = (col: string) =>
+    db.prepare('SELECT value FROM listing_quantiles WHERE column = ? ORDER BY k').pluck().all(col) as number[];
 
-  const nameWords = (sql: string) => [...new Set((db.prepare(sql).pluck().all() as string[]).flatMap(tokens))].slice(0, 300);
+  const nameWords = (sql: string) =>
+    [...new Set((db.prepare(sql).pluck().all() as string[]).flatMap(tokens))].slice(0, 300);
   const small: Pools['small'] = {
-    owners: { words: nameWords('SELECT name FROM owners LIMIT 400'), values: { type: distinct(db, 'SELECT DISTINCT type FROM owners WHERE type IS NOT NULL') } },
+    owners: {
+      words: nameWords('SELECT name FROM owners LIMIT 400'),
+      values: { type: distinct(db, 'SELECT DISTINCT type FROM owners WHERE type IS NOT NULL') },
+    },
     plans: {
       words: nameWords('SELECT name FROM internet_plans'),
       values: {
-        provider_id: distinct(db, 'SELECT id FROM internet_providers'), connection_type: distinct(db, 'SELECT DISTINCT connection_type FROM internet_plans WHERE connection_type IS NOT NULL'),
-        min_download_mbps: [0, 50, 100, 250, 500, 1000, 2000, 8000, 100_000], max_monthly_price_cents: [0, 1000, 3000, 4500, 6000, 9000, 20_000, 10_000_000],
+        provider_id: distinct(db, 'SELECT id FROM internet_providers'),
+        connection_type: distinct(
+          db,
+          'SELECT DISTINCT connection_type FROM internet_plans WHERE connection_type IS NOT NULL',
+        ),
+        min_download_mbps: [0, 50, 100, 250, 500, 1000, 2000, 8000, 100_000],
+        max_monthly_price_cents: [0, 1000, 3000, 4500, 6000, 9000, 20_000, 10_000_000],
       },
     },
     insurance: {
       words: nameWords('SELECT name FROM insurance_products'),
       values: {
-        provider_id: distinct(db, 'SELECT id FROM insurance_providers'), insurance_type: distinct(db, 'SELECT DISTINCT insurance_type FROM insurance_products WHERE insurance_type IS NOT NULL'),
-        availability: distinct(db, 'SELECT DISTINCT availability FROM insurance_products WHERE availability IS NOT NULL'),
+        provider_id: distinct(db, 'SELECT id FROM insurance_providers'),
+        insurance_type: distinct(
+          db,
+          'SELECT DISTINCT insurance_type FROM insurance_products WHERE insurance_type IS NOT NULL',
+        ),
+        availability: distinct(
+          db,
+          'SELECT DISTINCT availability FROM insurance_products WHERE availability IS NOT NULL',
+        ),
       },
     },
     platforms: {
       words: nameWords('SELECT name FROM platforms'),
-      values: { type: distinct(db, 'SELECT DISTINCT type FROM platforms WHERE type IS NOT NULL'), category: distinct(db, 'SELECT DISTINCT category FROM platforms WHERE category IS NOT NULL') },
+      values: {
+        type: distinct(db, 'SELECT DISTINCT type FROM platforms WHERE type IS NOT NULL'),
+        category: distinct(db, 'SELECT DISTINCT category FROM platforms WHERE category IS NOT NULL'),
+      },
     },
     locations: {
       words: nameWords('SELECT name FROM locations'),
       values: { type: ['province', 'city', 'neighbourhood'], parent_id: [...locations.province, ...locations.city] },
     },
   };
-  return { locations, ownersBig: owners.slice(0, 20), ownersAll: owners, words, prices: quantiles('price_eur'), sizes: quantiles('size_m2'), small };
+  return {
+    locations,
+    ownersBig: owners.slice(0, 20),
+    ownersAll: owners,
+    words,
+    prices: quantiles('price_eur'),
+    sizes: quantiles('size_m2'),
+    small,
+  };
 }
 
 // ------------------------------------------------------------------------------------------ random filter sets
@@ -153,7 +249,8 @@ function qText(r: Rng, w: Pools['words']): string {
 }
 
 /** A realistic value most of the time, an extreme one (0, huge, the schema's bounds) otherwise. */
-const rangeValue = (r: Rng, quantiles: number[], extremes: number[]) => (r.chance(0.8) && quantiles.length ? Math.round(r.pick(quantiles)) : r.pick(extremes));
+const rangeValue = (r: Rng, quantiles: number[], extremes: number[]) =>
+  r.chance(0.8) && quantiles.length ? Math.round(r.pick(quantiles)) : r.pick(extremes);
 
 function listingQuery(r: Rng, p: Pools): Query {
   const gens: Record<string, () => string | number> = {
@@ -173,7 +270,18 @@ function listingQuery(r: Rng, p: Pools): Query {
     furnishing: () => r.pick(['SHELL', 'FURNISHED', 'UPHOLSTERED']),
     property_type: () => (r.chance(0.1) ? 'castle' : r.pick(PROPERTY_TYPES.map((t) => t.code))),
   };
-  const prob: Record<string, number> = { q: 0.3, location_id: 0.45, owner_id: 0.15, min_price: 0.3, max_price: 0.3, min_size: 0.2, max_size: 0.2, min_rooms: 0.2, furnishing: 0.3, property_type: 0.3 };
+  const prob: Record<string, number> = {
+    q: 0.3,
+    location_id: 0.45,
+    owner_id: 0.15,
+    min_price: 0.3,
+    max_price: 0.3,
+    min_size: 0.2,
+    max_size: 0.2,
+    min_rooms: 0.2,
+    furnishing: 0.3,
+    property_type: 0.3,
+  };
   const names = Object.keys(gens);
   const chosen = r.chance(0.2) ? [r.pick(names)] : names.filter((k) => r.chance(prob[k]));
   const out: Query = {};
@@ -184,7 +292,8 @@ function listingQuery(r: Rng, p: Pools): Query {
 }
 /** The route rejects min > max with a 400; a valid request has them in order. */
 function fixMinMax(q: Query, lo: string, hi: string) {
-  if (q[lo] !== undefined && q[hi] !== undefined && (q[lo] as number) > (q[hi] as number)) [q[lo], q[hi]] = [q[hi], q[lo]];
+  if (q[lo] !== undefined && q[hi] !== undefined && (q[lo] as number) > (q[hi] as number))
+    [q[lo], q[hi]] = [q[hi], q[lo]];
 }
 
 function smallQuery(r: Rng, pool: Pools['small'][string]): Query {
@@ -192,7 +301,12 @@ function smallQuery(r: Rng, pool: Pools['small'][string]): Query {
   const kinds = [...Object.keys(pool.values), 'q'];
   const chosen = r.chance(0.2) ? [r.pick(kinds)] : kinds.filter(() => r.chance(0.4));
   for (const k of chosen) {
-    if (k === 'q') out.q = r.chance(0.15) ? r.pick(ABSENT) : Array.from({ length: r.chance(0.7) ? 1 : 2 }, () => r.pick(pool.words.length ? pool.words : ABSENT)).join(' ');
+    if (k === 'q')
+      out.q = r.chance(0.15)
+        ? r.pick(ABSENT)
+        : Array.from({ length: r.chance(0.7) ? 1 : 2 }, () => r.pick(pool.words.length ? pool.words : ABSENT)).join(
+            ' ',
+          );
     else out[k] = r.chance(0.1) && typeof pool.values[k][0] === 'string' ? 'absent_value' : r.pick(pool.values[k]);
   }
   return out;
@@ -210,14 +324,20 @@ export function toListingFilters(st: ListingStmts, q: Query): ListingFilters {
   const viaRoute = routeFn('toFilters');
   if (viaRoute) return viaRoute(st, { locale: 'en', ...q }) as ListingFilters;
   const out: ListingFilters = {
-    owner_id: q.owner_id as string | undefined, min_price: q.min_price as number | undefined, max_price: q.max_price as number | undefined,
-    min_size: q.min_size as number | undefined, max_size: q.max_size as number | undefined, min_rooms: q.min_rooms as number | undefined,
-    furnishing: q.furnishing as string | undefined, property_type: q.property_type as string | undefined,
+    owner_id: q.owner_id as string | undefined,
+    min_price: q.min_price as number | undefined,
+    max_price: q.max_price as number | undefined,
+    min_size: q.min_size as number | undefined,
+    max_size: q.max_size as number | undefined,
+    min_rooms: q.min_rooms as number | undefined,
+    furnishing: q.furnishing as string | undefined,
+    property_type: q.property_type as string | undefined,
   };
   if (q.q !== undefined) out.fts = ftsQuery(String(q.q));
   if (q.location_id !== undefined) {
     const type = st.locationType.get(String(q.location_id));
-    out.location_column = type === 'province' ? 'province_id' : type === 'neighbourhood' ? 'neighbourhood_id' : 'city_id';
+    out.location_column =
+      type === 'province' ? 'province_id' : type === 'neighbourhood' ? 'neighbourhood_id' : 'city_id';
     out.location_id = String(q.location_id);
   }
   return out;
@@ -230,7 +350,9 @@ export function toListingFilters(st: ListingStmts, q: Query): ListingFilters {
 function listingStats(st: ListingStmts, q: Query, f: ListingFilters): unknown {
   const viaRoute = routeFn('stats');
   if (viaRoute) return viaRoute(st, { locale: 'en', ...q });
-  const keys = Object.entries(f).filter(([, x]) => x !== undefined).map(([k]) => k);
+  const keys = Object.entries(f)
+    .filter(([, x]) => x !== undefined)
+    .map(([k]) => k);
   if (keys.every((k) => k === 'location_id' || k === 'location_column')) {
     const pre = st.precomputed.get(f.location_id === undefined ? '' : 'location:' + f.location_id);
     if (pre || f.location_id !== undefined) return pre ?? { count: 0 };
@@ -248,30 +370,56 @@ function listingStats(st: ListingStmts, q: Query, f: ListingFilters): unknown {
  * What the planner will do for a filter set: its index driver, and — on planners that have them
  * (plan(), useScan()) — the estimated cost and whether the in-memory column scan replaces the index plan.
  */
-function planOf(planner: ListingStmts['planner'], f: ListingFilters, limit: number | null): { driver: Driver; cost?: number; scan: boolean; text: string } {
+function planOf(
+  planner: ListingStmts['planner'],
+  f: ListingFilters,
+  limit: number | null,
+): { driver: Driver; cost?: number; scan: boolean; text: string } {
   const p = planner as unknown as Record<string, AnyFn>;
-  const planned = p.plan ? (p.plan.call(planner, f, limit) as { driver: Driver; cost: number }) : { driver: planner.choose(f, limit), cost: undefined };
+  const planned = p.plan
+    ? (p.plan.call(planner, f, limit) as { driver: Driver; cost: number })
+    : { driver: planner.choose(f, limit), cost: undefined };
   const scan = planned.cost !== undefined && p.useScan ? !!p.useScan.call(planner, planned.cost) : false;
   const cost = planned.cost === undefined ? '' : ` ≈${Math.round(planned.cost)}`;
-  return { ...planned, scan, text: scan ? `scan (index: ${driverName(planned.driver)}${cost})` : `${driverName(planned.driver)}${cost}` };
+  return {
+    ...planned,
+    scan,
+    text: scan ? `scan (index: ${driverName(planned.driver)}${cost})` : `${driverName(planned.driver)}${cost}`,
+  };
 }
 
 // ------------------------------------------------------------------------------------------ the fuzz
 
 interface Endpoint {
-  name: string; what: string;
+  name: string;
+  what: string;
   gen: (r: Rng) => Query;
   run: (q: Query) => () => unknown;
   describe?: (q: Query) => { driver: string; shape: string };
 }
 
-export const ENDPOINTS = ['listings-page', 'listings-stats', 'owners', 'internet-plans', 'insurance-products', 'platforms', 'locations'];
+export const ENDPOINTS = [
+  'listings-page',
+  'listings-stats',
+  'owners',
+  'internet-plans',
+  'insurance-products',
+  'platforms',
+  'locations',
+];
 
 function endpoints(db: Database.Database, p: Pools): Endpoint[] {
   const ls = listingsRoute.prepare(db);
   const planner = ls.planner;
-  const small = (name: string, what: string, pool: Pools['small'][string], search: (f: Record<string, unknown>, after: string | null, n: number, locale: string) => unknown[]): Endpoint => ({
-    name, what, gen: (r) => ({ ...smallQuery(r, pool), locale: r.pick(LOCALES) }),
+  const small = (
+    name: string,
+    what: string,
+    pool: Pools['small'][string],
+    search: (f: Record<string, unknown>, after: string | null, n: number, locale: string) => unknown[],
+  ): Endpoint => ({
+    name,
+    what,
+    gen: (r) => ({ ...smallQuery(r, pool), locale: r.pick(LOCALES) }),
     run: (q) => {
       const { q: text, locale, ...rest } = q;
       const filters = { ...rest, fts: text === undefined ? undefined : ftsQuery(String(text)).expr };
@@ -280,20 +428,39 @@ function endpoints(db: Database.Database, p: Pools): Endpoint[] {
   });
   return [
     {
-      name: 'listings-page', what: 'GET /v1/listings first page: planner.page(filters, 0, 21)',
+      name: 'listings-page',
+      what: 'GET /v1/listings first page: planner.page(filters, 0, 21)',
       gen: (r) => listingQuery(r, p),
-      run: (q) => { const f = toListingFilters(ls, q); return () => planner.page(f, 0, 21); },
-      describe: (q) => { const f = toListingFilters(ls, q); return { driver: planOf(planner, f, 21).text, shape: shapeKey(f) }; },
+      run: (q) => {
+        const f = toListingFilters(ls, q);
+        return () => planner.page(f, 0, 21);
+      },
+      describe: (q) => {
+        const f = toListingFilters(ls, q);
+        return { driver: planOf(planner, f, 21).text, shape: shapeKey(f) };
+      },
     },
     {
-      name: 'listings-stats', what: 'GET /v1/listings/stats: the route\'s stats() (precomputed scope, else the planner)',
+      name: 'listings-stats',
+      what: "GET /v1/listings/stats: the route's stats() (precomputed scope, else the planner)",
       gen: (r) => listingQuery(r, p),
-      run: (q) => { const f = toListingFilters(ls, q); return () => listingStats(ls, q, f); },
-      describe: (q) => { const f = toListingFilters(ls, q); return { driver: planOf(planner, f, null).text, shape: shapeKey(f) }; },
+      run: (q) => {
+        const f = toListingFilters(ls, q);
+        return () => listingStats(ls, q, f);
+      },
+      describe: (q) => {
+        const f = toListingFilters(ls, q);
+        return { driver: planOf(planner, f, null).text, shape: shapeKey(f) };
+      },
     },
     small('owners', 'GET /v1/owners first page', p.small.owners, ownersRoute.prepare(db).search),
     small('internet-plans', 'GET /v1/internet/plans first page', p.small.plans, internetRoute.prepare(db).plans),
-    small('insurance-products', 'GET /v1/insurance/products first page', p.small.insurance, insuranceRoute.prepare(db).products),
+    small(
+      'insurance-products',
+      'GET /v1/insurance/products first page',
+      p.small.insurance,
+      insuranceRoute.prepare(db).products,
+    ),
     small('platforms', 'GET /v1/platforms first page', p.small.platforms, platformsRoute.prepare(db).search),
     small('locations', 'GET /v1/locations first page', p.small.locations, locationsRoute.prepare(db).search),
   ];
@@ -331,22 +498,55 @@ function fuzzChild(dbPath: string, endpoint: string, seed: number, from: number,
  * Runs one endpoint's sets in a child, killing it when one set runs past `capS` (recorded as killed, at the cap)
  * or the endpoint's wall budget is spent, and resuming with the next set in a fresh child.
  */
-async function fuzzEndpoint(dbPath: string, endpoint: string, o: FuzzOptions): Promise<{ samples: Sample[]; budgetHit: boolean; kills: number }> {
+async function fuzzEndpoint(
+  dbPath: string,
+  endpoint: string,
+  o: FuzzOptions,
+): Promise<{ samples: Sample[]; budgetHit: boolean; kills: number }> {
   const samples: Sample[] = [];
   const t0 = Date.now();
   let next = 0;
   let kills = 0;
   let budgetHit = false;
   while (next < o.n && !budgetHit) {
-    const child = spawn(process.execPath, ['--import', 'tsx', FILE, '--child', endpoint, '--db', dbPath, '--fuzz-seed', String(o.seed), '--from', String(next), '--n', String(o.n), '--runs', String(o.runs)], {
-      cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        FILE,
+        '--child',
+        endpoint,
+        '--db',
+        dbPath,
+        '--fuzz-seed',
+        String(o.seed),
+        '--from',
+        String(next),
+        '--n',
+        String(o.n),
+        '--runs',
+        String(o.runs),
+      ],
+      {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     children.add(child);
     let stderr = '';
-    child.stderr!.on('data', (d) => { stderr += d; });
+    child.stderr!.on('data', (d) => {
+      stderr += d;
+    });
     // 'close': the process has exited and its stdout is fully read.
-    const exited = new Promise<number | null>((res) => child.once('close', (code) => { children.delete(child); res(code); }));
-    let inflight: { s: number; query: Query; driver?: string; shape?: string; at: number; timed: boolean } | null = null;
+    const exited = new Promise<number | null>((res) =>
+      child.once('close', (code) => {
+        children.delete(child);
+        res(code);
+      }),
+    );
+    let inflight: { s: number; query: Query; driver?: string; shape?: string; at: number; timed: boolean } | null =
+      null;
     // The untimed first run of a set gets a longer leash: it may pay for cold pages, which is not the query shape's cost.
     const capMs = () => (inflight?.timed ? o.capS * 1000 : Math.max(5000, 5 * o.capS * 1000));
     const lines = createInterface({ input: child.stdout! });
@@ -362,9 +562,18 @@ async function fuzzEndpoint(dbPath: string, endpoint: string, o: FuzzOptions): P
         lastLine = Date.now();
         const m = JSON.parse(l);
         if ('s' in m) inflight = { ...m, at: Date.now(), timed: false };
-        else if ('r' in m && inflight) { inflight.at = Date.now(); inflight.timed = m.timed; } // the cap applies to each run
+        else if ('r' in m && inflight) {
+          inflight.at = Date.now();
+          inflight.timed = m.timed;
+        } // the cap applies to each run
         else if ('d' in m && inflight) {
-          samples.push({ query: inflight.query, ms: m.ms, timedRuns: m.runs, driver: inflight.driver, shape: inflight.shape });
+          samples.push({
+            query: inflight.query,
+            ms: m.ms,
+            timedRuns: m.runs,
+            driver: inflight.driver,
+            shape: inflight.shape,
+          });
           next = m.d + 1;
           inflight = null;
         }
@@ -379,14 +588,31 @@ async function fuzzEndpoint(dbPath: string, endpoint: string, o: FuzzOptions): P
     if (outcome === 'startup') throw new Error(`query fuzz child for ${endpoint} did not start:\n${stderr}`);
     if (inflight) {
       const f = inflight as { s: number; query: Query; driver?: string; shape?: string; at: number; timed: boolean };
-      if (outcome === 'done') throw new Error(`query fuzz child for ${endpoint} failed on set ${f.s} (${JSON.stringify(f.query)}):\n${stderr}`);
+      if (outcome === 'done')
+        throw new Error(
+          `query fuzz child for ${endpoint} failed on set ${f.s} (${JSON.stringify(f.query)}):\n${stderr}`,
+        );
       if (outcome === 'cap') {
         kills++;
-        samples.push({ query: f.query, ms: f.timed ? o.capS * 1000 : Date.now() - f.at, timedRuns: 0, killed: true, driver: f.driver, shape: f.shape });
+        samples.push({
+          query: f.query,
+          ms: f.timed ? o.capS * 1000 : Date.now() - f.at,
+          timedRuns: 0,
+          killed: true,
+          driver: f.driver,
+          shape: f.shape,
+        });
       } else if (outcome === 'budget' && Date.now() - f.at > 4 * SHAPE_TARGET_MS) {
         // Stopped by the budget while already slow: at least that slow.
         kills++;
-        samples.push({ query: f.query, ms: Date.now() - f.at, timedRuns: 0, killed: true, driver: f.driver, shape: f.shape });
+        samples.push({
+          query: f.query,
+          ms: Date.now() - f.at,
+          timedRuns: 0,
+          killed: true,
+          driver: f.driver,
+          shape: f.shape,
+        });
       }
       next = f.s + 1;
     } else if (outcome === 'done' && next < o.n && samples.length < o.n) {
@@ -397,7 +623,9 @@ async function fuzzEndpoint(dbPath: string, endpoint: string, o: FuzzOptions): P
 }
 
 const children = new Set<ChildProcess>();
-process.on('exit', () => { for (const c of children) c.kill('SIGKILL'); });
+process.on('exit', () => {
+  for (const c of children) c.kill('SIGKILL');
+});
 
 export async function runQueryFuzz(dbPath: string, o: FuzzOptions): Promise<FuzzReport> {
   const log = o.log ?? ((s: string) => process.stderr.write(s + '\n'));
@@ -408,16 +636,26 @@ export async function runQueryFuzz(dbPath: string, o: FuzzOptions): Promise<Fuzz
     const { samples, budgetHit, kills } = await fuzzEndpoint(dbPath, endpoint, o);
     const sorted = samples.map((s) => s.ms).sort((a, b) => a - b);
     const rep: EndpointReport = {
-      endpoint, planned: o.n, done: samples.length, budget_hit: budgetHit, killed: kills, wall_s: (Date.now() - t0) / 1000,
-      p50_ms: pct(sorted, 50), p99_ms: pct(sorted, 99), max_ms: sorted[sorted.length - 1] ?? NaN,
+      endpoint,
+      planned: o.n,
+      done: samples.length,
+      budget_hit: budgetHit,
+      killed: kills,
+      wall_s: (Date.now() - t0) / 1000,
+      p50_ms: pct(sorted, 50),
+      p99_ms: pct(sorted, 99),
+      max_ms: sorted[sorted.length - 1] ?? NaN,
       slowest: [...samples].sort((a, b) => b.ms - a.ms).slice(0, o.top),
     };
     reports.push(rep);
-    log(`  ${pad(endpoint, 19)} ${samples.length}/${o.n} sets in ${rep.wall_s.toFixed(1)} s${budgetHit ? ' (time budget reached)' : ''}${kills ? `, ${kills} killed at the ${o.capS} s cap` : ''}: max ${fmt(rep.max_ms)} ms`);
+    log(
+      `  ${pad(endpoint, 19)} ${samples.length}/${o.n} sets in ${rep.wall_s.toFixed(1)} s${budgetHit ? ' (time budget reached)' : ''}${kills ? `, ${kills} killed at the ${o.capS} s cap` : ''}: max ${fmt(rep.max_ms)} ms`,
+    );
   }
   const db = openSnapshot(dbPath);
   try {
-    const listings = (db.prepare("SELECT count FROM listing_stats WHERE scope = ''").pluck().get() as number | undefined) ?? 0;
+    const listings =
+      (db.prepare("SELECT count FROM listing_stats WHERE scope = ''").pluck().get() as number | undefined) ?? 0;
     if (o.explain) explainSlowest(db, reports, o.capS);
     return { db: dbPath, listings, seed: o.seed, runs: o.runs, cap_s: o.capS, endpoints: reports };
   } finally {
@@ -438,7 +676,10 @@ function explainSlowest(db: Database.Database, reports: EndpointReport[], capS: 
       const planned = planOf(planner, f, kind === 'page' ? 21 : null);
       const sql = kind === 'page' ? pageSql(f, planned.driver) : matchSql(f, planned.driver);
       const params = kind === 'page' ? { ...sqlParams(f), after: 0, limit: 21 } : sqlParams(f);
-      s.estimates = planner.estimates(f).map((e) => `${driverName(e.driver)}≈${e.n}`).join(', ');
+      s.estimates = planner
+        .estimates(f)
+        .map((e) => `${driverName(e.driver)}≈${e.n}`)
+        .join(', ');
       const eqp = (db.prepare('EXPLAIN QUERY PLAN ' + sql).all(params) as { detail: string }[]).map((r) => r.detail);
       s.plan = planned.scan
         ? ['in-memory column scan (ListingScan); the index plan it replaces:', sql, ...eqp]
@@ -451,26 +692,41 @@ function explainSlowest(db: Database.Database, reports: EndpointReport[], capS: 
   }
 }
 
-const showQuery = (q: Query) => Object.entries(q).map(([k, v]) => `${k}=${typeof v === 'string' && /\s/.test(v) ? JSON.stringify(v) : v}`).join(' ') || '(no filters)';
+const showQuery = (q: Query) =>
+  Object.entries(q)
+    .map(([k, v]) => `${k}=${typeof v === 'string' && /\s/.test(v) ? JSON.stringify(v) : v}`)
+    .join(' ') || '(no filters)';
 const showMs = (s: { ms: number; killed?: boolean }) => (s.killed ? `>${fmt(s.ms, 0)}` : fmt(s.ms));
 
 /** The fuzz table plus the slowest filter sets; `plans` adds the estimates, match counts and query plans. */
 export function formatFuzz(rep: FuzzReport, plans: boolean): string {
   const lines: string[] = [];
-  lines.push(`Query shapes, no HTTP (${rep.listings.toLocaleString('en')} listings; seeded random filter sets; per set the min of ${rep.runs} timed runs after one untimed run`
-    + ` (no more timed runs after one over ${4 * SHAPE_TARGET_MS} ms); a timed run still going after ${rep.cap_s} s (the untimed one: ${Math.max(5, 5 * rep.cap_s)} s) is killed and the set counted as >that)`);
-  lines.push(`  ${pad('endpoint', 19)} ${lpad('sets', 9)} ${lpad('killed', 7)} ${lpad('p50 ms', 8)} ${lpad('p99 ms', 9)} ${lpad('max ms', 9)}   target ≤ ${SHAPE_TARGET_MS} ms worst case`);
+  lines.push(
+    `Query shapes, no HTTP (${rep.listings.toLocaleString('en')} listings; seeded random filter sets; per set the min of ${rep.runs} timed runs after one untimed run` +
+      ` (no more timed runs after one over ${4 * SHAPE_TARGET_MS} ms); a timed run still going after ${rep.cap_s} s (the untimed one: ${Math.max(5, 5 * rep.cap_s)} s) is killed and the set counted as >that)`,
+  );
+  lines.push(
+    `  ${pad('endpoint', 19)} ${lpad('sets', 9)} ${lpad('killed', 7)} ${lpad('p50 ms', 8)} ${lpad('p99 ms', 9)} ${lpad('max ms', 9)}   target ≤ ${SHAPE_TARGET_MS} ms worst case`,
+  );
   for (const e of rep.endpoints) {
     const v = verdict(e.max_ms, SHAPE_TARGET_MS, 'max', 'ms');
-    lines.push(`  ${pad(e.endpoint, 19)} ${lpad(`${e.done}${e.budget_hit ? '*' : ''}`, 9)} ${lpad(String(e.killed), 7)} ${lpad(fmt(e.p50_ms, 3), 8)} ${lpad(fmt(e.p99_ms), 9)} ${lpad((e.killed ? '>' : '') + fmt(e.max_ms), 9)}   ${v.text}`);
+    lines.push(
+      `  ${pad(e.endpoint, 19)} ${lpad(`${e.done}${e.budget_hit ? '*' : ''}`, 9)} ${lpad(String(e.killed), 7)} ${lpad(fmt(e.p50_ms, 3), 8)} ${lpad(fmt(e.p99_ms), 9)} ${lpad((e.killed ? '>' : '') + fmt(e.max_ms), 9)}   ${v.text}`,
+    );
   }
-  if (rep.endpoints.some((e) => e.budget_hit)) lines.push('  * stopped at the time budget (--budget): the sets done are the first ones of the seeded sequence');
+  if (rep.endpoints.some((e) => e.budget_hit))
+    lines.push('  * stopped at the time budget (--budget): the sets done are the first ones of the seeded sequence');
   for (const e of rep.endpoints) {
     if (!e.slowest.length) continue;
     lines.push(`  slowest ${e.endpoint}:`);
     for (const s of e.slowest) {
-      lines.push(`    ${lpad(showMs(s), 9)} ms${s.driver ? `  driver ${pad(s.driver, 22)}` : '  '} ${showQuery(s.query)}`);
-      if (plans && s.estimates !== undefined) lines.push(`               estimates: ${s.estimates || '(none)'}; actual matches: ${s.matches ?? 'not counted (the set is a runaway)'}`);
+      lines.push(
+        `    ${lpad(showMs(s), 9)} ms${s.driver ? `  driver ${pad(s.driver, 22)}` : '  '} ${showQuery(s.query)}`,
+      );
+      if (plans && s.estimates !== undefined)
+        lines.push(
+          `               estimates: ${s.estimates || '(none)'}; actual matches: ${s.matches ?? 'not counted (the set is a runaway)'}`,
+        );
       if (plans && s.plan) {
         lines.push(`               ${s.plan[0]}`);
         for (const d of s.plan.slice(1)) lines.push(`                 ${d}`);
@@ -485,10 +741,21 @@ const FILE = new URL(import.meta.url).pathname;
 if (isMain(import.meta.url)) {
   const { values: a } = parseArgs({
     options: {
-      quick: { type: 'boolean', default: false }, listings: { type: 'string' }, seed: { type: 'string', default: '1' }, db: { type: 'string' },
-      n: { type: 'string' }, 'fuzz-seed': { type: 'string', default: '42' }, runs: { type: 'string', default: '2' }, top: { type: 'string', default: '5' },
-      budget: { type: 'string' }, cap: { type: 'string', default: '1' }, only: { type: 'string' }, help: { type: 'boolean', short: 'h' },
-      child: { type: 'string' }, from: { type: 'string', default: '0' }, check: { type: 'boolean', default: false },
+      quick: { type: 'boolean', default: false },
+      listings: { type: 'string' },
+      seed: { type: 'string', default: '1' },
+      db: { type: 'string' },
+      n: { type: 'string' },
+      'fuzz-seed': { type: 'string', default: '42' },
+      runs: { type: 'string', default: '2' },
+      top: { type: 'string', default: '5' },
+      budget: { type: 'string' },
+      cap: { type: 'string', default: '1' },
+      only: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+      child: { type: 'string' },
+      from: { type: 'string', default: '0' },
+      check: { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -506,7 +773,8 @@ if (isMain(import.meta.url)) {
   --only LIST        comma-separated: ${ENDPOINTS.join(',')}`);
     process.exit(0);
   }
-  if (a.check) { // used by bench/serve.ts: can the code under src/ as it is now serve this snapshot?
+  if (a.check) {
+    // used by bench/serve.ts: can the code under src/ as it is now serve this snapshot?
     const problem = await snapshotProblem(a.db!);
     console.log(problem ?? 'ok');
     process.exit(problem ? 1 : 0);
@@ -516,11 +784,20 @@ if (isMain(import.meta.url)) {
     const listings = a.listings ? Number(a.listings) : a.quick ? 100_000 : 1_000_000;
     const dbPath = a.db ?? (await ensureSnapshot(listings, Number(a.seed)));
     const rep = await runQueryFuzz(dbPath, {
-      n: Number(a.n ?? (a.quick ? 300 : 1000)), seed: Number(a['fuzz-seed']), runs: Number(a.runs), top: Number(a.top),
-      budgetS: Number(a.budget ?? (a.quick ? 20 : 60)), capS: Number(a.cap), only: a.only?.split(','), explain: true,
+      n: Number(a.n ?? (a.quick ? 300 : 1000)),
+      seed: Number(a['fuzz-seed']),
+      runs: Number(a.runs),
+      top: Number(a.top),
+      budgetS: Number(a.budget ?? (a.quick ? 20 : 60)),
+      capS: Number(a.cap),
+      only: a.only?.split(','),
+      explain: true,
     });
     console.log(formatFuzz(rep, true));
     mkdirSync(RESULTS, { recursive: true });
-    writeFileSync(join(RESULTS, 'queries-last.json'), JSON.stringify({ at: new Date().toISOString(), ...rep }, null, 2) + '\n');
+    writeFileSync(
+      join(RESULTS, 'queries-last.json'),
+      JSON.stringify({ at: new Date().toISOString(), ...rep }, null, 2) + '\n',
+    );
   }
 }

@@ -6,20 +6,39 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-interface Captured { url: string; status: number; headers: [string, string][]; body_base64: string }
+interface Captured {
+  url: string;
+  status: number;
+  headers: [string, string][];
+  body_base64: string;
+}
 const entries = JSON.parse(readFileSync(process.argv[2], 'utf8')) as Captured[];
-const byUrl = new Map(entries.map((e) => [e.url, { status: e.status, headers: e.headers.flat(), body: Buffer.from(e.body_base64, 'base64') }]));
+const byUrl = new Map(
+  entries.map((e) => [
+    e.url,
+    { status: e.status, headers: e.headers.flat(), body: Buffer.from(e.body_base64, 'base64') },
+  ]),
+);
 const missing = Buffer.from('{"error":{"code":"not_found","message":"not captured","request_id":"-"}}');
 
-const server = createServer({ headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 2_000, keepAliveTimeout: 65_000 }, (req, res) => {
-  const r = byUrl.get(req.url ?? '');
-  if (!r) { res.writeHead(404, { 'Content-Type': 'application/json', 'Content-Length': missing.length }); res.end(missing); return; }
-  res.writeHead(r.status, r.headers);
-  res.end(r.body);
-});
+const server = createServer(
+  { headersTimeout: 10_000, requestTimeout: 30_000, connectionsCheckingInterval: 2_000, keepAliveTimeout: 65_000 },
+  (req, res) => {
+    const r = byUrl.get(req.url ?? '');
+    if (!r) {
+      res.writeHead(404, { 'Content-Type': 'application/json', 'Content-Length': missing.length });
+      res.end(missing);
+      return;
+    }
+    res.writeHead(r.status, r.headers);
+    res.end(r.body);
+  },
+);
 // The same connection settings as src/http/server.ts (TIMEOUTS there).
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
-  process.stdout.write(JSON.stringify({ ready: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, pid: process.pid }) + '\n');
+  process.stdout.write(
+    JSON.stringify({ ready: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, pid: process.pid }) + '\n',
+  );
 });
 process.on('SIGTERM', () => process.exit(0));
 process.stdin.on('end', () => process.exit(0));

@@ -12,14 +12,25 @@ export interface Scenario {
   note?: string;
 }
 export interface Picks {
-  listing_id: string; listing_city: string;
-  big_city: { id: string; name: string; n: number }; small_city: { id: string; name: string; n: number };
-  neighbourhood: { id: string; name: string; n: number }; province: { id: string; name: string; n: number };
-  big_owner: { id: string; n: number }; small_owner: { id: string; n: number };
+  listing_id: string;
+  listing_city: string;
+  big_city: { id: string; name: string; n: number };
+  small_city: { id: string; name: string; n: number };
+  neighbourhood: { id: string; name: string; n: number };
+  province: { id: string; name: string; n: number };
+  big_owner: { id: string; n: number };
+  small_owner: { id: string; n: number };
   words: Record<string, number>;
-  metric: string; from: string; to: string;
-  owner_type: string | null; internet_provider: string | null; connection_type: string | null;
-  insurance_type: string | null; insurance_provider: string | null; platform: string | null; platform_type: string | null;
+  metric: string;
+  from: string;
+  to: string;
+  owner_type: string | null;
+  internet_provider: string | null;
+  connection_type: string | null;
+  insurance_type: string | null;
+  insurance_provider: string | null;
+  platform: string | null;
+  platform_type: string | null;
   article: string | null;
 }
 
@@ -31,34 +42,61 @@ const COMMON_WORD_2 = 'balcony';
 export function pick(dbPath: string): Picks {
   const db = new Database(dbPath, { readonly: true, fileMustExist: true });
   try {
-    const counts = (col: string) => db.prepare('SELECT value AS id, n FROM listing_value_counts WHERE column = ? ORDER BY n DESC, value').all(col) as { id: string; n: number }[];
+    const counts = (col: string) =>
+      db
+        .prepare('SELECT value AS id, n FROM listing_value_counts WHERE column = ? ORDER BY n DESC, value')
+        .all(col) as { id: string; n: number }[];
     const name = (id: string) => db.prepare('SELECT name FROM locations WHERE id = ?').pluck().get(id) as string;
     const named = (r: { id: string; n: number }) => ({ ...r, name: name(r.id) });
     const cities = counts('city_id');
     const owners = counts('owner_id');
     const big = cities[0];
-    const one = (sql: string, ...p: unknown[]) => (db.prepare(sql).pluck().get(...p) as string | undefined) ?? null;
+    const one = (sql: string, ...p: unknown[]) =>
+      (db
+        .prepare(sql)
+        .pluck()
+        .get(...p) as string | undefined) ?? null;
     // A listing in the middle of the id range, in the biggest city, with a price and a type (so "similar" has work to do).
     const total = db.prepare('SELECT max(rid) FROM listings').pluck().get() as number;
-    const listing = one('SELECT id FROM listings WHERE rid >= ? AND city_id = ? AND price_eur IS NOT NULL AND property_type IS NOT NULL ORDER BY rid LIMIT 1', Math.floor(total / 2), big.id)
-      ?? one('SELECT id FROM listings ORDER BY rid LIMIT 1')!;
+    const listing =
+      one(
+        'SELECT id FROM listings WHERE rid >= ? AND city_id = ? AND price_eur IS NOT NULL AND property_type IS NOT NULL ORDER BY rid LIMIT 1',
+        Math.floor(total / 2),
+        big.id,
+      ) ?? one('SELECT id FROM listings ORDER BY rid LIMIT 1')!;
     const words: Record<string, number> = {};
     const docs = termDocs(db);
     for (const w of [RARE_WORD, COMMON_WORD, COMMON_WORD_2]) words[w] = docs(w);
     // The metric and the latest 24 months with observations for the biggest city.
-    const metric = one("SELECT metric_id FROM market_observations WHERE city_id = ? ORDER BY metric_id = 'median_rent' DESC, metric_id LIMIT 1", big.id) ?? 'median_rent';
-    const last = one('SELECT max(month) FROM market_observations WHERE metric_id = ? AND city_id = ?', metric, big.id) ?? new Date().toISOString().slice(0, 10);
+    const metric =
+      one(
+        "SELECT metric_id FROM market_observations WHERE city_id = ? ORDER BY metric_id = 'median_rent' DESC, metric_id LIMIT 1",
+        big.id,
+      ) ?? 'median_rent';
+    const last =
+      one('SELECT max(month) FROM market_observations WHERE metric_id = ? AND city_id = ?', metric, big.id) ??
+      new Date().toISOString().slice(0, 10);
     const [y, m] = last.split('-').map(Number);
     const fromIdx = y * 12 + (m - 1) - 23;
     const from = `${Math.floor(fromIdx / 12)}-${String((fromIdx % 12) + 1).padStart(2, '0')}-01`;
     const to = `${y}-${String(m).padStart(2, '0')}-${String(new Date(Date.UTC(y, m, 0)).getUTCDate()).padStart(2, '0')}`;
-    const mostCommon = (table: string, col: string) => one(`SELECT ${col} FROM ${table} WHERE ${col} IS NOT NULL GROUP BY ${col} ORDER BY count(*) DESC, ${col} LIMIT 1`);
+    const mostCommon = (table: string, col: string) =>
+      one(
+        `SELECT ${col} FROM ${table} WHERE ${col} IS NOT NULL GROUP BY ${col} ORDER BY count(*) DESC, ${col} LIMIT 1`,
+      );
     return {
-      listing_id: listing, listing_city: big.id,
-      big_city: named(big), small_city: named(cities[cities.length - 1]),
-      neighbourhood: named(counts('neighbourhood_id')[0]), province: named(counts('province_id')[0]),
-      big_owner: owners[0], small_owner: owners[owners.length - 1],
-      words, metric, from, to,
+      listing_id: listing,
+      listing_city: big.id,
+      big_city: named(big),
+      small_city: named(cities[cities.length - 1]),
+      neighbourhood: named(counts('neighbourhood_id')[0]),
+      province: named(counts('province_id')[0]),
+      big_owner: owners[0],
+      small_owner: owners[owners.length - 1],
+      words,
+      metric,
+      from,
+      to,
       owner_type: mostCommon('owners', 'type'),
       internet_provider: one('SELECT id FROM internet_providers ORDER BY id LIMIT 1'),
       connection_type: mostCommon('internet_plans', 'connection_type'),
@@ -74,14 +112,21 @@ export function pick(dbPath: string): Picks {
 }
 
 const qs = (o: Record<string, string | number | null | undefined>) => {
-  const parts = Object.entries(o).filter(([, v]) => v !== null && v !== undefined).map(([k, v]) => `${k}=${encodeURIComponent(String(v))}`);
+  const parts = Object.entries(o)
+    .filter(([, v]) => v !== null && v !== undefined)
+    .map(([k, v]) => `${k}=${encodeURIComponent(String(v))}`);
   return parts.length ? '?' + parts.join('&') : '';
 };
 
 export function scenarios(p: Picks): Scenario[] {
   const L = '/v1/listings';
   const city = p.big_city.id;
-  const s = (name: string, group: Group, path: string, extra: Partial<Scenario> = {}): Scenario => ({ name, group, path, ...extra });
+  const s = (name: string, group: Group, path: string, extra: Partial<Scenario> = {}): Scenario => ({
+    name,
+    group,
+    path,
+    ...extra,
+  });
   return [
     s('listing detail', 'detail', `${L}/${encodeURIComponent(p.listing_id)}`),
     s('search (no filter)', 'search', L),
@@ -100,24 +145,55 @@ export function scenarios(p: Picks): Scenario[] {
     s('search property_type=house', 'search', L + qs({ property_type: 'house' })),
     s(`search q rare (${RARE_WORD})`, 'search', L + qs({ q: RARE_WORD })),
     s(`search q common (${COMMON_WORD})`, 'search', L + qs({ q: COMMON_WORD })),
-    s('search city+furnishing+max_price', 'search', L + qs({ location_id: city, furnishing: 'FURNISHED', max_price: 1500 })),
+    s(
+      'search city+furnishing+max_price',
+      'search',
+      L + qs({ location_id: city, furnishing: 'FURNISHED', max_price: 1500 }),
+    ),
     s('search city+min_rooms+min_size', 'search', L + qs({ location_id: city, min_rooms: 3, min_size: 80 })),
-    s('search province+type+max_price', 'search', L + qs({ location_id: p.province.id, property_type: 'house', max_price: 2000 })),
+    s(
+      'search province+type+max_price',
+      'search',
+      L + qs({ location_id: p.province.id, property_type: 'house', max_price: 2000 }),
+    ),
     s(`search q common+city (${COMMON_WORD_2})`, 'search', L + qs({ q: COMMON_WORD_2, location_id: city })),
     s(`search q rare+city (${RARE_WORD})`, 'search', L + qs({ q: RARE_WORD, location_id: city })),
-    s('search deep cursor (page 50, city+furnishing)', 'search', L + qs({ location_id: city, furnishing: 'FURNISHED' }), { deepPages: 50 }),
+    s(
+      'search deep cursor (page 50, city+furnishing)',
+      'search',
+      L + qs({ location_id: city, furnishing: 'FURNISHED' }),
+      { deepPages: 50 },
+    ),
     s('stats (no filter)', 'stats', `${L}/stats`),
     s('stats city', 'stats', `${L}/stats` + qs({ location_id: city })),
-    s('stats city+type+min_price', 'stats', `${L}/stats` + qs({ location_id: city, property_type: 'apartment', min_price: 2000 })),
+    s(
+      'stats city+type+min_price',
+      'stats',
+      `${L}/stats` + qs({ location_id: city, property_type: 'apartment', min_price: 2000 }),
+    ),
     s('similar', 'other', `${L}/${encodeURIComponent(p.listing_id)}/similar`),
-    s('market observations (24 months)', 'other', `/v1/market/metrics/${encodeURIComponent(p.metric)}/observations` + qs({ location_id: city, from: p.from, to: p.to })),
+    s(
+      'market observations (24 months)',
+      'other',
+      `/v1/market/metrics/${encodeURIComponent(p.metric)}/observations` +
+        qs({ location_id: city, from: p.from, to: p.to }),
+    ),
     s('market metrics', 'other', '/v1/market/metrics'),
     s('owners search', 'other', '/v1/owners' + qs({ type: p.owner_type })),
     s('owner detail', 'other', `/v1/owners/${encodeURIComponent(p.big_owner.id)}`),
     s('internet providers', 'other', '/v1/internet/providers'),
-    s('internet plans (filtered)', 'other', '/v1/internet/plans' + qs({ connection_type: p.connection_type, min_download_mbps: 100, max_monthly_price_cents: 6000 })),
+    s(
+      'internet plans (filtered)',
+      'other',
+      '/v1/internet/plans' +
+        qs({ connection_type: p.connection_type, min_download_mbps: 100, max_monthly_price_cents: 6000 }),
+    ),
     s('insurance products', 'other', '/v1/insurance/products' + qs({ insurance_type: p.insurance_type })),
-    s('insurance provider detail', 'other', `/v1/insurance/providers/${encodeURIComponent(p.insurance_provider ?? 'none')}`),
+    s(
+      'insurance provider detail',
+      'other',
+      `/v1/insurance/providers/${encodeURIComponent(p.insurance_provider ?? 'none')}`,
+    ),
     s('platforms', 'other', '/v1/platforms' + qs({ type: p.platform_type })),
     s('platform detail', 'other', `/v1/platforms/${encodeURIComponent(p.platform ?? 'none')}`),
     s('article detail', 'other', `/v1/articles/${encodeURIComponent(p.article ?? 'none')}`),

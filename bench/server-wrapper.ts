@@ -27,24 +27,48 @@ function tick() {
   last = now;
   timer = setTimeout(tick, RESOLUTION_MS);
 }
-const startSampling = () => { if (timer) clearTimeout(timer); last = process.hrtime.bigint(); timer = setTimeout(tick, RESOLUTION_MS); };
-const stopSampling = () => { if (timer) clearTimeout(timer); timer = null; };
+const startSampling = () => {
+  if (timer) clearTimeout(timer);
+  last = process.hrtime.bigint();
+  timer = setTimeout(tick, RESOLUTION_MS);
+};
+const stopSampling = () => {
+  if (timer) clearTimeout(timer);
+  timer = null;
+};
 
 const ms = (ns: number) => +(ns / 1e6).toFixed(3);
 const summary = (h: RecordableHistogram) => ({
-  samples: h.count, mean_ms: h.count ? ms(h.mean) : null, p50_ms: h.count ? ms(h.percentile(50)) : null,
-  p99_ms: h.count ? ms(h.percentile(99)) : null, max_ms: h.count ? ms(h.max) : null,
+  samples: h.count,
+  mean_ms: h.count ? ms(h.mean) : null,
+  p50_ms: h.count ? ms(h.percentile(50)) : null,
+  p99_ms: h.count ? ms(h.percentile(99)) : null,
+  max_ms: h.count ? ms(h.max) : null,
 });
 const out = (o: Record<string, unknown>) => process.stdout.write(JSON.stringify(o) + '\n');
-const report = (eld: string) => out({ eld, resolution_ms: RESOLUTION_MS, window: summary(windowHist), overall: summary(overall), memory: process.memoryUsage() });
+const report = (eld: string) =>
+  out({
+    eld,
+    resolution_ms: RESOLUTION_MS,
+    window: summary(windowHist),
+    overall: summary(overall),
+    memory: process.memoryUsage(),
+  });
 
-const log = (line: Record<string, unknown>) => process.stderr.write(JSON.stringify({ time: new Date().toISOString(), ...line }) + '\n');
+const log = (line: Record<string, unknown>) =>
+  process.stderr.write(JSON.stringify({ time: new Date().toISOString(), ...line }) + '\n');
 const service = await startService(loadConfig(process.env), { log });
 out({ ready: service.url, pid: process.pid });
 
 createInterface({ input: process.stdin }).on('line', (cmd) => {
-  if (cmd === 'start') { windowHist.reset(); startSampling(); out({ eld: 'started' }); }
-  else if (cmd === 'stop') { stopSampling(); report('stopped'); }
+  if (cmd === 'start') {
+    windowHist.reset();
+    startSampling();
+    out({ eld: 'started' });
+  } else if (cmd === 'stop') {
+    stopSampling();
+    report('stopped');
+  }
 });
 process.on('SIGUSR2', () => report('report'));
 let stopping = false;

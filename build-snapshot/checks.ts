@@ -10,7 +10,11 @@ import { explainPage, HOT_QUERY_SAMPLES, indexDriver, planHasFullScan } from '..
 export const PARALLEL_TABLE = 'listings';
 
 /** What a check worker is asked (kind 'check' of the compiler's worker entry, listings-worker.ts). */
-export interface CheckJob { kind: 'check'; file: string; table: string }
+export interface CheckJob {
+  kind: 'check';
+  file: string;
+  table: string;
+}
 
 /** The lines of an integrity pragma that are not 'ok', prefixed with what ran. */
 function integrityProblems(db: Database.Database, pragma: string): string[] {
@@ -42,13 +46,21 @@ export function checkTable(file: string, table: string): string[] {
  */
 export async function runChecks(db: Database.Database, checkParallelTable: Promise<string[]>): Promise<string[]> {
   // Collected below even if this thread's checks throw, so that the other thread is never left running unawaited.
-  const parallel = checkParallelTable.then((p) => p, (e: Error) => [`integrity_check(${JSON.stringify(PARALLEL_TABLE)}): could not run: ${e.message}`]);
+  const parallel = checkParallelTable.then(
+    (p) => p,
+    (e: Error) => [`integrity_check(${JSON.stringify(PARALLEL_TABLE)}): could not run: ${e.message}`],
+  );
   const problems: string[] = [];
   try {
     problems.push(...integrityProblems(db, 'quick_check'));
     // Ordinary and WITHOUT ROWID tables, FTS5's shadow tables and sqlite_schema; a virtual table's own
     // check (FTS5's) is run by quick_check already.
-    const tables = db.prepare("SELECT name FROM pragma_table_list WHERE schema = 'main' AND type IN ('table', 'shadow') AND name <> ? ORDER BY name").pluck().all(PARALLEL_TABLE) as string[];
+    const tables = db
+      .prepare(
+        "SELECT name FROM pragma_table_list WHERE schema = 'main' AND type IN ('table', 'shadow') AND name <> ? ORDER BY name",
+      )
+      .pluck()
+      .all(PARALLEL_TABLE) as string[];
     for (const t of tables) problems.push(...integrityProblems(db, `integrity_check(${JSON.stringify(t)})`));
     problems.push(...consistencyProblems(db));
   } finally {
@@ -59,7 +71,8 @@ export async function runChecks(db: Database.Database, checkParallelTable: Promi
 
 function consistencyProblems(db: Database.Database): string[] {
   const problems: string[] = [];
-  const orphans = db.prepare(`
+  const orphans = db
+    .prepare(`
     SELECT 'listing city' AS what, count(*) AS n FROM listings WHERE city_id NOT IN (SELECT id FROM locations WHERE type = 'city')
     UNION ALL SELECT 'closure without location', count(*) FROM location_closure WHERE ancestor_id NOT IN (SELECT id FROM locations)
     UNION ALL SELECT 'cohort without metric', count(*) FROM market_observations WHERE metric_id NOT IN (SELECT id FROM metrics)
@@ -69,7 +82,8 @@ function consistencyProblems(db: Database.Database): string[] {
     UNION ALL SELECT 'listing_text rids not 1..n', abs(ifnull((SELECT min(rid) FROM listing_text), 1) - 1) + abs(ifnull((SELECT max(rid) FROM listing_text), 0) - (SELECT count(*) FROM listing_text))
     UNION ALL SELECT 'listings without their text row', (SELECT count(*) FROM listings) - (SELECT count(*) FROM listing_text)
     UNION ALL SELECT 'listings without statistics', (SELECT count(*) FROM listings) - (SELECT count FROM listing_stats WHERE scope = '')
-  `).all() as { what: string; n: number }[];
+  `)
+    .all() as { what: string; n: number }[];
   for (const o of orphans) if (o.n !== 0) problems.push(`consistency: ${o.what}: ${o.n}`);
   for (const [name, filters] of Object.entries(HOT_QUERY_SAMPLES)) {
     const plan = explainPage(db, filters, indexDriver(filters));

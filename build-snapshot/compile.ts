@@ -1,6 +1,18 @@
 // buildSnapshot(): source folder → validated, derived, checked SQLite file, renamed into place only when complete.
 import { createHash } from 'node:crypto';
-import { accessSync, constants, existsSync, readFileSync, readdirSync, renameSync, rmSync, statSync, openSync, fsyncSync, closeSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  existsSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  openSync,
+  fsyncSync,
+  closeSync,
+} from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
@@ -46,7 +58,14 @@ const fullTextPathFor = (tmp: string) => tmp + '-fts';
 
 /** Removes a build's temporary files and their journals (after an interruption or a failure). */
 export function removeTemp(tmp: string): void {
-  for (const f of [tmp, fullTextPathFor(tmp)]) for (const g of [f, f + '-journal', f + '-wal', f + '-shm']) { try { rmSync(g, { force: true }); } catch { /* best effort */ } }
+  for (const f of [tmp, fullTextPathFor(tmp)])
+    for (const g of [f, f + '-journal', f + '-wal', f + '-shm']) {
+      try {
+        rmSync(g, { force: true });
+      } catch {
+        /* best effort */
+      }
+    }
 }
 
 /**
@@ -57,36 +76,62 @@ function removeStaleTemps(out: string): void {
   const dir = dirname(resolve(out));
   const prefix = basename(tempPrefix(out));
   let names: string[];
-  try { names = readdirSync(dir); } catch { return; }
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
   for (const name of names) {
     if (!name.startsWith(prefix)) continue;
     const pid = Number(/^(\d+)(?:-fts)?(?:-journal|-wal|-shm)?$/.exec(name.slice(prefix.length))?.[1]);
     if (!Number.isInteger(pid) || pid === process.pid) continue;
-    try { process.kill(pid, 0); continue; } catch (e) { if ((e as NodeJS.ErrnoException).code === 'EPERM') continue; }
-    try { rmSync(join(dir, name), { force: true }); } catch { /* not ours to remove */ }
+    try {
+      process.kill(pid, 0);
+      continue;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EPERM') continue;
+    }
+    try {
+      rmSync(join(dir, name), { force: true });
+    } catch {
+      /* not ours to remove */
+    }
   }
 }
 
 /** Why `out` cannot be written or replaced, or null. An existing file must be a snapshot (of any schema version). */
 function outProblem(out: string, tmp: string): string | null {
   let parent;
-  try { parent = statSync(dirname(out)); } catch { return 'output folder does not exist'; }
+  try {
+    parent = statSync(dirname(out));
+  } catch {
+    return 'output folder does not exist';
+  }
   if (!parent.isDirectory()) return `${dirname(out)} is not a folder`;
   const reason = (e: unknown) => (e as Error).message.replace(/,.*$/, ''); // "EROFS: read-only file system", without the path
-  try { accessSync(dirname(out), constants.W_OK); } catch (e) {
+  try {
+    accessSync(dirname(out), constants.W_OK);
+  } catch (e) {
     return `the folder ${dirname(out)} is not writable (${reason(e)}; the new snapshot is written beside the target, then renamed)`;
   }
   // access() says yes to root whatever the mode, and knows nothing of a read-only mount: create the
   // temporary file itself, so the reason is the system's (SQLite's own error is only "unable to open
   // database file"). Any failure removes it; the build starts it afresh.
-  try { closeSync(openSync(tmp, 'w')); } catch (e) {
+  try {
+    closeSync(openSync(tmp, 'w'));
+  } catch (e) {
     return `cannot create a file in the folder ${dirname(out)} (${reason(e)}; the new snapshot is written beside the target, then renamed)`;
   }
   let st;
-  try { st = statSync(out); } catch { return null; }
+  try {
+    st = statSync(out);
+  } catch {
+    return null;
+  }
   if (st.isDirectory()) return 'is a folder; give the path of the snapshot file';
   if (!st.isFile()) return 'exists and is not a regular file';
-  if (snapshotSchemaVersion(out) === null) return 'exists and is not a snapshot of this service (a key store, or another file?); refusing to replace it: remove it first or choose another --out';
+  if (snapshotSchemaVersion(out) === null)
+    return 'exists and is not a snapshot of this service (a key store, or another file?); refusing to replace it: remove it first or choose another --out';
   return null;
 }
 
@@ -122,23 +167,36 @@ async function build1(opts: BuildOptions, state: { stopped: boolean }): Promise<
   const elapsed = () => Number(process.hrtime.bigint() - started) / 1e9;
   const log = opts.log ?? ((l: string) => process.stderr.write(l + '\n'));
   // Each phase line carries the process's current resident memory (worker included), for operators sizing a build host.
-  const phase = (name: string) => log(`[${elapsed().toFixed(1)}s, rss ${Math.round(process.memoryUsage().rss / 2 ** 20)} MiB] ${name}`);
+  const phase = (name: string) =>
+    log(`[${elapsed().toFixed(1)}s, rss ${Math.round(process.memoryUsage().rss / 2 ** 20)} MiB] ${name}`);
   const report = new Report();
   const out = resolve(opts.out);
   const tmp = tempPathFor(out);
   const fail = async (extra: string[] = []): Promise<BuildResult> => {
     // A check worker still running is left to finish (terminating a worker inside SQLite can abort the
     // process, see fts-worker.ts); its answer is ignored (checkInWorker) and it ends by itself.
-    try { db?.close(); } catch { /* already closed */ }
+    try {
+      db?.close();
+    } catch {
+      /* already closed */
+    }
     await fullText?.discard();
     removeTemp(tmp);
-    return { ok: false, problems: [...report.format(), ...extra], problemCount: report.problemCount + extra.length, warnings: warningLines(report), seconds: elapsed() };
+    return {
+      ok: false,
+      problems: [...report.format(), ...extra],
+      problemCount: report.problemCount + extra.length,
+      warnings: warningLines(report),
+      seconds: elapsed(),
+    };
   };
 
   for (const r of S.RESOURCES) {
     const file = join(opts.source, r.file);
-    if (!existsSync(file)) report.problem({ file: r.file, line: 0, field: '(file)', reason: `missing source file in ${opts.source}` });
-    else if (statSync(file).isDirectory()) report.problem({ file: r.file, line: 0, field: '(file)', reason: 'is a folder, not a file' });
+    if (!existsSync(file))
+      report.problem({ file: r.file, line: 0, field: '(file)', reason: `missing source file in ${opts.source}` });
+    else if (statSync(file).isDirectory())
+      report.problem({ file: r.file, line: 0, field: '(file)', reason: 'is a folder, not a file' });
   }
   const outBad = outProblem(out, tmp);
   if (outBad) report.problem({ file: out, line: 0, field: '(out)', reason: outBad });
@@ -193,14 +251,26 @@ async function build1(opts: BuildOptions, state: { stopped: boolean }): Promise<
       // Small resources are held and sorted by id; listings stream in file order and are re-ranked if unsorted.
       const held: Record<string, unknown>[] = [];
       let stored = 0;
-      const problem = (line: number, field: string, reason: string) => report.problem({ file: r.file, line, field, reason });
+      const problem = (line: number, field: string, reason: string) =>
+        report.problem({ file: r.file, line, field, reason });
       if (table === 'listings') {
         let res: Done;
         // Outside the try below: a failure to start the full-text worker (its file cannot be created) is the
         // build's problem, not the source file's.
         fullText = new FullTextBuilder(fullTextPathFor(tmp), db, startWorker);
         try {
-          res = await loadListings([writer, tableWriter(db!, LISTING_TEXT, noteMissing(table))], fullText, file, r.file, [...ids.get('owners')!], locations, locationText(heldLocations), report, (n) => log(`  ${r.file}: ${n.toLocaleString('en')} lines`), log);
+          res = await loadListings(
+            [writer, tableWriter(db!, LISTING_TEXT, noteMissing(table))],
+            fullText,
+            file,
+            r.file,
+            [...ids.get('owners')!],
+            locations,
+            locationText(heldLocations),
+            report,
+            (n) => log(`  ${r.file}: ${n.toLocaleString('en')} lines`),
+            log,
+          );
         } catch (e) {
           // Reading the file (the parser thread) is the source's problem; anything else (writing the rows, the
           // full-text worker) is the build's, reported as such by the catch around build().
@@ -210,7 +280,8 @@ async function build1(opts: BuildOptions, state: { stopped: boolean }): Promise<
         }
         hash.update(res.digest);
         // A zero-byte or blank export would replace every served listing with none: refused, never assumed.
-        if (res.read === 0 && !report.failed) problem(0, '(file)', 'has no records; refusing to build a snapshot without listings');
+        if (res.read === 0 && !report.failed)
+          problem(0, '(file)', 'has no records; refusing to build a snapshot without listings');
         counts.listings = { read: res.read, stored: res.stored };
         cohorts.groups = res.cohorts;
         listingsSorted = res.sorted;
@@ -225,27 +296,46 @@ async function build1(opts: BuildOptions, state: { stopped: boolean }): Promise<
         continue;
       }
       const ref = (line: number, field: string, target: string, id: unknown) => {
-        if (id != null && !ids.get(target)!.has(id as string)) problem(line, field, `unknown ${target.replace(/s$/, '').replace(/_/g, ' ')} "${id}"`);
+        if (id != null && !ids.get(target)!.has(id as string))
+          problem(line, field, `unknown ${target.replace(/s$/, '').replace(/_/g, ' ')} "${id}"`);
       };
       let read = 0;
       try {
-      read = await readSource(file, r.file, r.schema as never, report, hash, (rec: Record<string, unknown> & { id: string; published: boolean }, line) => {
-        const prior = seen.get(rec.id);
-        if (prior !== undefined) { problem(line, 'id', `duplicate id "${rec.id}" (first at line ${prior})`); return; }
-        seen.set(rec.id, line);
-        ids.get(table)!.add(rec.id);
-        switch (table) {
-          case 'locations': {
-            locations.set(rec.id, { type: rec.type as string, parent: rec.parent_id as string | null, line });
-            held.push(rec);
-            return;
-          }
-          case 'internet_plans': ref(line, 'provider_id', 'internet_providers', rec.provider_id); break;
-          case 'insurance_products': ref(line, 'provider_id', 'insurance_providers', rec.provider_id); break;
-          case 'articles': ref(line, 'location_id', 'locations', rec.location_id); break;
-        }
-        if (rec.published !== false) held.push(rec);
-      }, (n) => log(`  ${r.file}: ${n.toLocaleString('en')} lines`), (id) => ids.get(table)!.add(id));
+        read = await readSource(
+          file,
+          r.file,
+          r.schema as never,
+          report,
+          hash,
+          (rec: Record<string, unknown> & { id: string; published: boolean }, line) => {
+            const prior = seen.get(rec.id);
+            if (prior !== undefined) {
+              problem(line, 'id', `duplicate id "${rec.id}" (first at line ${prior})`);
+              return;
+            }
+            seen.set(rec.id, line);
+            ids.get(table)!.add(rec.id);
+            switch (table) {
+              case 'locations': {
+                locations.set(rec.id, { type: rec.type as string, parent: rec.parent_id as string | null, line });
+                held.push(rec);
+                return;
+              }
+              case 'internet_plans':
+                ref(line, 'provider_id', 'internet_providers', rec.provider_id);
+                break;
+              case 'insurance_products':
+                ref(line, 'provider_id', 'insurance_providers', rec.provider_id);
+                break;
+              case 'articles':
+                ref(line, 'location_id', 'locations', rec.location_id);
+                break;
+            }
+            if (rec.published !== false) held.push(rec);
+          },
+          (n) => log(`  ${r.file}: ${n.toLocaleString('en')} lines`),
+          (id) => ids.get(table)!.add(id),
+        );
       } catch (e) {
         problem(0, '(file)', `could not be read: ${(e as Error).message}`);
         break;
@@ -254,16 +344,24 @@ async function build1(opts: BuildOptions, state: { stopped: boolean }): Promise<
       if (table === 'locations') checkLocationTree(locations, (line, field, reason) => problem(line, field, reason));
       if (!report.failed) {
         held.sort((a, b) => ((a.id as string) < (b.id as string) ? -1 : 1));
-        held.forEach((rec, i) => writer.insert(i + 1, table === 'locations' ? { ...rec, depth: depthOf(rec.type as string) } : rec));
+        held.forEach((rec, i) =>
+          writer.insert(i + 1, table === 'locations' ? { ...rec, depth: depthOf(rec.type as string) } : rec),
+        );
         stored = held.length;
         if (table === 'locations') heldLocations = held;
       }
       counts[table] = { read, stored };
       log(`  ${r.file}: ${read.toLocaleString('en')} valid records, ${stored.toLocaleString('en')} stored`);
     }
-    if (report.failed) { db.exec('ROLLBACK'); return fail(); }
+    if (report.failed) {
+      db.exec('ROLLBACK');
+      return fail();
+    }
     for (const [table, m] of missing) {
-      report.warn(`${table}: records lacking some translation (English is served instead): ${[...m].map(([l, n]) => `${l} ${n}`).join(', ')}`, 0);
+      report.warn(
+        `${table}: records lacking some translation (English is served instead): ${[...m].map(([l, n]) => `${l} ${n}`).join(', ')}`,
+        0,
+      );
     }
 
     const snapshotId = 'snap_' + hash.digest('hex').slice(0, 24);
@@ -314,7 +412,10 @@ async function build1(opts: BuildOptions, state: { stopped: boolean }): Promise<
     }
     // Rows were written in rid order and indexes built after the load, so the file is already compact;
     // VACUUM (a full rewrite) is only worth it when re-ranking unsorted listings left free pages behind.
-    if (!listingsSorted) { phase('vacuuming'); db.exec('VACUUM'); }
+    if (!listingsSorted) {
+      phase('vacuuming');
+      db.exec('VACUUM');
+    }
     if (db.pragma('journal_mode = DELETE', { simple: true }) !== 'delete') throw new Error('could not leave WAL mode');
     db.close();
     db = undefined;
@@ -326,7 +427,8 @@ async function build1(opts: BuildOptions, state: { stopped: boolean }): Promise<
     // poll phase, and that handler stops this build. Two immediates: resumed from an I/O callback (in the
     // poll phase), one immediate alone would run before the next poll.
     for (let i = 0; i < 2; i++) await new Promise((r) => setImmediate(r));
-    if (state.stopped) return fail([`${out}:0: (interrupted): stopped by a signal before the snapshot replaced the target`]);
+    if (state.stopped)
+      return fail([`${out}:0: (interrupted): stopped by a signal before the snapshot replaced the target`]);
     renameSync(tmp, out);
     replaced.add(out);
     const bytes = statSync(out).size;
@@ -338,7 +440,9 @@ function warningLines(report: Report): string[] {
   return [...report.warnings.keys()].map((k) => `warning: ${k}`);
 }
 
-function depthOf(type: string) { return type === 'province' ? 0 : type === 'city' ? 1 : 2; }
+function depthOf(type: string) {
+  return type === 'province' ? 0 : type === 'city' ? 1 : 2;
+}
 
 type LocInfo = { type: string; parent: string | null; line: number };
 const PARENT_TYPE: Record<string, string | null> = { province: null, city: 'province', neighbourhood: 'city' };
@@ -347,11 +451,22 @@ const PARENT_TYPE: Record<string, string | null> = { province: null, city: 'prov
 function checkLocationTree(all: Map<string, LocInfo>, problem: (line: number, field: string, reason: string) => void) {
   for (const [id, loc] of all) {
     const want = PARENT_TYPE[loc.type];
-    if (want === null) { if (loc.parent !== null) problem(loc.line, 'parent_id', `a province has no parent (got "${loc.parent}")`); continue; }
-    if (loc.parent === null) { problem(loc.line, 'parent_id', `a ${loc.type} needs a parent ${want}`); continue; }
+    if (want === null) {
+      if (loc.parent !== null) problem(loc.line, 'parent_id', `a province has no parent (got "${loc.parent}")`);
+      continue;
+    }
+    if (loc.parent === null) {
+      problem(loc.line, 'parent_id', `a ${loc.type} needs a parent ${want}`);
+      continue;
+    }
     const parent = all.get(loc.parent);
     if (!parent) problem(loc.line, 'parent_id', `unknown location "${loc.parent}"`);
-    else if (parent.type !== want) problem(loc.line, 'parent_id', `the parent of ${loc.type} "${id}" must be a ${want}, "${loc.parent}" is a ${parent.type}`);
+    else if (parent.type !== want)
+      problem(
+        loc.line,
+        'parent_id',
+        `the parent of ${loc.type} "${id}" must be a ${want}, "${loc.parent}" is a ${parent.type}`,
+      );
   }
 }
 
@@ -375,34 +490,65 @@ function locationText(held: Record<string, unknown>[]): [string, string][] {
  * acknowledgement per batch keeps at most a few batches in memory.
  */
 function loadListings(
-  writers: TableWriter[], fullText: FullTextBuilder, file: string, displayName: string, ownerIds: string[],
-  locations: Map<string, LocInfo>, text: [string, string][], report: Report, progress: (lines: number) => void,
+  writers: TableWriter[],
+  fullText: FullTextBuilder,
+  file: string,
+  displayName: string,
+  ownerIds: string[],
+  locations: Map<string, LocInfo>,
+  text: [string, string][],
+  report: Report,
+  progress: (lines: number) => void,
   progressNote: (line: string) => void,
 ): Promise<Done> {
-  const job: ListingsJob = { file, displayName, ownerIds, locations: [...locations].map(([id, l]) => [id, l.type, l.parent]), failed: report.failed };
+  const job: ListingsJob = {
+    file,
+    displayName,
+    ownerIds,
+    locations: [...locations].map(([id, l]) => [id, l.type, l.parent]),
+    failed: report.failed,
+  };
   const locationText = new Map(text);
   const worker = startWorker({ kind: 'listings', job });
   let lastProgress = 0;
   // Where the main thread's time goes (rows, full-text bodies); the rest of the phase it waits for the workers.
-  let rowsNs = 0n, ftsNs = 0n;
+  let rowsNs = 0n,
+    ftsNs = 0n;
   const started = process.hrtime.bigint();
   return new Promise<Done>((resolve, reject) => {
     worker.on('message', (m: Batch | Done) => {
-      try { onMessage(m); } catch (e) {
+      try {
+        onMessage(m);
+      } catch (e) {
         // A failed insert (a full disk): a problem line and a clean failure, not an uncaught exception.
-        reject(new BuildError(e)); void worker.terminate();
+        reject(new BuildError(e));
+        void worker.terminate();
       }
     });
     const onMessage = (m: Batch | Done) => {
       if (m.type === 'done') {
         const s = (ns: bigint) => (Number(ns) / 1e9).toFixed(1);
-        progressNote(`  listings: this thread spent ${s(rowsNs)} s on rows, ${s(ftsNs)} s on full-text bodies, ${s(process.hrtime.bigint() - started - rowsNs - ftsNs)} s waiting for the workers`);
-        resolve(m); void worker.terminate(); return;
+        progressNote(
+          `  listings: this thread spent ${s(rowsNs)} s on rows, ${s(ftsNs)} s on full-text bodies, ${s(process.hrtime.bigint() - started - rowsNs - ftsNs)} s waiting for the workers`,
+        );
+        resolve(m);
+        void worker.terminate();
+        return;
       }
       for (const p of m.problems) report.problem(p);
-      if (m.lines - lastProgress >= 100_000) { progress(m.lines); lastProgress = m.lines; }
-      if (fullText.error) { reject(new BuildError(fullText.error)); void worker.terminate(); return; }
-      if (report.failed) { worker.postMessage('ack'); return; }
+      if (m.lines - lastProgress >= 100_000) {
+        progress(m.lines);
+        lastProgress = m.lines;
+      }
+      if (fullText.error) {
+        reject(new BuildError(fullText.error));
+        void worker.terminate();
+        return;
+      }
+      if (report.failed) {
+        worker.postMessage('ack');
+        return;
+      }
       const t0 = process.hrtime.bigint();
       // A listing is a row in each writer's table (listings and listing_text, see schema.sql).
       m.recs.forEach((rec, j) => {
@@ -417,13 +563,17 @@ function loadListings(
       fullText.send(m.first, bodies, () => worker.postMessage('ack'));
     };
     worker.on('error', reject);
-    worker.on('exit', (code) => { if (code !== 0) reject(new Error(`listings worker exited with code ${code}`)); });
+    worker.on('exit', (code) => {
+      if (code !== 0) reject(new Error(`listings worker exited with code ${code}`));
+    });
   });
 }
 
 /** A failure of the build itself during the listings load (not of reading the source file). */
 class BuildError extends Error {
-  constructor(cause: unknown) { super((cause as Error)?.message ?? String(cause), { cause }); }
+  constructor(cause: unknown) {
+    super((cause as Error)?.message ?? String(cause), { cause });
+  }
 }
 
 /** `integrity_check` of one table of the file on a worker thread (see runChecks): its problems. */
@@ -452,7 +602,10 @@ function startWorker(workerData: { kind: 'listings'; job: ListingsJob } | FullTe
   // (and the build's peak memory) small.
   const resourceLimits = workerData.kind === 'fts' ? { maxYoungGenerationSizeMb: 4 } : undefined;
   return ts
-    ? new Worker(`import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`, { eval: true, workerData, resourceLimits })
+    ? new Worker(
+        `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`,
+        { eval: true, workerData, resourceLimits },
+      )
     : new Worker(new URL(entry), { workerData, resourceLimits });
 }
 

@@ -48,8 +48,12 @@ export function deriveFromIndexes(db: Database, listingsFtsDone: boolean) {
  * under: 'location:<id>' for a location at any level (ids are unique across levels), '<column>:<value>'.
  */
 const VALUE_STATS_COLUMNS: [column: string, prefix: string][] = [
-  ['city_id', 'location'], ['province_id', 'location'], ['neighbourhood_id', 'location'],
-  ['property_type', 'property_type'], ['furnishing', 'furnishing'], ['owner_id', 'owner_id'],
+  ['city_id', 'location'],
+  ['province_id', 'location'],
+  ['neighbourhood_id', 'location'],
+  ['property_type', 'property_type'],
+  ['furnishing', 'furnishing'],
+  ['owner_id', 'owner_id'],
 ];
 
 /**
@@ -61,27 +65,45 @@ const VALUE_STATS_COLUMNS: [column: string, prefix: string][] = [
  * - the planner's statistics: listings per value of each equality filter (and per city + property
  *   type), and quantiles of each range filter.
  */
-function deriveListingStats(db: Database, floats: Record<string, Float64Array>, codes: Record<string, Uint16Array | Uint32Array>, dicts: Map<string, Map<string, number>>, orders: Record<string, Uint32Array>) {
+function deriveListingStats(
+  db: Database,
+  floats: Record<string, Float64Array>,
+  codes: Record<string, Uint16Array | Uint32Array>,
+  dicts: Map<string, Map<string, number>>,
+  orders: Record<string, Uint32Array>,
+) {
   const order = orders.price_eur;
   const price = floats.price_eur;
   const n = price.length;
-  const insert = db.prepare('INSERT INTO listing_stats (scope, count, min_price_eur, max_price_eur, average_price_eur, median_price_eur) VALUES (?, ?, ?, ?, ?, ?)');
+  const insert = db.prepare(
+    'INSERT INTO listing_stats (scope, count, min_price_eur, max_price_eur, average_price_eur, median_price_eur) VALUES (?, ?, ?, ?, ?, ?)',
+  );
   const vc = db.prepare('INSERT INTO listing_value_counts (column, value, n) VALUES (?, ?, ?)');
   const all = new Uint8Array(n).fill(1); // the '' scope: every listing has code 1 of a one-value column
   for (const [col, prefix] of [['', ''], ...VALUE_STATS_COLUMNS] as [string, string][]) {
     const code = col === '' ? all : codes[col];
     const dict = col === '' ? new Map([['', 1]]) : dicts.get(col)!;
     const size = dict.size + 1;
-    const count = new Float64Array(size), priced = new Float64Array(size), sum = new Float64Array(size);
+    const count = new Float64Array(size),
+      priced = new Float64Array(size),
+      sum = new Float64Array(size);
     for (let i = 0; i < n; i++) {
       const c = code[i];
       if (c === 0) continue;
       count[c]++;
-      if (!Number.isNaN(price[i])) { priced[c]++; sum[c] += price[i]; }
+      if (!Number.isNaN(price[i])) {
+        priced[c]++;
+        sum[c] += price[i];
+      }
     }
-    const seen = new Float64Array(size), min = new Float64Array(size).fill(NaN), max = new Float64Array(size), lo = new Float64Array(size), hi = new Float64Array(size);
+    const seen = new Float64Array(size),
+      min = new Float64Array(size).fill(NaN),
+      max = new Float64Array(size),
+      lo = new Float64Array(size),
+      hi = new Float64Array(size);
     for (let pos = 0; pos < order.length; pos++) {
-      const i = order[pos], c = code[i];
+      const i = order[pos],
+        c = code[i];
       if (c === 0) continue;
       const k = seen[c]++;
       const p = price[i];
@@ -93,26 +115,57 @@ function deriveListingStats(db: Database, floats: Record<string, Float64Array>, 
     for (const [value, c] of dict) {
       const has = priced[c] > 0;
       const scope = col === '' ? '' : `${prefix}:${value}`;
-      insert.run(scope, count[c], has ? min[c] : null, has ? max[c] : null, has ? round2(sum[c] / priced[c]) : null, has ? (priced[c] % 2 ? hi[c] : (lo[c] + hi[c]) / 2) : null);
+      insert.run(
+        scope,
+        count[c],
+        has ? min[c] : null,
+        has ? max[c] : null,
+        has ? round2(sum[c] / priced[c]) : null,
+        has ? (priced[c] % 2 ? hi[c] : (lo[c] + hi[c]) / 2) : null,
+      );
       if (col !== '') vc.run(col, value, count[c]);
     }
   }
   // City and property type together (the similar-listings and city + type index): 'city\u0001type'.
-  const city = codes.city_id, type = codes.property_type;
+  const city = codes.city_id,
+    type = codes.property_type;
   const pairs = new Map<number, number>();
-  for (let i = 0; i < n; i++) if (type[i] !== 0) { const k = city[i] * 65536 + type[i]; pairs.set(k, (pairs.get(k) ?? 0) + 1); }
-  const name = (col: string) => { const byCode = new Map<number, string>(); for (const [v, c] of dicts.get(col)!) byCode.set(c, v); return byCode; };
-  const cities = name('city_id'), types = name('property_type');
-  for (const [k, count] of pairs) vc.run('city_type', `${cities.get(Math.floor(k / 65536))}\u0001${types.get(k % 65536)}`, count);
+  for (let i = 0; i < n; i++)
+    if (type[i] !== 0) {
+      const k = city[i] * 65536 + type[i];
+      pairs.set(k, (pairs.get(k) ?? 0) + 1);
+    }
+  const name = (col: string) => {
+    const byCode = new Map<number, string>();
+    for (const [v, c] of dicts.get(col)!) byCode.set(c, v);
+    return byCode;
+  };
+  const cities = name('city_id'),
+    types = name('property_type');
+  for (const [k, count] of pairs)
+    vc.run('city_type', `${cities.get(Math.floor(k / 65536))}\u0001${types.get(k % 65536)}`, count);
   const q = db.prepare('INSERT INTO listing_quantiles (column, k, value, nonnull) VALUES (?, ?, ?, ?)');
   for (const col of FLOAT_COLUMNS) {
     const sorted = Float64Array.from(orders[col], (i) => floats[col][i]); // the values in order (deriveColumns)
     if (sorted.length === 0) continue;
-    for (let k = 0; k <= QUANTILES; k++) q.run(col, k, sorted[Math.min(sorted.length - 1, Math.floor((k * (sorted.length - 1)) / QUANTILES))], sorted.length);
+    for (let k = 0; k <= QUANTILES; k++)
+      q.run(
+        col,
+        k,
+        sorted[Math.min(sorted.length - 1, Math.floor((k * (sorted.length - 1)) / QUANTILES))],
+        sorted.length,
+      );
   }
 }
 
-export const CODED_COLUMNS = ['city_id', 'province_id', 'neighbourhood_id', 'property_type', 'furnishing', 'owner_id'] as const;
+export const CODED_COLUMNS = [
+  'city_id',
+  'province_id',
+  'neighbourhood_id',
+  'property_type',
+  'furnishing',
+  'owner_id',
+] as const;
 export const FLOAT_COLUMNS = ['price_eur', 'size_m2', 'rooms'] as const;
 /**
  * Terms with bitmaps: every term in at least 0.5 % of listings (at most 1,024; ~94 KB each at 751k
@@ -133,15 +186,27 @@ const blob = (a: ArrayBufferView) => Buffer.from(a.buffer, a.byteOffset, a.byteL
  * Measured at 1M listings: 1.6 s for all nine columns, against 4.2 s for one scan of the table plus 0.7 s
  * to sort the price and size orders.
  */
-function valueGroups(db: Database, column: string, n: number, each: (value: string | number, rids: Uint32Array, count: number) => void) {
+function valueGroups(
+  db: Database,
+  column: string,
+  n: number,
+  each: (value: string | number, rids: Uint32Array, count: number) => void,
+) {
   const rids = new Uint32Array(n);
-  const rows = db.prepare(`SELECT ${column}, group_concat(rid) FROM listings INDEXED BY ${INDEX_OF[column]}
-    WHERE ${column} IS NOT NULL GROUP BY ${column} ORDER BY ${column}`).raw().iterate() as IterableIterator<[string | number, string]>;
+  const rows = db
+    .prepare(`SELECT ${column}, group_concat(rid) FROM listings INDEXED BY ${INDEX_OF[column]}
+    WHERE ${column} IS NOT NULL GROUP BY ${column} ORDER BY ${column}`)
+    .raw()
+    .iterate() as IterableIterator<[string | number, string]>;
   for (const [value, list] of rows) {
-    let count = 0, rid = 0;
+    let count = 0,
+      rid = 0;
     for (let k = 0; k <= list.length; k++) {
       const ch = k < list.length ? list.charCodeAt(k) : 44; // a comma ends the last number too
-      if (ch !== 44) { rid = rid * 10 + ch - 48; continue; }
+      if (ch !== 44) {
+        rid = rid * 10 + ch - 48;
+        continue;
+      }
       rids[count++] = rid;
       rid = 0;
     }
@@ -162,10 +227,15 @@ function deriveColumns(db: Database) {
   /** Each float column's rows with a value, sorted by value, ties by row. */
   const orders = {} as Record<string, Uint32Array>;
   for (const c of FLOAT_COLUMNS) {
-    const values = new Float64Array(n).fill(NaN), order = new Uint32Array(n);
+    const values = new Float64Array(n).fill(NaN),
+      order = new Uint32Array(n);
     let pos = 0;
     valueGroups(db, c, n, (value, rids, count) => {
-      for (let j = 0; j < count; j++) { const i = rids[j] - 1; values[i] = value as number; order[pos++] = i; }
+      for (let j = 0; j < count; j++) {
+        const i = rids[j] - 1;
+        values[i] = value as number;
+        order[pos++] = i;
+      }
     });
     floats[c] = values;
     orders[c] = order.slice(0, pos);
@@ -173,18 +243,22 @@ function deriveColumns(db: Database) {
   const dicts = new Map<string, Map<string, number>>();
   const codes: Record<string, Uint16Array | Uint32Array> = {};
   for (const c of CODED_COLUMNS) {
-    const dict = new Map<string, number>(), code = c === 'owner_id' ? new Uint32Array(n) : new Uint16Array(n);
+    const dict = new Map<string, number>(),
+      code = c === 'owner_id' ? new Uint32Array(n) : new Uint16Array(n);
     valueGroups(db, c, n, (value, rids, count) => {
       dict.set(String(value), dict.size + 1);
       for (let j = 0; j < count; j++) code[rids[j] - 1] = dict.size;
     });
-    if (dict.size >= (c === 'owner_id' ? 2 ** 32 : 2 ** 16)) throw new Error(`too many distinct ${c} values for the column store`);
+    if (dict.size >= (c === 'owner_id' ? 2 ** 32 : 2 ** 16))
+      throw new Error(`too many distinct ${c} values for the column store`);
     dicts.set(c, dict);
     codes[c] = code;
   }
   const order = orders.price_eur;
   const rank = new Uint32Array(n).fill(0xffffffff);
-  order.forEach((row, pos) => { rank[row] = pos; });
+  order.forEach((row, pos) => {
+    rank[row] = pos;
+  });
   // Size order too: a size range's rows in a straddled bin are then a binary search away.
   const sizeOrder = orders.size_m2;
 
@@ -208,7 +282,9 @@ function deriveColumns(db: Database) {
  */
 export function deriveTerms(db: Database, n: number, cancelled = () => false): boolean {
   db.exec('INSERT INTO listing_terms (term, docs) SELECT term, doc FROM listings_fts_vocab');
-  const terms = db.prepare('SELECT term, docs AS doc FROM listing_terms WHERE docs >= ? ORDER BY docs DESC, term LIMIT ?').all(Math.max(1, Math.ceil(n * BITMAP_MIN_SHARE)), BITMAP_TERMS) as { term: string; doc: number }[];
+  const terms = db
+    .prepare('SELECT term, docs AS doc FROM listing_terms WHERE docs >= ? ORDER BY docs DESC, term LIMIT ?')
+    .all(Math.max(1, Math.ceil(n * BITMAP_MIN_SHARE)), BITMAP_TERMS) as { term: string; doc: number }[];
   // A term's rows come back as one comma-separated string, parsed here: half the time of a JS number per row
   // (measured at 100k listings: 0.72 s against 1.5 s for 754 terms).
   const docs = db.prepare("SELECT group_concat(rowid, ',') FROM listings_fts WHERE listings_fts MATCH ?").pluck();
@@ -220,8 +296,14 @@ export function deriveTerms(db: Database, n: number, cancelled = () => false): b
     let rid = 0;
     for (let k = 0; k <= list.length; k++) {
       const ch = k < list.length ? list.charCodeAt(k) : 44; // a comma ends the last number too
-      if (ch !== 44) { rid = rid * 10 + ch - 48; continue; }
-      if (rid > 0) { const i = rid - 1; bits[i >> 3] |= 1 << (i & 7); }
+      if (ch !== 44) {
+        rid = rid * 10 + ch - 48;
+        continue;
+      }
+      if (rid > 0) {
+        const i = rid - 1;
+        bits[i >> 3] |= 1 << (i & 7);
+      }
       rid = 0;
     }
     bitmap.run(t.term, t.doc, blob(bits));
@@ -260,7 +342,8 @@ function deriveFullText(db: Database, listingsFtsDone: boolean) {
     GROUP BY c.descendant_id;
     CREATE UNIQUE INDEX temp.location_text_id ON location_text(id);
   `);
-  if (!listingsFtsDone) db.exec(`INSERT INTO listings_fts (rowid, body)
+  if (!listingsFtsDone)
+    db.exec(`INSERT INTO listings_fts (rowid, body)
     SELECT t.rid, index_text(${i18nText('listings', ['title', 'description'])} || ' ' || ifnull(t.street, '') || ' ' || ifnull(t.postcode, '')
            || ' ' || ifnull((SELECT body FROM location_text WHERE id = f.location_id), '')) FROM listing_text t JOIN listings f ON f.rid = t.rid ORDER BY t.rid`);
   db.exec(`INSERT INTO locations_fts (rowid, body)
@@ -280,19 +363,38 @@ function deriveFullText(db: Database, listingsFtsDone: boolean) {
 }
 
 function deriveCohorts(db: Database, cohorts: CohortCollector) {
-  const metrics = db.prepare('SELECT id, aggregation, min_sample_size FROM metrics ORDER BY rid').all() as { id: string; aggregation: string; min_sample_size: number }[];
-  const insert = db.prepare('INSERT INTO market_observations (metric_id, city_id, month, value, sample_size) VALUES (?, ?, ?, ?, ?)');
+  const metrics = db.prepare('SELECT id, aggregation, min_sample_size FROM metrics ORDER BY rid').all() as {
+    id: string;
+    aggregation: string;
+    min_sample_size: number;
+  }[];
+  const insert = db.prepare(
+    'INSERT INTO market_observations (metric_id, city_id, month, value, sample_size) VALUES (?, ?, ?, ?, ?)',
+  );
   for (const [city, byMonth] of cohorts.groups) {
     for (const [month, g] of byMonth) {
       for (const m of metrics) {
         let value: number | null;
         let sample: number;
         switch (m.aggregation) {
-          case 'count': sample = g.n; value = g.n; break;
-          case 'median_price_eur': sample = g.prices.length; value = median(g.prices); break;
-          case 'average_price_eur': sample = g.prices.length; value = sample ? g.prices.reduce((a, b) => a + b, 0) / sample : null; break;
-          case 'median_price_per_m2': sample = g.perM2.length; value = median(g.perM2); break;
-          default: throw new Error(`unknown aggregation ${m.aggregation}`);
+          case 'count':
+            sample = g.n;
+            value = g.n;
+            break;
+          case 'median_price_eur':
+            sample = g.prices.length;
+            value = median(g.prices);
+            break;
+          case 'average_price_eur':
+            sample = g.prices.length;
+            value = sample ? g.prices.reduce((a, b) => a + b, 0) / sample : null;
+            break;
+          case 'median_price_per_m2':
+            sample = g.perM2.length;
+            value = median(g.perM2);
+            break;
+          default:
+            throw new Error(`unknown aggregation ${m.aggregation}`);
         }
         if (value === null || sample < m.min_sample_size) continue;
         insert.run(m.id, city, month, round2(value), sample);

@@ -10,7 +10,12 @@ import { indexText } from '../snapshot-format/text.ts';
 import { deriveTerms } from './derive.ts';
 
 /** What the worker builds, and the DDL of its tables (taken from the snapshot, so there is one schema). */
-export const FULL_TEXT_TABLES = ['listings_fts', 'listings_fts_vocab', 'listing_terms', 'listing_term_bitmaps'] as const;
+export const FULL_TEXT_TABLES = [
+  'listings_fts',
+  'listings_fts_vocab',
+  'listing_terms',
+  'listing_term_bitmaps',
+] as const;
 /** FTS5's own tables behind listings_fts, copied as they are (a SQLite upgrade that adds one fails the build). */
 const SHADOW_TABLES = ['listings_fts_config', 'listings_fts_data', 'listings_fts_docsize', 'listings_fts_idx'];
 /**
@@ -23,11 +28,16 @@ const HASH_BYTES = 4 << 20;
 const MAX_IN_FLIGHT = 4;
 
 export interface FullTextJob {
-  kind: 'fts'; file: string; ddl: string[];
+  kind: 'fts';
+  file: string;
+  ddl: string[];
   /** Set to 1 by the main thread to stop the worker (see discard). */
   cancel: Int32Array;
 }
-type ToWorker = { type: 'bodies'; first: number; bodies: string[] } | { type: 'finish'; listings: number } | { type: 'cancel' };
+type ToWorker =
+  | { type: 'bodies'; first: number; bodies: string[] }
+  | { type: 'finish'; listings: number }
+  | { type: 'cancel' };
 type FromWorker = 'ack' | 'done';
 
 function run(job: FullTextJob) {
@@ -47,7 +57,10 @@ function run(job: FullTextJob) {
   const insert = db.prepare('INSERT INTO listings_fts (rowid, body) VALUES (?, ?)');
   db.exec('BEGIN');
   port.on('message', (m: ToWorker) => {
-    if (cancelled() || m.type === 'cancel') { stop(); return; }
+    if (cancelled() || m.type === 'cancel') {
+      stop();
+      return;
+    }
     if (m.type === 'bodies') {
       // The same indexText as the query side and the other resources' bodies (snapshot-format/text.ts).
       for (let j = 0; j < m.bodies.length; j++) insert.run(m.first + j, indexText(m.bodies[j]));
@@ -81,33 +94,59 @@ export class FullTextBuilder {
   private readonly exited: Promise<void>;
   private failure: Error | null = null;
 
-  constructor(private readonly file: string, db: Database.Database, start: (data: FullTextJob) => Worker) {
-    const ddl = FULL_TEXT_TABLES.map((name) => db.prepare('SELECT sql FROM sqlite_master WHERE name = ?').pluck().get(name) as string);
+  constructor(
+    private readonly file: string,
+    db: Database.Database,
+    start: (data: FullTextJob) => Worker,
+  ) {
+    const ddl = FULL_TEXT_TABLES.map(
+      (name) => db.prepare('SELECT sql FROM sqlite_master WHERE name = ?').pluck().get(name) as string,
+    );
     rmSync(file, { force: true });
     this.worker = start({ kind: 'fts', file, ddl, cancel: this.cancel });
     FullTextBuilder.running.add(this);
-    this.exited = new Promise<void>((resolve) => this.worker.once('exit', () => { FullTextBuilder.running.delete(this); resolve(); }));
+    this.exited = new Promise<void>((resolve) =>
+      this.worker.once('exit', () => {
+        FullTextBuilder.running.delete(this);
+        resolve();
+      }),
+    );
     this.finished = new Promise<void>((resolve, reject) => {
       this.worker.on('message', (m: FromWorker) => {
-        if (m === 'done') { resolve(); return; }
+        if (m === 'done') {
+          resolve();
+          return;
+        }
         this.inFlight--;
         this.held.shift()?.();
       });
       // A failed worker releases the batches held back for it: the load then sees `error` on its next batch
       // instead of waiting for acknowledgements that will never come.
-      const release = () => { for (const next of this.held.splice(0)) next(); };
-      this.worker.on('error', (e) => { this.failure = e; reject(e); release(); });
+      const release = () => {
+        for (const next of this.held.splice(0)) next();
+      };
+      this.worker.on('error', (e) => {
+        this.failure = e;
+        reject(e);
+        release();
+      });
       this.worker.on('exit', (code) => {
-        this.failure ??= new Error(code === 0 ? 'full-text worker stopped before it finished' : `full-text worker exited with code ${code}`);
+        this.failure ??= new Error(
+          code === 0 ? 'full-text worker stopped before it finished' : `full-text worker exited with code ${code}`,
+        );
         reject(this.failure); // no effect once resolved
         release();
       });
     });
-    this.finished.catch(() => { /* reported through error / copyInto */ });
+    this.finished.catch(() => {
+      /* reported through error / copyInto */
+    });
   }
 
   /** The worker's error, if it failed (the load checks this per batch). */
-  get error(): Error | null { return this.failure; }
+  get error(): Error | null {
+    return this.failure;
+  }
 
   /** Queues the bodies of rids first, first + 1, …; `next` runs once the queue has room again. */
   send(first: number, bodies: string[], next: () => void): void {
@@ -127,17 +166,26 @@ export class FullTextBuilder {
     await this.exited;
     db.prepare('ATTACH ? AS fulltext').run(this.file);
     try {
-      const shadow = db.prepare("SELECT name FROM fulltext.sqlite_master WHERE type = 'table' AND name LIKE 'listings\\_fts\\_%' ESCAPE '\\' AND sql NOT LIKE 'CREATE VIRTUAL TABLE%' ORDER BY name").pluck().all();
-      if (shadow.join() !== SHADOW_TABLES.join()) throw new Error(`unexpected FTS5 tables ${shadow.join(', ')} (expected ${SHADOW_TABLES.join(', ')})`);
+      const shadow = db
+        .prepare(
+          "SELECT name FROM fulltext.sqlite_master WHERE type = 'table' AND name LIKE 'listings\\_fts\\_%' ESCAPE '\\' AND sql NOT LIKE 'CREATE VIRTUAL TABLE%' ORDER BY name",
+        )
+        .pluck()
+        .all();
+      if (shadow.join() !== SHADOW_TABLES.join())
+        throw new Error(`unexpected FTS5 tables ${shadow.join(', ')} (expected ${SHADOW_TABLES.join(', ')})`);
       // FTS5's tables are read-only to SQL unless the connection leaves defensive mode (better-sqlite3's
       // unsafeMode), for the copy only. The snapshot's listings_fts is empty and untouched until now.
       db.unsafeMode(true);
       try {
         db.exec('BEGIN');
         for (const t of SHADOW_TABLES) {
-          db.exec(`DELETE FROM main.${t}; INSERT INTO main.${t} SELECT * FROM fulltext.${t}${t === 'listings_fts_config' ? " WHERE k <> 'hashsize'" : ''}`);
+          db.exec(
+            `DELETE FROM main.${t}; INSERT INTO main.${t} SELECT * FROM fulltext.${t}${t === 'listings_fts_config' ? " WHERE k <> 'hashsize'" : ''}`,
+          );
         }
-        for (const t of ['listing_terms', 'listing_term_bitmaps']) db.exec(`INSERT INTO main.${t} SELECT * FROM fulltext.${t}`);
+        for (const t of ['listing_terms', 'listing_term_bitmaps'])
+          db.exec(`INSERT INTO main.${t} SELECT * FROM fulltext.${t}`);
         db.exec('COMMIT');
       } finally {
         if (db.inTransaction) db.exec('ROLLBACK');

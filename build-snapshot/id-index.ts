@@ -13,14 +13,19 @@ export class IdIndex {
   private count = 0;
   private slots = new Int32Array(1 << 13).fill(-1); // id number or -1; capacity stays at least 2 × count
 
-  get size(): number { return this.count; }
+  get size(): number {
+    return this.count;
+  }
 
   /** The line `id` was first seen on; undefined (and `id` is recorded at `line`) when it is new. */
   firstLine(id: string, line: number): number | undefined {
     const mask = this.slots.length - 1;
     for (let s = hash(id) & mask; ; s = (s + 1) & mask) {
       const k = this.slots[s];
-      if (k === -1) { this.insert(s, id, line); return undefined; }
+      if (k === -1) {
+        this.insert(s, id, line);
+        return undefined;
+      }
       if (this.equals(k, id)) return this.lines[k];
     }
   }
@@ -33,13 +38,15 @@ export class IdIndex {
   }
 
   private insert(slot: number, id: string, line: number): void {
-    for (let i = 0; i < id.length; i++) if (id.charCodeAt(i) > 0x7f) throw new Error(`IdIndex holds ASCII ids only (got ${JSON.stringify(id)})`);
+    for (let i = 0; i < id.length; i++)
+      if (id.charCodeAt(i) > 0x7f) throw new Error(`IdIndex holds ASCII ids only (got ${JSON.stringify(id)})`);
     const k = this.count++;
     if (this.count + 1 > this.starts.length) {
       this.starts = grow(this.starts, this.starts.length * 2);
       this.lines = grow(this.lines, this.lines.length * 2);
     }
-    if (this.used + id.length > this.bytes.length) this.bytes = grow(this.bytes, Math.max(this.bytes.length * 2, this.used + id.length));
+    if (this.used + id.length > this.bytes.length)
+      this.bytes = grow(this.bytes, Math.max(this.bytes.length * 2, this.used + id.length));
     for (let i = 0; i < id.length; i++) this.bytes[this.used + i] = id.charCodeAt(i);
     this.starts[k] = this.used;
     this.used += id.length;

@@ -6,7 +6,15 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import * as v from 'valibot';
 import { ListingSource } from './source-schema.ts';
-import { ChunkLines, describeIssues, malformed, NOT_UTF8, OVERLONG, OVERLONG_REASON, type Problem } from './read-source.ts';
+import {
+  ChunkLines,
+  describeIssues,
+  malformed,
+  NOT_UTF8,
+  OVERLONG,
+  OVERLONG_REASON,
+  type Problem,
+} from './read-source.ts';
 import { IdIndex } from './id-index.ts';
 import { CohortCollector } from './derive.ts';
 // One worker entry for every kind of compiler worker (the bundle ships one worker file): this one, kind
@@ -26,9 +34,19 @@ export interface ListingsJob {
 /** A stored listing: the validated record plus its location hierarchy (city_id, province_id, neighbourhood_id). */
 export type StoredListing = v.InferOutput<typeof ListingSource> & ReturnType<typeof hierarchyOf>;
 /** `first`: the rid of recs[0]; the others follow in order. */
-export interface Batch { type: 'batch'; first: number; recs: StoredListing[]; problems: Problem[]; lines: number }
+export interface Batch {
+  type: 'batch';
+  first: number;
+  recs: StoredListing[];
+  problems: Problem[];
+  lines: number;
+}
 export interface Done {
-  type: 'done'; digest: string; read: number; stored: number; sorted: boolean;
+  type: 'done';
+  digest: string;
+  read: number;
+  stored: number;
+  sorted: boolean;
   cohorts: CohortCollector['groups'];
 }
 
@@ -39,14 +57,22 @@ async function run(job: ListingsJob) {
   const port = parentPort!;
   let credits = MAX_IN_FLIGHT;
   let wake: (() => void) | null = null;
-  port.on('message', () => { credits++; wake?.(); wake = null; });
+  port.on('message', () => {
+    credits++;
+    wake?.();
+    wake = null;
+  });
   const owners = new Set(job.ownerIds);
   const locations = new Map(job.locations.map(([id, type, parent]) => [id, { type, parent }]));
   const seen = new IdIndex();
   const cohorts = new CohortCollector();
   const hash = createHash('sha256');
   let failed = job.failed;
-  let read = 0, stored = 0, lineNo = 0, lastId = '', sorted = true;
+  let read = 0,
+    stored = 0,
+    lineNo = 0,
+    lastId = '',
+    sorted = true;
   let batch: Batch = { type: 'batch', first: 1, recs: [], problems: [], lines: 0 };
 
   const flush = async () => {
@@ -56,15 +82,29 @@ async function run(job: ListingsJob) {
     port.postMessage(batch);
     batch = { type: 'batch', first: stored + 1, recs: [], problems: [], lines: 0 };
   };
-  const problem = (field: string, reason: string) => { failed = true; batch.problems.push({ file: job.displayName, line: lineNo, field, reason }); };
+  const problem = (field: string, reason: string) => {
+    failed = true;
+    batch.problems.push({ file: job.displayName, line: lineNo, field, reason });
+  };
 
   let utf8 = true; // the current chunk's complete lines were valid UTF-8
   const onLine = (text: string) => {
     if (text.trim() === '') return;
-    if (!utf8 && text.includes('\ufffd')) { problem('(record)', NOT_UTF8); return; }
+    if (!utf8 && text.includes('\ufffd')) {
+      problem('(record)', NOT_UTF8);
+      return;
+    }
     let raw: unknown;
-    try { raw = JSON.parse(text); } catch (e) { problem('(record)', malformed(text, lineNo, e)); return; }
-    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) { problem('(record)', 'expected a JSON object'); return; }
+    try {
+      raw = JSON.parse(text);
+    } catch (e) {
+      problem('(record)', malformed(text, lineNo, e));
+      return;
+    }
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+      problem('(record)', 'expected a JSON object');
+      return;
+    }
     const result = v.safeParse(ListingSource, raw);
     if (!result.success) {
       for (const d of describeIssues(result.issues)) problem(d.field, d.reason);
@@ -73,14 +113,24 @@ async function run(job: ListingsJob) {
     read++;
     const rec = result.output;
     const prior = seen.firstLine(rec.id, lineNo);
-    if (prior !== undefined) { problem('id', `duplicate id "${rec.id}" (first at line ${prior})`); return; }
+    if (prior !== undefined) {
+      problem('id', `duplicate id "${rec.id}" (first at line ${prior})`);
+      return;
+    }
     if (rec.owner_id != null && !owners.has(rec.owner_id)) problem('owner_id', `unknown owner "${rec.owner_id}"`);
     const loc = locations.get(rec.location_id);
-    if (!loc) { problem('location_id', `unknown location "${rec.location_id}"`); return; }
-    if (loc.type === 'province') { problem('location_id', `"${rec.location_id}" is a province; a listing lies in a city or neighbourhood`); return; }
+    if (!loc) {
+      problem('location_id', `unknown location "${rec.location_id}"`);
+      return;
+    }
+    if (loc.type === 'province') {
+      problem('location_id', `"${rec.location_id}" is a province; a listing lies in a city or neighbourhood`);
+      return;
+    }
     if (failed) return; // keep validating for more problems, but build nothing that will be thrown away
     const h = hierarchyOf(rec.location_id, locations);
-    if (rec.offer_type === 'rent' && rec.published) cohorts.add(h.city_id, rec.first_seen_at, rec.price_eur, rec.size_m2);
+    if (rec.offer_type === 'rent' && rec.published)
+      cohorts.add(h.city_id, rec.first_seen_at, rec.price_eur, rec.size_m2);
     if (!(rec.offer_type === 'rent' && rec.active && rec.published)) return;
     if (rec.id <= lastId) sorted = false;
     lastId = rec.id;
@@ -117,7 +167,12 @@ async function run(job: ListingsJob) {
   }
   await flush();
   const done: Done = {
-    type: 'done', digest: hash.digest('hex'), read, stored, sorted, cohorts: cohorts.groups,
+    type: 'done',
+    digest: hash.digest('hex'),
+    read,
+    stored,
+    sorted,
+    cohorts: cohorts.groups,
   };
   port.postMessage(done);
 }
@@ -125,13 +180,18 @@ async function run(job: ListingsJob) {
 /** Title and description in every locale, street, postcode and the location's names: what q searches. */
 export function ftsBody(rec: v.InferOutput<typeof ListingSource>, locationText: string): string {
   const parts: string[] = [];
-  for (const text of [rec.title, rec.description]) if (text) for (const value of Object.values(text)) parts.push(value as string);
+  for (const text of [rec.title, rec.description])
+    if (text) for (const value of Object.values(text)) parts.push(value as string);
   parts.push(rec.street ?? '', rec.postcode ?? '', locationText);
   return parts.join(' ');
 }
 
 export function hierarchyOf(locationId: string, all: Map<string, { type: string; parent: string | null }>) {
-  const h: { neighbourhood_id: string | null; city_id: string; province_id: string | null } = { neighbourhood_id: null, city_id: '', province_id: null };
+  const h: { neighbourhood_id: string | null; city_id: string; province_id: string | null } = {
+    neighbourhood_id: null,
+    city_id: '',
+    province_id: null,
+  };
   let id: string | null = locationId;
   while (id) {
     const loc = all.get(id);
@@ -145,5 +205,7 @@ export function hierarchyOf(locationId: string, all: Map<string, { type: string;
 }
 
 if (parentPort && workerData?.kind === 'listings') {
-  run(workerData.job as ListingsJob).catch((e) => { throw e; });
+  run(workerData.job as ListingsJob).catch((e) => {
+    throw e;
+  });
 }

@@ -8,14 +8,28 @@ import { FullTextBuilder } from './fts-worker.ts';
 const usage = 'usage: npm run build-snapshot -- [--source DIR (default data)] [--out FILE (default data/snapshot.db)]';
 let args;
 try {
-  args = parseCliArgs({ options: { source: { type: 'string', default: 'data' }, out: { type: 'string', default: 'data/snapshot.db' }, help: { type: 'boolean' } }, strict: true, allowPositionals: false }).values;
+  args = parseCliArgs({
+    options: {
+      source: { type: 'string', default: 'data' },
+      out: { type: 'string', default: 'data/snapshot.db' },
+      help: { type: 'boolean' },
+    },
+    strict: true,
+    allowPositionals: false,
+  }).values;
 } catch (e) {
   console.error(`build-snapshot: ${(e as Error).message}\n${usage}`);
   process.exit(2);
 }
-if (args.help) { console.log(usage); process.exit(0); }
+if (args.help) {
+  console.log(usage);
+  process.exit(0);
+}
 for (const name of ['source', 'out'] as const) {
-  if (args[name]!.trim() === '') { console.error(`build-snapshot: --${name} is empty\n${usage}`); process.exit(2); }
+  if (args[name]!.trim() === '') {
+    console.error(`build-snapshot: --${name} is empty\n${usage}`);
+    process.exit(2);
+  }
 }
 
 // Interrupted (Ctrl-C, a deploy tool's SIGTERM): the temporary files go, the target is untouched, and the
@@ -31,9 +45,11 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     void Promise.race([FullTextBuilder.stopAll(), new Promise((r) => setTimeout(r, 5000).unref())]).finally(() => {
       removeTemp(tempPathFor(args.out!));
       // A signal after the rename (the build had just finished) cannot undo it, and says so.
-      console.error(hasReplaced(args.out!)
-        ? `build-snapshot: interrupted (${signal}) after the build had finished: ${args.out} was replaced with the new snapshot`
-        : `build-snapshot: interrupted (${signal}); ${args.out} was not changed`);
+      console.error(
+        hasReplaced(args.out!)
+          ? `build-snapshot: interrupted (${signal}) after the build had finished: ${args.out} was replaced with the new snapshot`
+          : `build-snapshot: interrupted (${signal}); ${args.out} was not changed`,
+      );
       // Not process.exit(): it waits for the worker threads, and a parser blocked in a read (a FIFO, a
       // hung network file system) would never return. The signal's default action ends the process.
       process.removeAllListeners(signal);
@@ -43,7 +59,10 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
 }
 
 /** While a signal is being handled, its handler ends the process: nothing else is printed meanwhile. */
-const waitForSignal = () => new Promise<never>(() => { setInterval(() => {}, 60_000); });
+const waitForSignal = () =>
+  new Promise<never>(() => {
+    setInterval(() => {}, 60_000);
+  });
 
 let result;
 try {
@@ -59,8 +78,14 @@ for (const w of result.warnings) console.error(w);
 if (!result.ok) {
   for (const p of result.problems) console.error(p);
   const n = result.problemCount ?? result.problems.length;
-  console.error(`build-snapshot: FAILED with ${n} problem${n === 1 ? '' : 's'} after ${result.seconds.toFixed(1)}s; ${args.out} was not changed`);
+  console.error(
+    `build-snapshot: FAILED with ${n} problem${n === 1 ? '' : 's'} after ${result.seconds.toFixed(1)}s; ${args.out} was not changed`,
+  );
   process.exit(1);
 }
-const counts = Object.entries(result.counts!).map(([k, c]) => `${k} ${c.stored}/${c.read}`).join(', ');
-console.error(`build-snapshot: OK ${result.snapshotId} → ${args.out} (${(result.bytes! / 1048576).toFixed(1)} MiB) in ${result.seconds.toFixed(1)}s; stored/valid: ${counts}; peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);
+const counts = Object.entries(result.counts!)
+  .map(([k, c]) => `${k} ${c.stored}/${c.read}`)
+  .join(', ');
+console.error(
+  `build-snapshot: OK ${result.snapshotId} → ${args.out} (${(result.bytes! / 1048576).toFixed(1)} MiB) in ${result.seconds.toFixed(1)}s; stored/valid: ${counts}; peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`,
+);

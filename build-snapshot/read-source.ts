@@ -4,13 +4,19 @@ import { open } from 'node:fs/promises';
 import type { Hash } from 'node:crypto';
 import * as v from 'valibot';
 
-export interface Problem { file: string; line: number; field: string; reason: string }
+export interface Problem {
+  file: string;
+  line: number;
+  field: string;
+  reason: string;
+}
 
 /** The problem reason for a line that is not UTF-8 (decoding put U+FFFD where its bytes were). */
 export const NOT_UTF8 = 'not valid UTF-8 (a Latin-1 or Windows-1252 export?); save the file as UTF-8';
 /** The reason for JSON that fails to parse; a byte-order mark at the start of a file gets its own words. */
 export function malformed(text: string, line: number, e: unknown): string {
-  if (line === 1 && text.charCodeAt(0) === 0xfeff) return 'the file starts with a UTF-8 byte-order mark (BOM); save it as UTF-8 without one';
+  if (line === 1 && text.charCodeAt(0) === 0xfeff)
+    return 'the file starts with a UTF-8 byte-order mark (BOM); save it as UTF-8 without one';
   return `malformed JSON: ${(e as Error).message}`;
 }
 
@@ -29,7 +35,10 @@ export class Utf8Check {
   /** Whether the lines completed by this chunk were valid UTF-8. */
   push(data: Buffer): boolean {
     const first = data.indexOf(0x0a);
-    if (first === -1) { this.absorb(data); return true; }
+    if (first === -1) {
+      this.absorb(data);
+      return true;
+    }
     this.absorb(data.subarray(0, first + 1));
     let ok = this.ok;
     const last = data.lastIndexOf(0x0a);
@@ -86,7 +95,8 @@ export class LineSplitter {
   *push(text: string): Generator<string | typeof OVERLONG> {
     let start = 0;
     for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', start)) {
-      if (this.skipping) this.skipping = false; // the end of a line already reported
+      if (this.skipping)
+        this.skipping = false; // the end of a line already reported
       else if (this.carry.length + (nl - start) > this.max) yield OVERLONG;
       else yield this.carry.length ? this.carry + text.slice(start, nl) : text.slice(start, nl);
       this.carry = '';
@@ -137,7 +147,10 @@ export class ChunkLines {
  * The lines of a file, read in 1 MiB chunks without blocking the thread (a source that blocks, such as a
  * FIFO or a hung network file system, leaves the process able to handle a signal).
  */
-export async function* fileLines(path: string, hash: Hash): AsyncGenerator<{ text: string | typeof OVERLONG; utf8: boolean }> {
+export async function* fileLines(
+  path: string,
+  hash: Hash,
+): AsyncGenerator<{ text: string | typeof OVERLONG; utf8: boolean }> {
   const fh = await open(path, 'r');
   try {
     const buf = Buffer.allocUnsafe(1 << 20);
@@ -163,11 +176,16 @@ export class Report {
     this.problemCount++;
     if (this.problems.length < this.cap) this.problems.push(p);
   }
-  warn(kind: string, n = 1) { this.warnings.set(kind, (this.warnings.get(kind) ?? 0) + n); }
-  get failed() { return this.problemCount > 0; }
+  warn(kind: string, n = 1) {
+    this.warnings.set(kind, (this.warnings.get(kind) ?? 0) + n);
+  }
+  get failed() {
+    return this.problemCount > 0;
+  }
   format(): string[] {
     const lines = this.problems.map((p) => `${p.file}:${p.line}: ${p.field}: ${p.reason}`);
-    if (this.problemCount > this.problems.length) lines.push(`… and ${this.problemCount - this.problems.length} more problems`);
+    if (this.problemCount > this.problems.length)
+      lines.push(`… and ${this.problemCount - this.problems.length} more problems`);
     return lines;
   }
 }
@@ -219,7 +237,10 @@ export async function readSource<S extends v.GenericSchema>(
   for await (const { text, utf8 } of fileLines(path, hash)) {
     line++;
     if (onProgress && line % 100_000 === 0) onProgress(line);
-    if (text === OVERLONG) { report.problem({ file: displayName, line, field: '(record)', reason: OVERLONG_REASON }); continue; }
+    if (text === OVERLONG) {
+      report.problem({ file: displayName, line, field: '(record)', reason: OVERLONG_REASON });
+      continue;
+    }
     if (text.trim() === '') continue;
     // A line that cannot be read still names its id, as a rule: references to it are then not reported
     // again as unknown (one broken owner line gave 23 follow-on "unknown owner" lines).
@@ -228,7 +249,10 @@ export async function readSource<S extends v.GenericSchema>(
       const id = /"id"\s*:\s*"([^"\\]{1,120})"/.exec(text)?.[1];
       if (id !== undefined) onInvalidId?.(id);
     };
-    if (!utf8 && text.includes('\ufffd')) { unreadable(NOT_UTF8); continue; }
+    if (!utf8 && text.includes('\ufffd')) {
+      unreadable(NOT_UTF8);
+      continue;
+    }
     let raw: unknown;
     try {
       raw = JSON.parse(text);

@@ -8,7 +8,8 @@ const SOURCE = 'data';
 /** The server's default SNAPSHOT_PATH (src/config.ts). */
 const OUT = 'data/snapshot.db';
 
-const say = (msg: string) => process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'info', msg })}\n`);
+const say = (msg: string) =>
+  process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'info', msg })}\n`);
 
 if (!process.env.SNAPSHOT_PATH) {
   const state = !existsSync(OUT) ? 'missing' : snapshotSchemaVersion(OUT) !== SCHEMA_VERSION ? 'outdated' : 'current';

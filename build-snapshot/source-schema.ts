@@ -3,11 +3,20 @@ import * as v from 'valibot';
 import { TRANSLATED_LOCALES } from '../snapshot-format/locales.ts';
 
 const idPattern = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
-export const Id = v.pipe(v.string(), v.minLength(1), v.maxLength(120), v.regex(idPattern, 'must be 1-120 characters of A-Z a-z 0-9 . _ : - starting with a letter or digit'));
+export const Id = v.pipe(
+  v.string(),
+  v.minLength(1),
+  v.maxLength(120),
+  v.regex(idPattern, 'must be 1-120 characters of A-Z a-z 0-9 . _ : - starting with a letter or digit'),
+);
 const Ref = Id;
 const Str = (max = 500) => v.pipe(v.string(), v.minLength(1), v.maxLength(max));
 const Code = v.pipe(v.string(), v.minLength(1), v.maxLength(120));
-const Url = v.pipe(v.string(), v.maxLength(2048), v.regex(/^https?:\/\/[^\s/?#]+[^\s]*$/i, 'must be an absolute http or https URL'));
+const Url = v.pipe(
+  v.string(),
+  v.maxLength(2048),
+  v.regex(/^https?:\/\/[^\s/?#]+[^\s]*$/i, 'must be an absolute http or https URL'),
+);
 /**
  * An ISO 8601 timestamp with a time zone, on a real calendar date (no 31 February) and a real time of
  * day (no 25:00, no minute 60; the earlier check let those through), with an offset of at most ±23:59.
@@ -17,7 +26,9 @@ const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 export function isTimestamp(s: string): boolean {
   const m = TIMESTAMP.exec(s);
   if (!m) return false;
-  const year = +m[1], month = +m[2], day = +m[3];
+  const year = +m[1],
+    month = +m[2],
+    day = +m[3];
   if (month < 1 || month > 12 || day < 1) return false;
   const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
   if (day > (month === 2 && leap ? 29 : DAYS[month - 1])) return false;
@@ -29,14 +40,21 @@ export function isTimestamp(s: string): boolean {
  * seconds. ISO 8601 lets a source leave them out (`2025-01-31T12:00+01:00`); they are added as `:00`, the
  * same instant. Position 16 is the seconds' colon when there are seconds, else the zone.
  */
-export const withSeconds = (s: string): string => (s.charCodeAt(16) === 58 /* : */ ? s : `${s.slice(0, 16)}:00${s.slice(16)}`);
+export const withSeconds = (s: string): string =>
+  s.charCodeAt(16) === 58 /* : */ ? s : `${s.slice(0, 16)}:00${s.slice(16)}`;
 const Timestamp = v.pipe(
   v.string(),
-  v.check(isTimestamp, 'must be an ISO 8601 timestamp with time zone on a real date and time of day, e.g. 2025-01-31T12:00:00Z'),
+  v.check(
+    isTimestamp,
+    'must be an ISO 8601 timestamp with time zone on a real date and time of day, e.g. 2025-01-31T12:00:00Z',
+  ),
   v.transform(withSeconds),
 );
 /** Free-form attributes: any JSON object, at most 16 KB serialised. */
-const Attributes = v.pipe(v.record(v.string(), v.unknown()), v.check((o) => JSON.stringify(o).length <= 16_384, 'must be at most 16 KB as JSON'));
+const Attributes = v.pipe(
+  v.record(v.string(), v.unknown()),
+  v.check((o) => JSON.stringify(o).length <= 16_384, 'must be at most 16 KB as JSON'),
+);
 const NonNegative = v.pipe(v.number(), v.finite(), v.minValue(0, 'must not be negative'));
 const NonNegativeInt = v.pipe(v.number(), v.integer('must be an integer'), v.minValue(0, 'must not be negative'));
 const Cents = NonNegativeInt;
@@ -88,7 +106,13 @@ export const ListingSource = v.strictObject({
   street: opt(Str(200)),
   number: opt(Str(40)),
   // Stored in one form, "1012 AB", whether the source wrote "1012AB" or "1012 AB".
-  postcode: opt(v.pipe(v.string(), v.regex(/^[1-9][0-9]{3} ?[A-Z]{2}$/, 'must be a Dutch postcode like 1012 AB'), v.transform((p) => `${p.slice(0, 4)} ${p.slice(-2)}`))),
+  postcode: opt(
+    v.pipe(
+      v.string(),
+      v.regex(/^[1-9][0-9]{3} ?[A-Z]{2}$/, 'must be a Dutch postcode like 1012 AB'),
+      v.transform((p) => `${p.slice(0, 4)} ${p.slice(-2)}`),
+    ),
+  ),
   latitude: opt(v.pipe(v.number(), v.minValue(-90), v.maxValue(90))),
   longitude: opt(v.pipe(v.number(), v.minValue(-180), v.maxValue(180))),
   image_url: opt(Url),
@@ -243,7 +267,12 @@ export const MetricSource = v.strictObject({
   description: opt(Text(5000)),
   unit: Code,
   aggregation: v.picklist(METRIC_AGGREGATIONS),
-  min_sample_size: v.pipe(v.number(), v.integer('must be an integer'), v.minValue(1, 'must be at least 1'), v.maxValue(1_000_000)),
+  min_sample_size: v.pipe(
+    v.number(),
+    v.integer('must be an integer'),
+    v.minValue(1, 'must be at least 1'),
+    v.maxValue(1_000_000),
+  ),
 });
 
 /** Every source file, in the order the compiler reads them (references point backwards only). */

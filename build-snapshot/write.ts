@@ -14,7 +14,11 @@ export interface TableSpec {
   withId: boolean;
 }
 
-const spec = (table: string, cols: Record<string, Kind>, opts: { i18nTable?: string; withId?: boolean } = {}): TableSpec => ({
+const spec = (
+  table: string,
+  cols: Record<string, Kind>,
+  opts: { i18nTable?: string; withId?: boolean } = {},
+): TableSpec => ({
   table,
   cols,
   i18n: Object.values(cols).some((k) => k === 'text' || k === 'textlist'),
@@ -24,74 +28,176 @@ const spec = (table: string, cols: Record<string, Kind>, opts: { i18nTable?: str
 
 export const TABLES = {
   locations: spec('locations', {
-    slug: 'plain', type: 'plain', parent_id: 'plain', depth: 'plain', latitude: 'plain', longitude: 'plain',
-    postcode_prefixes: 'json', published: 'bool', name: 'text',
+    slug: 'plain',
+    type: 'plain',
+    parent_id: 'plain',
+    depth: 'plain',
+    latitude: 'plain',
+    longitude: 'plain',
+    postcode_prefixes: 'json',
+    published: 'bool',
+    name: 'text',
   }),
   // A listing is two rows (see schema.sql): what is filtered and joined on here, what is shown and
   // searched in LISTING_TEXT. Display-only fields (slug, energy label, number, coordinates, image,
   // timestamps) live only in the pre-serialised summary (snapshot-format/summary-json.ts).
   listings: spec('listings', {
-    price_eur: 'plain', size_m2: 'plain', rooms: 'plain', furnishing: 'plain', property_type: 'plain',
-    owner_id: 'plain', location_id: 'plain', neighbourhood_id: 'plain', city_id: 'plain', province_id: 'plain',
+    price_eur: 'plain',
+    size_m2: 'plain',
+    rooms: 'plain',
+    furnishing: 'plain',
+    property_type: 'plain',
+    owner_id: 'plain',
+    location_id: 'plain',
+    neighbourhood_id: 'plain',
+    city_id: 'plain',
+    province_id: 'plain',
   }),
   owners: spec('owners', {
-    slug: 'plain', name: 'plain', type: 'plain', website_url: 'plain', image_url: 'plain', phone_numbers: 'json',
-    emails: 'json', areas_served: 'json', certifications: 'json', description_short: 'text', description: 'text',
+    slug: 'plain',
+    name: 'plain',
+    type: 'plain',
+    website_url: 'plain',
+    image_url: 'plain',
+    phone_numbers: 'json',
+    emails: 'json',
+    areas_served: 'json',
+    certifications: 'json',
+    description_short: 'text',
+    description: 'text',
     updated_at: 'plain',
   }),
   internet_providers: spec('internet_providers', {
-    slug: 'plain', name: 'plain', website_url: 'plain', postcode_check_url: 'plain', logo_url: 'plain',
-    customer_service_url: 'plain', support_languages: 'json', description: 'text', support_details: 'text',
-    strengths: 'textlist', considerations: 'textlist', last_verified_at: 'plain', updated_at: 'plain',
+    slug: 'plain',
+    name: 'plain',
+    website_url: 'plain',
+    postcode_check_url: 'plain',
+    logo_url: 'plain',
+    customer_service_url: 'plain',
+    support_languages: 'json',
+    description: 'text',
+    support_details: 'text',
+    strengths: 'textlist',
+    considerations: 'textlist',
+    last_verified_at: 'plain',
+    updated_at: 'plain',
   }),
   internet_plans: spec('internet_plans', {
-    provider_id: 'plain', name: 'plain', connection_type: 'plain', download_mbps: 'plain', upload_mbps: 'plain',
-    minimum_contract_months: 'plain', regular_monthly_price_cents: 'plain', intro_monthly_price_cents: 'plain',
-    intro_duration_months: 'plain', activation_fee_cents: 'plain', installation_fee_cents: 'plain', currency: 'plain',
-    official_url: 'plain', postcode_check_url: 'plain', availability_status: 'plain', description: 'text',
-    last_verified_at: 'plain', updated_at: 'plain',
+    provider_id: 'plain',
+    name: 'plain',
+    connection_type: 'plain',
+    download_mbps: 'plain',
+    upload_mbps: 'plain',
+    minimum_contract_months: 'plain',
+    regular_monthly_price_cents: 'plain',
+    intro_monthly_price_cents: 'plain',
+    intro_duration_months: 'plain',
+    activation_fee_cents: 'plain',
+    installation_fee_cents: 'plain',
+    currency: 'plain',
+    official_url: 'plain',
+    postcode_check_url: 'plain',
+    availability_status: 'plain',
+    description: 'text',
+    last_verified_at: 'plain',
+    updated_at: 'plain',
   }),
   insurance_providers: spec('insurance_providers', {
-    slug: 'plain', name: 'plain', website_url: 'plain', logo_url: 'plain', customer_service_url: 'plain',
-    complaints_url: 'plain', last_verified_at: 'plain', updated_at: 'plain',
+    slug: 'plain',
+    name: 'plain',
+    website_url: 'plain',
+    logo_url: 'plain',
+    customer_service_url: 'plain',
+    complaints_url: 'plain',
+    last_verified_at: 'plain',
+    updated_at: 'plain',
   }),
   insurance_products: spec('insurance_products', {
-    slug: 'plain', provider_id: 'plain', name: 'plain', official_name: 'plain', insurance_type: 'plain',
-    product_kind: 'plain', availability: 'plain', official_url: 'plain', quote_url: 'plain', headline: 'text',
-    summary: 'text', last_verified_at: 'plain', updated_at: 'plain',
+    slug: 'plain',
+    provider_id: 'plain',
+    name: 'plain',
+    official_name: 'plain',
+    insurance_type: 'plain',
+    product_kind: 'plain',
+    availability: 'plain',
+    official_url: 'plain',
+    quote_url: 'plain',
+    headline: 'text',
+    summary: 'text',
+    last_verified_at: 'plain',
+    updated_at: 'plain',
   }),
   platforms: spec('platforms', {
-    slug: 'plain', name: 'plain', url: 'plain', logo_url: 'plain', type: 'plain', category: 'plain',
-    registration_required: 'bool', registration_fee_amount: 'plain', subscription_fee_from: 'plain',
-    fee_currency: 'plain', headline: 'text', features: 'textlist', attributes: 'json', description: 'text',
-    pricing_details: 'text', content: 'text', last_verified_at: 'plain', updated_at: 'plain',
+    slug: 'plain',
+    name: 'plain',
+    url: 'plain',
+    logo_url: 'plain',
+    type: 'plain',
+    category: 'plain',
+    registration_required: 'bool',
+    registration_fee_amount: 'plain',
+    subscription_fee_from: 'plain',
+    fee_currency: 'plain',
+    headline: 'text',
+    features: 'textlist',
+    attributes: 'json',
+    description: 'text',
+    pricing_details: 'text',
+    content: 'text',
+    last_verified_at: 'plain',
+    updated_at: 'plain',
   }),
   articles: spec('articles', {
-    slug: 'plain', title: 'text', description: 'text', content: 'text', category: 'plain', location_id: 'plain',
-    created_at: 'plain', updated_at: 'plain',
+    slug: 'plain',
+    title: 'text',
+    description: 'text',
+    content: 'text',
+    category: 'plain',
+    location_id: 'plain',
+    created_at: 'plain',
+    updated_at: 'plain',
   }),
   glossary: spec('glossary', { slug: 'plain', term: 'text', definition: 'text', updated_at: 'plain' }),
   metrics: spec('metrics', {
-    name: 'text', description: 'text', unit: 'plain', aggregation: 'plain', min_sample_size: 'plain',
+    name: 'text',
+    description: 'text',
+    unit: 'plain',
+    aggregation: 'plain',
+    min_sample_size: 'plain',
   }),
 } as const;
 export type TableName = keyof typeof TABLES;
 
 /** The second row of a listing (schema.sql): its translations are the listings' (listings_i18n). */
-export const LISTING_TEXT = spec('listing_text', {
-  summary: 'plain', title: 'text', city_id: 'plain', street: 'plain', postcode: 'plain', description: 'text',
-  images: 'json', attributes: 'json', sources: 'json',
-}, { i18nTable: 'listings_i18n', withId: false });
+export const LISTING_TEXT = spec(
+  'listing_text',
+  {
+    summary: 'plain',
+    title: 'text',
+    city_id: 'plain',
+    street: 'plain',
+    postcode: 'plain',
+    description: 'text',
+    images: 'json',
+    attributes: 'json',
+    sources: 'json',
+  },
+  { i18nTable: 'listings_i18n', withId: false },
+);
 
 type Rec = Record<string, unknown>;
 
 function columnValue(kind: Kind, value: unknown, locale: string): unknown {
   if (value === undefined || value === null) return null;
   switch (kind) {
-    case 'plain': return value;
-    case 'bool': return value ? 1 : 0;
-    case 'json': return JSON.stringify(value);
-    case 'text': return (value as Rec)[locale] ?? null;
+    case 'plain':
+      return value;
+    case 'bool':
+      return value ? 1 : 0;
+    case 'json':
+      return JSON.stringify(value);
+    case 'text':
+      return (value as Rec)[locale] ?? null;
     case 'textlist': {
       const list = (value as Rec)[locale];
       return list === undefined ? null : JSON.stringify(list);
@@ -103,11 +209,19 @@ function columnValue(kind: Kind, value: unknown, locale: string): unknown {
  * A record as positional rows: the base row (rid, id, then the spec's columns) and, per locale that has
  * any translation, the locale table's row (k, rid, locale, then the translated columns).
  */
-export interface Rows { base: unknown[]; i18n: unknown[][]; missing: string[] }
-
+export interface Rows {
+  base: unknown[];
+  i18n: unknown[][];
+  missing: string[];
+}
 
 /** A table's columns as arrays, worked out once per table (rowsOf runs once per record: 751k listings). */
-interface Plan { names: string[]; kinds: Kind[]; translated: string[]; translatedKinds: Kind[] }
+interface Plan {
+  names: string[];
+  kinds: Kind[];
+  translated: string[];
+  translatedKinds: Kind[];
+}
 const plans = new WeakMap<TableSpec, Plan>();
 function planOf(t: TableSpec): Plan {
   let p = plans.get(t);
@@ -152,7 +266,8 @@ export function rowsOf(t: TableSpec, rid: number, rec: Rec): Rows {
   return { base, i18n, missing };
 }
 
-const translatedColumns = (t: TableSpec) => Object.keys(t.cols).filter((c) => t.cols[c] === 'text' || t.cols[c] === 'textlist');
+const translatedColumns = (t: TableSpec) =>
+  Object.keys(t.cols).filter((c) => t.cols[c] === 'text' || t.cols[c] === 'textlist');
 
 /** Positional inserts for one table and its locale table. */
 export interface TableWriter {
@@ -165,9 +280,13 @@ export interface TableWriter {
 export function tableWriter(db: Database, t: TableSpec, onMissingTranslation?: (locale: string) => void): TableWriter {
   const { names, translated } = planOf(t);
   const cols = [...(t.withId ? ['rid', 'id'] : ['rid']), ...names];
-  const base: Statement = db.prepare(`INSERT INTO ${t.table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`);
+  const base: Statement = db.prepare(
+    `INSERT INTO ${t.table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`,
+  );
   const i18n: Statement | null = t.i18n
-    ? db.prepare(`INSERT INTO ${t.i18nTable} (k, rid, locale, ${translated.join(', ')}) VALUES (${['k', 'rid', 'locale', ...translated].map(() => '?').join(', ')})`)
+    ? db.prepare(
+        `INSERT INTO ${t.i18nTable} (k, rid, locale, ${translated.join(', ')}) VALUES (${['k', 'rid', 'locale', ...translated].map(() => '?').join(', ')})`,
+      )
     : null;
   const insertRows = (rows: Rows) => {
     base.run(rows.base);

@@ -2,7 +2,16 @@
 // compiler's worker and schema, and a package.json naming the one dependency that is not inside:
 // better-sqlite3 (a native addon), which `npm install --omit=dev` in the folder installs on the host.
 import { build } from 'esbuild';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { BUNDLE_OPTIONS as common } from './bundle-options.ts';
 
@@ -19,7 +28,9 @@ if (existsSync(outdir) && !statSync(outdir).isDirectory()) {
 if (existsSync(outdir)) {
   const other = readdirSync(outdir).filter((f) => !OWN.test(f) && !INSTALLED.has(f));
   if (other.length) {
-    console.error(`bundle: ${outdir} holds files that are not the bundle's (${other.slice(0, 5).join(', ')}${other.length > 5 ? ', …' : ''}); choose an empty or new folder`);
+    console.error(
+      `bundle: ${outdir} holds files that are not the bundle's (${other.slice(0, 5).join(', ')}${other.length > 5 ? ', …' : ''}); choose an empty or new folder`,
+    );
     process.exit(1);
   }
   for (const f of readdirSync(outdir)) if (OWN.test(f)) rmSync(join(outdir, f), { force: true });
@@ -27,22 +38,43 @@ if (existsSync(outdir)) {
 mkdirSync(outdir, { recursive: true });
 // One self-contained file per command (no shared chunks): the compiler finds schema.sql and its worker
 // beside the file that runs.
-await build({ ...common, entryPoints: { server: 'src/main.ts', 'build-snapshot': 'build-snapshot/main.ts', keys: 'src/keys/cli.ts' }, outdir, outExtension: { '.js': '.mjs' } });
+await build({
+  ...common,
+  entryPoints: { server: 'src/main.ts', 'build-snapshot': 'build-snapshot/main.ts', keys: 'src/keys/cli.ts' },
+  outdir,
+  outExtension: { '.js': '.mjs' },
+});
 // The compiler starts its listings worker from ./listings-worker.js beside the bundle.
 await build({ ...common, entryPoints: { 'listings-worker': 'build-snapshot/listings-worker.ts' }, outdir });
 copyFileSync('snapshot-format/schema.sql', join(outdir, 'schema.sql'));
 // The native addon at the version this bundle was built and tested with.
 const project = JSON.parse(readFileSync('package.json', 'utf8'));
 const sqlite = JSON.parse(readFileSync('node_modules/better-sqlite3/package.json', 'utf8')).version as string;
-writeFileSync(join(outdir, 'package.json'), JSON.stringify({
-  name: `${project.name}-bundle`, version: project.version, private: true, type: 'module', engines: project.engines,
-  description: 'The bundled service: npm install --omit=dev here installs its one native dependency.',
-  dependencies: { 'better-sqlite3': sqlite },
-}, null, 2) + '\n');
-console.log(`${outdir}/: server.mjs, build-snapshot.mjs, keys.mjs, listings-worker.js, schema.sql, package.json (better-sqlite3 ${sqlite})`);
+writeFileSync(
+  join(outdir, 'package.json'),
+  JSON.stringify(
+    {
+      name: `${project.name}-bundle`,
+      version: project.version,
+      private: true,
+      type: 'module',
+      engines: project.engines,
+      description: 'The bundled service: npm install --omit=dev here installs its one native dependency.',
+      dependencies: { 'better-sqlite3': sqlite },
+    },
+    null,
+    2,
+  ) + '\n',
+);
+console.log(
+  `${outdir}/: server.mjs, build-snapshot.mjs, keys.mjs, listings-worker.js, schema.sql, package.json (better-sqlite3 ${sqlite})`,
+);
 // A better-sqlite3 installed there earlier, at another version, would be the one the bundle loads.
 const installed = join(outdir, 'node_modules', 'better-sqlite3', 'package.json');
 if (existsSync(installed)) {
   const version = JSON.parse(readFileSync(installed, 'utf8')).version;
-  if (version !== sqlite) console.error(`bundle: ${outdir}/node_modules has better-sqlite3 ${version}, the bundle was built with ${sqlite}: run npm install --omit=dev in ${outdir} again`);
+  if (version !== sqlite)
+    console.error(
+      `bundle: ${outdir}/node_modules has better-sqlite3 ${version}, the bundle was built with ${sqlite}: run npm install --omit=dev in ${outdir} again`,
+    );
 }

@@ -9,7 +9,8 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 export function parseCliArgs<T extends ParseArgsConfig>(config: T) {
   const parsed = parseArgs({ ...config, tokens: true });
   const seen = new Set<string>();
-  for (const t of parsed.tokens ?? []) { // always present: tokens is on
+  for (const t of parsed.tokens ?? []) {
+    // always present: tokens is on
     if (t.kind !== 'option') continue;
     if (seen.has(t.name)) throw new Error(`--${t.name} is given more than once`);
     seen.add(t.name);

@@ -14,13 +14,32 @@ export const SEP = '\u0001';
  * the title and city places are empty and filled per request.
  */
 const FIELDS = [
-  'id', 'slug', 'title', 'price_eur', 'size_m2', 'rooms', 'furnishing', 'property_type', 'energy_label', 'owner_id',
-  'image_url', 'created_at', 'updated_at', 'city', 'street', 'number', 'postcode', 'latitude', 'longitude',
+  'id',
+  'slug',
+  'title',
+  'price_eur',
+  'size_m2',
+  'rooms',
+  'furnishing',
+  'property_type',
+  'energy_label',
+  'owner_id',
+  'image_url',
+  'created_at',
+  'updated_at',
+  'city',
+  'street',
+  'number',
+  'postcode',
+  'latitude',
+  'longitude',
 ] as const;
 const TITLE = FIELDS.indexOf('title');
 const CITY = FIELDS.indexOf('city');
 /** What goes before each value. */
-const KEYS = FIELDS.map((f, i) => (i === 0 ? '{' : ',') + (f === 'city' ? '"location":{' : '') + JSON.stringify(f) + ':');
+const KEYS = FIELDS.map(
+  (f, i) => (i === 0 ? '{' : ',') + (f === 'city' ? '"location":{' : '') + JSON.stringify(f) + ':',
+);
 
 /** The summary fields as read from the source record (null or undefined where absent). */
 export type SummaryFields = Record<Exclude<(typeof FIELDS)[number], 'title' | 'city'>, unknown>;

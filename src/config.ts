@@ -1,29 +1,90 @@
 // The environment, validated once: each setting has a name, a default and a one-line help text.
 import * as v from 'valibot';
 
-const port = v.pipe(v.string(), v.regex(/^\d+$/, 'must be a port number'), v.transform(Number), v.minValue(0, 'must be 0-65535'), v.maxValue(65535, 'must be 0-65535'));
-const positiveInt = v.pipe(v.string(), v.regex(/^\d+$/, 'must be a positive integer'), v.transform(Number), v.minValue(1, 'must be at least 1'));
-const flag = v.pipe(v.picklist(['0', '1', 'true', 'false'], 'must be 0 or 1'), v.transform((s) => s === '1' || s === 'true'));
+const port = v.pipe(
+  v.string(),
+  v.regex(/^\d+$/, 'must be a port number'),
+  v.transform(Number),
+  v.minValue(0, 'must be 0-65535'),
+  v.maxValue(65535, 'must be 0-65535'),
+);
+const positiveInt = v.pipe(
+  v.string(),
+  v.regex(/^\d+$/, 'must be a positive integer'),
+  v.transform(Number),
+  v.minValue(1, 'must be at least 1'),
+);
+const flag = v.pipe(
+  v.picklist(['0', '1', 'true', 'false'], 'must be 0 or 1'),
+  v.transform((s) => s === '1' || s === 'true'),
+);
 const text = v.pipe(v.string(), v.minLength(1, 'must not be empty'));
-const origin = v.pipe(v.string(), v.regex(/^https?:\/\/[^/\s]+$/, 'must be an origin like https://playground.example.com'));
+const origin = v.pipe(
+  v.string(),
+  v.regex(/^https?:\/\/[^/\s]+$/, 'must be an origin like https://playground.example.com'),
+);
 
 export const SETTINGS = {
   HOST: { schema: text, default: '127.0.0.1', help: 'Address to listen on.' },
   PORT: { schema: port, default: '8080', help: 'Port to listen on (0 picks a free port).' },
-  SNAPSHOT_PATH: { schema: text, default: 'data/snapshot.db', help: 'The snapshot file to serve (built with npm run build-snapshot).' },
-  SNAPSHOT_CHECK_MS: { schema: positiveInt, default: '1000', help: 'How often the snapshot file is checked for a replacement, in ms.' },
-  CURSOR_SECRET: { schema: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'))), default: undefined, help: 'HMAC secret for paging cursors (at least 16 characters); unset, a random one per process (cursors then end with a restart).' },
+  SNAPSHOT_PATH: {
+    schema: text,
+    default: 'data/snapshot.db',
+    help: 'The snapshot file to serve (built with npm run build-snapshot).',
+  },
+  SNAPSHOT_CHECK_MS: {
+    schema: positiveInt,
+    default: '1000',
+    help: 'How often the snapshot file is checked for a replacement, in ms.',
+  },
+  CURSOR_SECRET: {
+    schema: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'))),
+    default: undefined,
+    help: 'HMAC secret for paging cursors (at least 16 characters); unset, a random one per process (cursors then end with a restart).',
+  },
   KEYS_PATH: { schema: text, default: 'data/keys.db', help: 'The API key store (written by npm run keys).' },
   RATE_LIMIT_PER_MINUTE: { schema: positiveInt, default: '600', help: 'Requests per minute per API key.' },
-  MAX_CONNECTIONS: { schema: positiveInt, default: '1000', help: 'Open connections at most (per listener); beyond it new connections are closed at once.' },
-  AUTH_FAILURES_PER_MINUTE: { schema: positiveInt, default: '30', help: 'Failed authentications per minute per client address before 429.' },
-  TLS_CERT_PATH: { schema: v.optional(text), default: undefined, help: 'PEM certificate: serve HTTPS directly (with TLS_KEY_PATH).' },
+  MAX_CONNECTIONS: {
+    schema: positiveInt,
+    default: '1000',
+    help: 'Open connections at most (per listener); beyond it new connections are closed at once.',
+  },
+  AUTH_FAILURES_PER_MINUTE: {
+    schema: positiveInt,
+    default: '30',
+    help: 'Failed authentications per minute per client address before 429.',
+  },
+  TLS_CERT_PATH: {
+    schema: v.optional(text),
+    default: undefined,
+    help: 'PEM certificate: serve HTTPS directly (with TLS_KEY_PATH).',
+  },
   TLS_KEY_PATH: { schema: v.optional(text), default: undefined, help: 'PEM private key for TLS_CERT_PATH.' },
-  HTTP_REDIRECT_PORT: { schema: v.optional(port), default: undefined, help: 'Also listen for plain HTTP on this port and redirect (308) to HTTPS.' },
-  TRUST_PROXY: { schema: flag, default: '0', help: 'Behind a TLS-terminating proxy: honour X-Forwarded-Proto and X-Forwarded-For.' },
-  PLAYGROUND_ORIGIN: { schema: v.optional(origin), default: undefined, help: 'The one browser origin allowed cross-origin access (CORS).' },
-  DEV_KEY: { schema: flag, default: '1', help: 'On start, create and print one local development key when the key store is empty.' },
-  LOG_REQUESTS: { schema: flag, default: '1', help: 'Log one JSON line per request to stdout (batched: written within 50 ms and at exit).' },
+  HTTP_REDIRECT_PORT: {
+    schema: v.optional(port),
+    default: undefined,
+    help: 'Also listen for plain HTTP on this port and redirect (308) to HTTPS.',
+  },
+  TRUST_PROXY: {
+    schema: flag,
+    default: '0',
+    help: 'Behind a TLS-terminating proxy: honour X-Forwarded-Proto and X-Forwarded-For.',
+  },
+  PLAYGROUND_ORIGIN: {
+    schema: v.optional(origin),
+    default: undefined,
+    help: 'The one browser origin allowed cross-origin access (CORS).',
+  },
+  DEV_KEY: {
+    schema: flag,
+    default: '1',
+    help: 'On start, create and print one local development key when the key store is empty.',
+  },
+  LOG_REQUESTS: {
+    schema: flag,
+    default: '1',
+    help: 'Log one JSON line per request to stdout (batched: written within 50 ms and at exit).',
+  },
 } as const;
 
 type Settings = typeof SETTINGS;
@@ -41,7 +102,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     out[name] = r.output;
   }
   const c = out as Config;
-  if (!!c.TLS_CERT_PATH !== !!c.TLS_KEY_PATH) throw new ConfigError('TLS_CERT_PATH and TLS_KEY_PATH: set both or neither');
-  if (c.HTTP_REDIRECT_PORT !== undefined && !c.TLS_CERT_PATH) throw new ConfigError('HTTP_REDIRECT_PORT: needs TLS_CERT_PATH and TLS_KEY_PATH (there is no HTTPS to redirect to)');
+  if (!!c.TLS_CERT_PATH !== !!c.TLS_KEY_PATH)
+    throw new ConfigError('TLS_CERT_PATH and TLS_KEY_PATH: set both or neither');
+  if (c.HTTP_REDIRECT_PORT !== undefined && !c.TLS_CERT_PATH)
+    throw new ConfigError(
+      'HTTP_REDIRECT_PORT: needs TLS_CERT_PATH and TLS_KEY_PATH (there is no HTTPS to redirect to)',
+    );
   return c;
 }

@@ -5,7 +5,10 @@ import { isLoopback, startService } from './http/server.ts';
 import { countKeys, createKey, KeyStoreError, openKeyStore } from './keys/store.ts';
 
 const format = (line: Record<string, unknown>) => JSON.stringify({ time: new Date().toISOString(), ...line }) + '\n';
-const log = (line: Record<string, unknown>) => { requestLines.flush(); process.stdout.write(format(line)); };
+const log = (line: Record<string, unknown>) => {
+  requestLines.flush();
+  process.stdout.write(format(line));
+};
 
 /**
  * Request lines are collected and written every 50 ms (or at 64 KB): one write per request cost ~7 % of
@@ -17,7 +20,10 @@ const requestLines = (() => {
   let bytes = 0;
   let timer: NodeJS.Timeout | null = null;
   const flush = () => {
-    if (timer) { clearTimeout(timer); timer = null; }
+    if (timer) {
+      clearTimeout(timer);
+      timer = null;
+    }
     if (buf.length === 0) return;
     const text = buf.join('');
     buf = [];
@@ -59,7 +65,8 @@ function createDevKey(config: Config): { id: string; key: string } | null {
   let db;
   try {
     db = openKeyStore(config.KEYS_PATH, { create: true });
-  } catch (e) { // e.g. a read-only store: the server runs on; keys come from npm run keys
+  } catch (e) {
+    // e.g. a read-only store: the server runs on; keys come from npm run keys
     log({ level: 'warn', msg: 'could not check the key store for a development key', error: (e as Error).message });
     return null;
   }
@@ -67,7 +74,11 @@ function createDevKey(config: Config): { id: string; key: string } | null {
     if (countKeys(db) > 0) return null;
     // Behind a proxy (TRUST_PROXY) a loopback HOST is a deployment, with logs kept: no key is printed there either.
     if (!isLoopback(config.HOST) || config.TRUST_PROXY) {
-      log({ level: 'warn', msg: `the key store is empty; issue a key with: npm run -s keys -- create --name NAME (no development key is made ${config.TRUST_PROXY ? 'behind a proxy (TRUST_PROXY=1)' : 'on a non-loopback HOST'})`, keys_path: config.KEYS_PATH });
+      log({
+        level: 'warn',
+        msg: `the key store is empty; issue a key with: npm run -s keys -- create --name NAME (no development key is made ${config.TRUST_PROXY ? 'behind a proxy (TRUST_PROXY=1)' : 'on a non-loopback HOST'})`,
+        keys_path: config.KEYS_PATH,
+      });
       return null;
     }
     const k = createKey(db, { name: 'local development key (made by npm start)' });
@@ -80,18 +91,20 @@ function createDevKey(config: Config): { id: string; key: string } | null {
 
 /** The one place a key is ever printed by the server: stderr, once, at its creation. */
 function printDevKey(k: { id: string; key: string }, url: string) {
-  process.stderr.write([
-    '',
-    '  A local development API key was created (the key store was empty). It is shown only this once:',
-    '',
-    `    ${k.key}`,
-    '',
-    `  Key id: ${k.id}. Try it:`,
-    `    curl -H "Authorization: Bearer ${k.key}" '${url}/v1/listings?limit=1'`,
-    '',
-    `  Manage keys with npm run keys -- list | disable ${k.id} | revoke ${k.id}.`,
-    '',
-  ].join('\n') + '\n');
+  process.stderr.write(
+    [
+      '',
+      '  A local development API key was created (the key store was empty). It is shown only this once:',
+      '',
+      `    ${k.key}`,
+      '',
+      `  Key id: ${k.id}. Try it:`,
+      `    curl -H "Authorization: Bearer ${k.key}" '${url}/v1/listings?limit=1'`,
+      '',
+      `  Manage keys with npm run keys -- list | disable ${k.id} | revoke ${k.id}.`,
+      '',
+    ].join('\n') + '\n',
+  );
 }
 
 main().catch((e) => {

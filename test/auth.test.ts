@@ -8,7 +8,14 @@ import { createHash } from 'node:crypto';
 import { connect } from 'node:net';
 import { buildTestSnapshot, issueKey, startServer, tempDir, type TestServer } from './helpers.ts';
 import { UNAUTHORIZED_MESSAGE } from '../src/http/access.ts';
-import { digestKey, digestKeyBase64, generateKey, isWellFormedKey, KEY_PATTERN, parseBearer } from '../src/keys/format.ts';
+import {
+  digestKey,
+  digestKeyBase64,
+  generateKey,
+  isWellFormedKey,
+  KEY_PATTERN,
+  parseBearer,
+} from '../src/keys/format.ts';
 import { KeyReader } from '../src/keys/reader.ts';
 import { changeKey, openKeyStore } from '../src/keys/store.ts';
 import { ApiError } from '../src/http/errors.ts';
@@ -16,7 +23,9 @@ import { addressBucket, createLimits } from '../src/http/rate-limit.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let snapshotPath: string;
-before(async () => { snapshotPath = (await buildTestSnapshot()).path; });
+before(async () => {
+  snapshotPath = (await buildTestSnapshot()).path;
+});
 
 function assertUnauthorized(r: { status: number; headers: Headers; body: any }, what: string) {
   assert.equal(r.status, 401, what);
@@ -31,8 +40,14 @@ function rawGet(url: string, path: string, headerLines: string[]): Promise<{ sta
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     let data = '';
-    const s = connect(Number(port), hostname, () => s.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${headerLines.map((h) => h + '\r\n').join('')}\r\n`));
-    s.on('data', (d) => { data += d; });
+    const s = connect(Number(port), hostname, () =>
+      s.write(
+        `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${headerLines.map((h) => h + '\r\n').join('')}\r\n`,
+      ),
+    );
+    s.on('data', (d) => {
+      data += d;
+    });
     s.on('error', reject);
     s.on('close', () => {
       const end = data.indexOf('\r\n\r\n');
@@ -44,7 +59,11 @@ function rawGet(url: string, path: string, headerLines: string[]): Promise<{ sta
 
 const change = (keysPath: string, id: string, action: 'disable' | 'enable' | 'revoke') => {
   const db = openKeyStore(keysPath, { create: false });
-  try { changeKey(db, id, action); } finally { db.close(); }
+  try {
+    changeKey(db, id, action);
+  } finally {
+    db.close();
+  }
 };
 
 describe('key format', () => {
@@ -70,7 +89,21 @@ describe('key format', () => {
 
   it('parses only "Bearer <key>" with one space and no quotes', () => {
     assert.equal(parseBearer('Bearer abc'), 'abc');
-    for (const bad of [undefined, '', 'bearer abc', 'Bearer  abc', 'Bearer "abc"', "Bearer 'abc'", 'Bearer abc ', ' Bearer abc', 'Bearer', 'Bearer ', 'Basic abc', 'Bearer\tabc', 'Bearer a b']) {
+    for (const bad of [
+      undefined,
+      '',
+      'bearer abc',
+      'Bearer  abc',
+      'Bearer "abc"',
+      "Bearer 'abc'",
+      'Bearer abc ',
+      ' Bearer abc',
+      'Bearer',
+      'Bearer ',
+      'Basic abc',
+      'Bearer\tabc',
+      'Bearer a b',
+    ]) {
       assert.equal(parseBearer(bad), null, JSON.stringify(bad));
     }
   });
@@ -82,7 +115,9 @@ describe('key format', () => {
 
 describe('authentication', () => {
   let server: TestServer;
-  before(async () => { server = await startServer({ SNAPSHOT_PATH: snapshotPath, LOG_REQUESTS: '1' }); });
+  before(async () => {
+    server = await startServer({ SNAPSHOT_PATH: snapshotPath, LOG_REQUESTS: '1' });
+  });
   after(() => server.close());
 
   it('serves ping and the OpenAPI document without a key', async () => {
@@ -129,11 +164,18 @@ describe('authentication', () => {
   });
   it('answers 401 to two Authorization headers, whichever comes first (node would keep only the first)', async () => {
     for (const second of [`Bearer ${server.key}`, 'Basic abc']) {
-      const r = await rawGet(server.url, '/v1/listings?limit=1', [`Authorization: Bearer ${server.key}`, `authorization: ${second}`]);
+      const r = await rawGet(server.url, '/v1/listings?limit=1', [
+        `Authorization: Bearer ${server.key}`,
+        `authorization: ${second}`,
+      ]);
       assert.equal(r.status, 401, second);
       assert.equal(JSON.parse(r.body).error.code, 'unauthorized');
     }
-    assert.equal((await rawGet(server.url, '/v1/listings?limit=1', [`Authorization: Bearer ${server.key}`])).status, 200, 'one header is served');
+    assert.equal(
+      (await rawGet(server.url, '/v1/listings?limit=1', [`Authorization: Bearer ${server.key}`])).status,
+      200,
+      'one header is served',
+    );
   });
 
   it('accepts a key whose expiry is in the future', async () => {
@@ -164,7 +206,11 @@ describe('authentication', () => {
       assert.equal((await server.get('/v1/listings', { key: k.key })).status, 200, `enabled, round ${i}`);
     }
     const fresh = issueKey(server.keysPath);
-    assert.equal((await server.get('/v1/listings', { key: fresh.key })).status, 200, 'a key created while running works at once');
+    assert.equal(
+      (await server.get('/v1/listings', { key: fresh.key })).status,
+      200,
+      'a key created while running works at once',
+    );
   });
 
   it('refuses a key in the query string with 400, with or without a header', async () => {
@@ -194,7 +240,10 @@ describe('authentication', () => {
 
 describe('rate limits', () => {
   it('answers 429 with a truthful Retry-After once a key used its allowance, and counts down RateLimit', async () => {
-    const server = await startServer({ SNAPSHOT_PATH: snapshotPath, RATE_LIMIT_PER_MINUTE: '3' }, { rateWindowSeconds: 2 });
+    const server = await startServer(
+      { SNAPSHOT_PATH: snapshotPath, RATE_LIMIT_PER_MINUTE: '3' },
+      { rateWindowSeconds: 2 },
+    );
     try {
       const other = issueKey(server.keysPath);
       for (const left of [2, 1, 0]) {
@@ -213,28 +262,59 @@ describe('rate limits', () => {
       assert.equal((await server.get('/v1/ping', { key: null })).status, 200, 'ping is not limited');
       await sleep(wait * 1000);
       assert.equal((await server.get('/v1/listings?limit=1')).status, 200, 'after Retry-After the key gets through');
-    } finally { await server.close(); }
+    } finally {
+      await server.close();
+    }
   });
 
   it('answers 429 to failed authentications from an address after too many, until Retry-After; a valid key is still served', async () => {
-    const server = await startServer({ SNAPSHOT_PATH: snapshotPath, AUTH_FAILURES_PER_MINUTE: '2', TRUST_PROXY: '1' }, { rateWindowSeconds: 2 });
+    const server = await startServer(
+      { SNAPSHOT_PATH: snapshotPath, AUTH_FAILURES_PER_MINUTE: '2', TRUST_PROXY: '1' },
+      { rateWindowSeconds: 2 },
+    );
     try {
       // The proxy appends the address it saw; the entries before it are the client's to choose.
-      const from = (ip: string, spoof = '198.18.0.99') => ({ 'X-Forwarded-For': `${spoof}, ${ip}`, Authorization: 'Bearer nope' });
+      const from = (ip: string, spoof = '198.18.0.99') => ({
+        'X-Forwarded-For': `${spoof}, ${ip}`,
+        Authorization: 'Bearer nope',
+      });
       assertUnauthorized(await server.get('/v1/listings', { headers: from('203.0.113.7') }), 'first');
-      assertUnauthorized(await server.get('/v1/listings', { headers: from('203.0.113.7', '192.0.2.1') }), 'second (another spoofed entry counts for the same address)');
+      assertUnauthorized(
+        await server.get('/v1/listings', { headers: from('203.0.113.7', '192.0.2.1') }),
+        'second (another spoofed entry counts for the same address)',
+      );
       const r = await server.get('/v1/listings', { headers: from('203.0.113.7', '192.0.2.2') });
       assert.equal(r.status, 429);
       assert.equal(r.body.error.code, 'rate_limited');
       const wait = Number(r.headers.get('retry-after'));
       assert.ok(Number.isInteger(wait) && wait >= 1 && wait <= 2, `Retry-After ${wait}`);
-      assert.equal((await server.get('/v1/listings', { headers: { 'X-Forwarded-For': '203.0.113.7' } })).status, 200, 'a valid key from the blocked address is served');
-      assert.equal((await server.get('/v1/listings', { headers: { 'X-Forwarded-For': '203.0.113.7, 198.51.100.1' } })).status, 200, 'another address is unaffected');
-      assertUnauthorized(await server.get('/v1/listings', { headers: from('198.51.100.1', '203.0.113.7') }), 'naming the blocked address first does not aim the block at it');
-      assert.equal((await server.get('/v1/ping', { key: null, headers: { 'X-Forwarded-For': '203.0.113.7' } })).status, 200, 'ping stays public');
+      assert.equal(
+        (await server.get('/v1/listings', { headers: { 'X-Forwarded-For': '203.0.113.7' } })).status,
+        200,
+        'a valid key from the blocked address is served',
+      );
+      assert.equal(
+        (await server.get('/v1/listings', { headers: { 'X-Forwarded-For': '203.0.113.7, 198.51.100.1' } })).status,
+        200,
+        'another address is unaffected',
+      );
+      assertUnauthorized(
+        await server.get('/v1/listings', { headers: from('198.51.100.1', '203.0.113.7') }),
+        'naming the blocked address first does not aim the block at it',
+      );
+      assert.equal(
+        (await server.get('/v1/ping', { key: null, headers: { 'X-Forwarded-For': '203.0.113.7' } })).status,
+        200,
+        'ping stays public',
+      );
       await sleep(wait * 1000);
-      assertUnauthorized(await server.get('/v1/listings', { headers: from('203.0.113.7') }), 'after Retry-After a failure is a 401 again');
-    } finally { await server.close(); }
+      assertUnauthorized(
+        await server.get('/v1/listings', { headers: from('203.0.113.7') }),
+        'after Retry-After a failure is a 401 again',
+      );
+    } finally {
+      await server.close();
+    }
   });
 
   it('keeps memory bounded: entries vanish when their window ends', async () => {
@@ -285,14 +365,23 @@ describe('fail closed: the key store', () => {
       assert.ok(server.logs.some((l) => l.msg === 'key store unavailable; failing closed'));
 
       // Switched to WAL by hand: the change counter no longer tracks revocations, so the store is refused.
-      const journal = (mode: string) => { const db = new Database(server.keysPath); db.pragma(`journal_mode = ${mode}`); db.close(); };
+      const journal = (mode: string) => {
+        const db = new Database(server.keysPath);
+        db.pragma(`journal_mode = ${mode}`);
+        db.close();
+      };
       journal('WAL');
       await unavailable('WAL mode');
-      assert.ok(server.logs.some((l) => String(l.reason ?? '').includes('WAL mode')), 'the log says why');
+      assert.ok(
+        server.logs.some((l) => String(l.reason ?? '').includes('WAL mode')),
+        'the log says why',
+      );
       journal('DELETE');
       await sleep(60);
       assert.equal((await server.get('/v1/listings')).status, 200, 'recovered in rollback mode');
-    } finally { await server.close(); }
+    } finally {
+      await server.close();
+    }
   });
 
   it('sees a change written in place on the very next lookup, and a file renamed into place from the next turn on (one stat per turn)', async () => {
@@ -306,7 +395,10 @@ describe('fail closed: the key store', () => {
     let stats = 0;
     const realStat = fs.statSync;
     const writable = fs as { statSync: typeof fs.statSync };
-    writable.statSync = ((...a: Parameters<typeof fs.statSync>) => { if (a[0] === path) stats++; return realStat(...a); }) as typeof fs.statSync;
+    writable.statSync = ((...a: Parameters<typeof fs.statSync>) => {
+      if (a[0] === path) stats++;
+      return realStat(...a);
+    }) as typeof fs.statSync;
     syncBuiltinESMExports();
     const reader = new KeyReader(path, { retryMs: 0 });
     try {
@@ -317,10 +409,16 @@ describe('fail closed: the key store', () => {
       try {
         assert.equal(reader.lookup(digest)?.revoked_at, null);
         changeKey(writer, k.id, 'revoke');
-        assert.notEqual(reader.lookup(digest)?.revoked_at, null, 'the lookup right after the commit, in the same turn, sees the revocation');
+        assert.notEqual(
+          reader.lookup(digest)?.revoked_at,
+          null,
+          'the lookup right after the commit, in the same turn, sees the revocation',
+        );
         changeKey(writer, k2.id, 'disable');
         assert.notEqual(reader.lookup(digestKeyBase64(k2.key))?.disabled_at, null, 'and a disable');
-      } finally { writer.close(); }
+      } finally {
+        writer.close();
+      }
       stats = 0;
       for (let i = 0; i < 5; i++) reader.lookup(digest);
       assert.equal(stats, 0, 'no more stats in this turn: writes in place are seen by the change counter');
@@ -341,14 +439,30 @@ describe('fail closed: the key store', () => {
       renameSync(third, path);
       const until = performance.now() + 2;
       while (performance.now() < until);
-      assert.equal(reader.lookup(digestKeyBase64(k4.key))?.id, k4.id, 'the same turn, 2 ms later, reads the renamed file');
+      assert.equal(
+        reader.lookup(digestKeyBase64(k4.key))?.id,
+        k4.id,
+        'the same turn, 2 ms later, reads the renamed file',
+      );
 
       rmSync(path);
       await turn();
-      assert.throws(() => reader.lookup(digest), (e) => e instanceof ApiError && e.status === 503, 'a deleted store fails closed on the next turn');
-      assert.throws(() => reader.lookup(digest), (e) => e instanceof ApiError && e.status === 503, 'and within the same turn too');
+      assert.throws(
+        () => reader.lookup(digest),
+        (e) => e instanceof ApiError && e.status === 503,
+        'a deleted store fails closed on the next turn',
+      );
+      assert.throws(
+        () => reader.lookup(digest),
+        (e) => e instanceof ApiError && e.status === 503,
+        'and within the same turn too',
+      );
       reader.close();
-      assert.throws(() => reader.lookup(digest), (e) => e instanceof ApiError && e.status === 503, 'a closed reader answers 503, not a TypeError');
+      assert.throws(
+        () => reader.lookup(digest),
+        (e) => e instanceof ApiError && e.status === 503,
+        'a closed reader answers 503, not a TypeError',
+      );
     } finally {
       reader.close();
       (fs as { statSync: typeof fs.statSync }).statSync = realStat;
@@ -366,7 +480,9 @@ describe('fail closed: the key store', () => {
       assert.equal(r.status, 503);
       assert.equal(r.body.error.code, 'service_unavailable');
       assert.ok(r.headers.get('retry-after'));
-    } finally { await server.close(); }
+    } finally {
+      await server.close();
+    }
   });
 
   it('creates an empty key store at start-up when none exists, and refuses a file that is not a key store', async () => {
@@ -378,7 +494,12 @@ describe('fail closed: the key store', () => {
     try {
       const r = await fetch(`${s.url}/v1/listings`);
       assert.equal(r.status, 401);
-    } finally { await s.close(); }
-    await assert.rejects(startService(loadConfig({ ...base, KEYS_PATH: snapshotPath }), { log: () => {} }), /not a key store/);
+    } finally {
+      await s.close();
+    }
+    await assert.rejects(
+      startService(loadConfig({ ...base, KEYS_PATH: snapshotPath }), { log: () => {} }),
+      /not a key store/,
+    );
   });
 });

@@ -15,14 +15,26 @@ import { buildTestSnapshot, copyFixture, tempDir, FIXTURES, startServer, type Te
 
 const ROOT = join(FIXTURES, '..', '..');
 const open = (path: string) => new Database(path, { readonly: true });
-const ids = (db: Database.Database, table: string) => (db.prepare(`SELECT id FROM ${table} ORDER BY id`).pluck().all() as string[]);
+const ids = (db: Database.Database, table: string) =>
+  db.prepare(`SELECT id FROM ${table} ORDER BY id`).pluck().all() as string[];
 
 /** Dumps every ordinary table (FTS shadow tables excluded) for result comparisons. */
 function dump(path: string): Record<string, unknown[]> {
   const db = open(path);
-  const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '%fts%' AND name NOT LIKE 'sqlite_%' ORDER BY name").pluck().all() as string[];
+  const tables = db
+    .prepare(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '%fts%' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+    )
+    .pluck()
+    .all() as string[];
   const out: Record<string, unknown[]> = {};
-  for (const t of tables) out[t] = db.prepare(`SELECT * FROM ${t}`).raw().all().map((r) => JSON.stringify(r)).sort();
+  for (const t of tables)
+    out[t] = db
+      .prepare(`SELECT * FROM ${t}`)
+      .raw()
+      .all()
+      .map((r) => JSON.stringify(r))
+      .sort();
   delete out.snapshot_meta; // holds the build time
   db.close();
   return out;
@@ -48,7 +60,17 @@ describe('snapshot compiler: content', () => {
 
   it('stores only active, published rent listings', () => {
     // lst-004 inactive, lst-005 unpublished, lst-006 for sale
-    assert.deepEqual(ids(db, 'listings'), ['lst-001', 'lst-002', 'lst-003', 'lst-007', 'lst-008', 'lst-009', 'lst-010', 'lst-011', 'lst-012']);
+    assert.deepEqual(ids(db, 'listings'), [
+      'lst-001',
+      'lst-002',
+      'lst-003',
+      'lst-007',
+      'lst-008',
+      'lst-009',
+      'lst-010',
+      'lst-011',
+      'lst-012',
+    ]);
   });
 
   it('stores only published records of the other resources', () => {
@@ -62,16 +84,29 @@ describe('snapshot compiler: content', () => {
   });
 
   it('stores each listing as two rows with the same rid: filters in listings, what is shown in listing_text', () => {
-    const rows = db.prepare('SELECT l.rid, l.id, l.city_id AS a, t.city_id AS b, t.title FROM listings l JOIN listing_text t ON t.rid = l.rid ORDER BY l.rid').all() as { a: string; b: string; title: string }[];
+    const rows = db
+      .prepare(
+        'SELECT l.rid, l.id, l.city_id AS a, t.city_id AS b, t.title FROM listings l JOIN listing_text t ON t.rid = l.rid ORDER BY l.rid',
+      )
+      .all() as { a: string; b: string; title: string }[];
     assert.equal(rows.length, ids(db, 'listings').length);
     assert.equal(db.prepare('SELECT count(*) FROM listing_text').pluck().get(), rows.length);
-    for (const r of rows) { assert.equal(r.a, r.b); assert.ok(r.title.length > 0); }
+    for (const r of rows) {
+      assert.equal(r.a, r.b);
+      assert.ok(r.title.length > 0);
+    }
   });
 
   it('fails the checks when a listing lacks its text row or the rids are not 1..n', async () => {
     for (const [tamper, want] of [
-      ['DELETE FROM listing_text WHERE rid = (SELECT max(rid) FROM listing_text)', ['consistency: listings without their text row: 1']],
-      ['DELETE FROM listing_text WHERE rid = 2', ['consistency: listing_text rids not 1..n: 1', 'consistency: listings without their text row: 1']],
+      [
+        'DELETE FROM listing_text WHERE rid = (SELECT max(rid) FROM listing_text)',
+        ['consistency: listings without their text row: 1'],
+      ],
+      [
+        'DELETE FROM listing_text WHERE rid = 2',
+        ['consistency: listing_text rids not 1..n: 1', 'consistency: listings without their text row: 1'],
+      ],
       ['UPDATE listing_text SET rid = 100 WHERE rid = 1', ['consistency: listing_text rids not 1..n: 92']],
       ['UPDATE listings SET rid = 0 WHERE rid = 1', ['consistency: listings rids not 1..n: 1']],
     ] as [string, string[]][]) {
@@ -80,29 +115,49 @@ describe('snapshot compiler: content', () => {
       try {
         assert.deepEqual(await check(rw, copy), [], 'the untouched copy passes');
         rw.exec(tamper);
-        assert.deepEqual((await check(rw, copy)).filter((p) => p.startsWith('consistency:') && !p.includes('statistics')), want, tamper);
-      } finally { rw.close(); }
+        assert.deepEqual(
+          (await check(rw, copy)).filter((p) => p.startsWith('consistency:') && !p.includes('statistics')),
+          want,
+          tamper,
+        );
+      } finally {
+        rw.close();
+      }
     }
   });
 
   it('fails the checks when an index does not match its table, in the listings (checked on another thread) or elsewhere', async () => {
     // An index whose definition is rewritten to another column keeps its old entries: its content no longer
     // matches the table. quick_check alone does not look at that; integrity_check does.
-    for (const [index, from, to] of [['listings_city', '(city_id)', '(province_id)'], ['owners_type', '(type)', '(slug)']]) {
+    for (const [index, from, to] of [
+      ['listings_city', '(city_id)', '(province_id)'],
+      ['owners_type', '(type)', '(slug)'],
+    ]) {
       const copy = copyOf(path);
       const rw = new Database(copy);
       rw.unsafeMode(true);
       rw.pragma('writable_schema = ON');
-      assert.equal(rw.prepare('UPDATE sqlite_schema SET sql = replace(sql, ?, ?) WHERE name = ?').run(from, to, index).changes, 1);
+      assert.equal(
+        rw.prepare('UPDATE sqlite_schema SET sql = replace(sql, ?, ?) WHERE name = ?').run(from, to, index).changes,
+        1,
+      );
       rw.close();
       const db = new Database(copy);
       try {
         assert.deepEqual(db.pragma('quick_check'), [{ quick_check: 'ok' }], 'quick_check does not see it');
         const problems = (await check(db, copy)).filter((p) => p.includes('_check')); // a query plan may break too
         const table = index.startsWith('listings') ? 'listings' : 'owners';
-        assert.ok(problems.length > 0 && problems.every((p) => p.startsWith(`integrity_check("${table}"): `)), problems.join('\n'));
-        assert.ok(problems.some((p) => p.includes(index)), problems.join('\n'));
-      } finally { db.close(); }
+        assert.ok(
+          problems.length > 0 && problems.every((p) => p.startsWith(`integrity_check("${table}"): `)),
+          problems.join('\n'),
+        );
+        assert.ok(
+          problems.some((p) => p.includes(index)),
+          problems.join('\n'),
+        );
+      } finally {
+        db.close();
+      }
     }
   });
 
@@ -110,7 +165,10 @@ describe('snapshot compiler: content', () => {
     const copy = copyOf(path);
     // One byte of a key in listing_stats' leaf page: 'location:…' becomes 'zocation:…', out of order.
     const db0 = new Database(copy, { readonly: true });
-    const page = db0.prepare("SELECT pageno FROM dbstat WHERE name = 'listing_stats' AND pagetype = 'leaf' ORDER BY pageno LIMIT 1").pluck().get() as number;
+    const page = db0
+      .prepare("SELECT pageno FROM dbstat WHERE name = 'listing_stats' AND pagetype = 'leaf' ORDER BY pageno LIMIT 1")
+      .pluck()
+      .get() as number;
     const size = db0.pragma('page_size', { simple: true }) as number;
     db0.close();
     const bytes = readFileSync(copy);
@@ -123,11 +181,16 @@ describe('snapshot compiler: content', () => {
       assert.deepEqual(db.pragma('quick_check'), [{ quick_check: 'ok' }]);
       const problems = (await check(db, copy)).filter((p) => p.includes('_check'));
       assert.deepEqual(problems, ['integrity_check("listing_stats"): row not in PRIMARY KEY order for listing_stats']);
-    } finally { db.close(); }
+    } finally {
+      db.close();
+    }
   });
 
-  it('the check worker reports a file it cannot open, with SQLite\'s reason', async () => {
-    await assert.rejects(checkInWorker(join(tempDir(), 'missing.db'), PARALLEL_TABLE), /SQLITE_CANTOPEN: unable to open database file/);
+  it("the check worker reports a file it cannot open, with SQLite's reason", async () => {
+    await assert.rejects(
+      checkInWorker(join(tempDir(), 'missing.db'), PARALLEL_TABLE),
+      /SQLITE_CANTOPEN: unable to open database file/,
+    );
   });
 
   it('assigns rid in ascending id order', () => {
@@ -136,7 +199,11 @@ describe('snapshot compiler: content', () => {
   });
 
   it('keeps only real translations in the locale tables', () => {
-    const rows = db.prepare('SELECT l.id, t.locale, t.title FROM listings_i18n t JOIN listings l ON l.rid = t.rid ORDER BY l.id, t.locale').all();
+    const rows = db
+      .prepare(
+        'SELECT l.id, t.locale, t.title FROM listings_i18n t JOIN listings l ON l.rid = t.rid ORDER BY l.id, t.locale',
+      )
+      .all();
     assert.deepEqual(rows, [
       { id: 'lst-001', locale: 'nl', title: 'Lichte woning in De Pijp' },
       { id: 'lst-003', locale: 'de', title: 'Studio beim Vondelpark' },
@@ -144,23 +211,43 @@ describe('snapshot compiler: content', () => {
       { id: 'lst-007', locale: 'nl', title: 'Appartement centrum Den Haag' },
     ]);
     assert.equal(db.prepare("SELECT count(*) FROM listings_i18n WHERE locale = 'en'").pluck().get(), 0);
-    const hague = db.prepare("SELECT t.locale, t.name FROM locations_i18n t JOIN locations l ON l.rid = t.rid WHERE l.id = 'loc-dh' ORDER BY t.locale").all();
+    const hague = db
+      .prepare(
+        "SELECT t.locale, t.name FROM locations_i18n t JOIN locations l ON l.rid = t.rid WHERE l.id = 'loc-dh' ORDER BY t.locale",
+      )
+      .all();
     assert.deepEqual(hague, [
-      { locale: 'de', name: 'Den Haag' }, { locale: 'es', name: 'La Haya' }, { locale: 'fr', name: 'La Haye' }, { locale: 'nl', name: 'Den Haag' },
+      { locale: 'de', name: 'Den Haag' },
+      { locale: 'es', name: 'La Haya' },
+      { locale: 'fr', name: 'La Haye' },
+      { locale: 'nl', name: 'Den Haag' },
     ]);
   });
 
   it('builds the location closure including each location with itself', () => {
-    const up = db.prepare("SELECT ancestor_id, depth FROM location_closure WHERE descendant_id = 'loc-ams-pijp' ORDER BY depth").all();
-    assert.deepEqual(up, [{ ancestor_id: 'loc-ams-pijp', depth: 0 }, { ancestor_id: 'loc-ams', depth: 1 }, { ancestor_id: 'loc-nh', depth: 2 }]);
-    const down = db.prepare("SELECT descendant_id FROM location_closure WHERE ancestor_id = 'loc-nh' ORDER BY descendant_id").pluck().all();
+    const up = db
+      .prepare("SELECT ancestor_id, depth FROM location_closure WHERE descendant_id = 'loc-ams-pijp' ORDER BY depth")
+      .all();
+    assert.deepEqual(up, [
+      { ancestor_id: 'loc-ams-pijp', depth: 0 },
+      { ancestor_id: 'loc-ams', depth: 1 },
+      { ancestor_id: 'loc-nh', depth: 2 },
+    ]);
+    const down = db
+      .prepare("SELECT descendant_id FROM location_closure WHERE ancestor_id = 'loc-nh' ORDER BY descendant_id")
+      .pluck()
+      .all();
     assert.deepEqual(down, ['loc-ams', 'loc-ams-jordaan', 'loc-ams-pijp', 'loc-nh']);
     const l = db.prepare("SELECT neighbourhood_id, city_id, province_id FROM listings WHERE id = 'lst-001'").get();
     assert.deepEqual(l, { neighbourhood_id: 'loc-ams-pijp', city_id: 'loc-ams', province_id: 'loc-nh' });
   });
 
   it('computes market cohorts by hand-checked values (inactive counted, small months omitted)', () => {
-    const rows = db.prepare('SELECT metric_id, city_id, month, value, sample_size FROM market_observations ORDER BY metric_id, city_id, month').all();
+    const rows = db
+      .prepare(
+        'SELECT metric_id, city_id, month, value, sample_size FROM market_observations ORDER BY metric_id, city_id, month',
+      )
+      .all();
     assert.deepEqual(rows, [
       // Amsterdam, Jan 2026: lst-001 2000, lst-002 2400, lst-003 1500 and the INACTIVE lst-004 1000 → median (1500+2000)/2
       { metric_id: 'median_rent', city_id: 'loc-ams', month: '2026-01-01', value: 1750, sample_size: 4 },
@@ -181,13 +268,25 @@ describe('snapshot compiler: content', () => {
   it('precomputes statistics for all listings and each location', () => {
     const all = db.prepare("SELECT * FROM listing_stats WHERE scope = ''").get();
     // priced: 2000 2400 1500 1300 1400 700 1350 2100 → sorted 700 1300 1350 1400 1500 2000 2100 2400
-    assert.deepEqual(all, { scope: '', count: 9, min_price_eur: 700, max_price_eur: 2400, average_price_eur: 1593.75, median_price_eur: 1450 });
+    assert.deepEqual(all, {
+      scope: '',
+      count: 9,
+      min_price_eur: 700,
+      max_price_eur: 2400,
+      average_price_eur: 1593.75,
+      median_price_eur: 1450,
+    });
     const zh = db.prepare("SELECT count, median_price_eur FROM listing_stats WHERE scope = 'location:loc-zh'").get();
     assert.deepEqual(zh, { count: 4, median_price_eur: 1325 });
   });
 
   it('records meta: schema version, snapshot id, build time, counts', () => {
-    const meta = Object.fromEntries((db.prepare('SELECT key, value FROM snapshot_meta').all() as { key: string; value: string }[]).map((r) => [r.key, r.value]));
+    const meta = Object.fromEntries(
+      (db.prepare('SELECT key, value FROM snapshot_meta').all() as { key: string; value: string }[]).map((r) => [
+        r.key,
+        r.value,
+      ]),
+    );
     assert.equal(meta.schema_version, String(SCHEMA_VERSION));
     assert.match(meta.snapshot_id, /^snap_[0-9a-f]{24}$/);
     assert.equal(meta.built_at, '2026-11-01T00:00:00.000Z');
@@ -207,11 +306,15 @@ describe('snapshot compiler: content', () => {
     // header says rollback journal again (bytes 18 and 19: 1, WAL would be 2), and no WAL file is left.
     const header = readFileSync(path).subarray(18, 20);
     assert.deepEqual([...header], [1, 1]);
-    assert.deepEqual(readdirSync(dirname(path)).filter((f) => f !== 'snapshot.db'), []);
+    assert.deepEqual(
+      readdirSync(dirname(path)).filter((f) => f !== 'snapshot.db'),
+      [],
+    );
   });
 
   it('indexes q in every locale (FTS)', () => {
-    const hit = (term: string) => db.prepare('SELECT count(*) FROM listings_fts WHERE listings_fts MATCH ?').pluck().get(term);
+    const hit = (term: string) =>
+      db.prepare('SELECT count(*) FROM listings_fts WHERE listings_fts MATCH ?').pluck().get(term);
     assert.equal(hit('"lichte"'), 1); // nl title of lst-001
     assert.equal(hit('"haye"'), 3); // fr name of the city of lst-007, lst-008, lst-011
     assert.equal(hit('"sauna"'), 1);
@@ -219,7 +322,11 @@ describe('snapshot compiler: content', () => {
 
   it('stores a term bitmap holding exactly the rows FTS finds for the term, for every frequent term', () => {
     const n = db.prepare('SELECT count(*) FROM listings').pluck().get() as number;
-    const maps = db.prepare('SELECT term, docs, bits FROM listing_term_bitmaps').all() as { term: string; docs: number; bits: Buffer }[];
+    const maps = db.prepare('SELECT term, docs, bits FROM listing_term_bitmaps').all() as {
+      term: string;
+      docs: number;
+      bits: Buffer;
+    }[];
     assert.ok(maps.length > 5, `bitmaps: ${maps.length}`);
     const rows = db.prepare('SELECT rowid FROM listings_fts WHERE listings_fts MATCH ? ORDER BY rowid').pluck();
     for (const m of maps) {
@@ -241,7 +348,16 @@ describe('snapshot compiler: determinism', () => {
 
   it('gives another snapshot id when the source changes', async () => {
     const src = copyFixture();
-    appendFileSync(join(src, 'glossary.ndjson'), JSON.stringify({ id: 'gl-2', slug: 'servicekosten', term: { en: 'Service costs' }, definition: { en: 'Costs on top of rent.' }, published: true }) + '\n');
+    appendFileSync(
+      join(src, 'glossary.ndjson'),
+      JSON.stringify({
+        id: 'gl-2',
+        slug: 'servicekosten',
+        term: { en: 'Service costs' },
+        definition: { en: 'Costs on top of rent.' },
+        published: true,
+      }) + '\n',
+    );
     const a = await buildTestSnapshot();
     const b = await buildTestSnapshot(src);
     assert.notEqual(a.result.snapshotId, b.result.snapshotId);
@@ -257,7 +373,15 @@ describe('snapshot compiler: determinism', () => {
     assert.deepEqual(reversed.listings_i18n, sorted.listings_i18n);
     const db = open((await buildTestSnapshot(src)).path);
     assert.deepEqual(db.prepare('SELECT id FROM listings ORDER BY rid').pluck().all(), ids(db, 'listings'));
-    assert.equal(db.prepare("SELECT count(*) FROM listings_fts WHERE listings_fts MATCH '\"sauna\"' AND rowid = (SELECT rid FROM listings WHERE id = 'lst-009')").pluck().get(), 1);
+    assert.equal(
+      db
+        .prepare(
+          "SELECT count(*) FROM listings_fts WHERE listings_fts MATCH '\"sauna\"' AND rowid = (SELECT rid FROM listings WHERE id = 'lst-009')",
+        )
+        .pluck()
+        .get(),
+      1,
+    );
   });
 
   it('builds the same full-text index in its worker as from the table (the unsorted path), and copies it whole', async () => {
@@ -266,14 +390,25 @@ describe('snapshot compiler: determinism', () => {
     writeFileSync(join(src, 'listings.ndjson'), lines.join('\n') + '\n');
     const { path: worker } = await buildTestSnapshot(); // sorted: the full-text worker's file, copied in
     const { path: table } = await buildTestSnapshot(src); // re-ranked: derived from the listings table
-    assert.deepEqual(readdirSync(dirname(worker)).filter((f) => f.includes('.tmp-')), [], 'the worker file is removed');
-    const a = dump(worker), b = dump(table);
+    assert.deepEqual(
+      readdirSync(dirname(worker)).filter((f) => f.includes('.tmp-')),
+      [],
+      'the worker file is removed',
+    );
+    const a = dump(worker),
+      b = dump(table);
     assert.ok(a.listing_terms.length > 50 && a.listing_term_bitmaps.length > 50, 'terms and bitmaps were copied');
     assert.deepEqual(a, b); // every table but the full-text ones (compared below) and snapshot_meta
     const matches = (path: string) => {
       const db = open(path);
-      const m = db.prepare("SELECT l.id FROM listings_fts f JOIN listings l ON l.rid = f.rowid WHERE listings_fts MATCH ? ORDER BY l.id").pluck();
-      const out = (db.prepare('SELECT term FROM listing_terms ORDER BY term').pluck().all() as string[]).map((t) => `${t}: ${m.all(`"${t}"`).join()}`);
+      const m = db
+        .prepare(
+          'SELECT l.id FROM listings_fts f JOIN listings l ON l.rid = f.rowid WHERE listings_fts MATCH ? ORDER BY l.id',
+        )
+        .pluck();
+      const out = (db.prepare('SELECT term FROM listing_terms ORDER BY term').pluck().all() as string[]).map(
+        (t) => `${t}: ${m.all(`"${t}"`).join()}`,
+      );
       db.close();
       return out;
     };
@@ -293,7 +428,11 @@ async function refusedBuild(src: string) {
   const result = await buildSnapshot({ source: src, out, log: () => {} });
   assert.equal(result.ok, false, 'the build must fail');
   assert.ok(readFileSync(out).equals(before), 'the existing snapshot must stay byte-identical');
-  assert.deepEqual(readdirSync(dirname(out)).filter((f) => f.includes('.tmp-')), [], 'no temporary file is left behind');
+  assert.deepEqual(
+    readdirSync(dirname(out)).filter((f) => f.includes('.tmp-')),
+    [],
+    'no temporary file is left behind',
+  );
   return result.problems;
 }
 /** Applies `edit` to one file of a fixture copy, builds over an existing snapshot and returns the problems. */
@@ -303,7 +442,8 @@ async function failingBuild(file: string, edit: (lines: string[]) => string[]) {
   writeFileSync(p, edit(readFileSync(p, 'utf8').trimEnd().split('\n')).join('\n') + '\n');
   return refusedBuild(src);
 }
-const setLine = (n: number, f: (rec: any) => unknown) => (lines: string[]) => lines.map((l, i) => (i === n - 1 ? JSON.stringify(f(JSON.parse(l))) : l));
+const setLine = (n: number, f: (rec: any) => unknown) => (lines: string[]) =>
+  lines.map((l, i) => (i === n - 1 ? JSON.stringify(f(JSON.parse(l))) : l));
 
 describe('snapshot compiler: timestamps as written in their own offset', () => {
   let server: TestServer;
@@ -312,34 +452,63 @@ describe('snapshot compiler: timestamps as written in their own offset', () => {
     const src = copyFixture();
     const edit = (file: string, f: (r: any) => any) => {
       const p = join(src, file);
-      writeFileSync(p, readFileSync(p, 'utf8').trimEnd().split('\n').map((l) => JSON.stringify(f(JSON.parse(l)))).join('\n') + '\n');
+      writeFileSync(
+        p,
+        readFileSync(p, 'utf8')
+          .trimEnd()
+          .split('\n')
+          .map((l) => JSON.stringify(f(JSON.parse(l))))
+          .join('\n') + '\n',
+      );
     };
     // lst-012 (Amsterdam, 2,100 EUR) first seen at 00:30 on 1 February local time: still 31 January in UTC.
     // Without seconds (ISO 8601 allows that); the API serves RFC 3339, which needs them.
-    edit('listings.ndjson', (r) => (r.id === 'lst-012' ? { ...r, first_seen_at: '2026-02-01T00:30+01:00', updated_at: '2026-10-01T09:15+02:00' }
-      : r.id === 'lst-001' ? { ...r, updated_at: '2026-10-01T00:00:00.250Z' } : r));
+    edit('listings.ndjson', (r) =>
+      r.id === 'lst-012'
+        ? { ...r, first_seen_at: '2026-02-01T00:30+01:00', updated_at: '2026-10-01T09:15+02:00' }
+        : r.id === 'lst-001'
+          ? { ...r, updated_at: '2026-10-01T00:00:00.250Z' }
+          : r,
+    );
     edit('owners.ndjson', (r) => (r.id === 'own-1' ? { ...r, updated_at: '2026-01-02T10:00-05:30' } : r));
     const { path, result } = await buildTestSnapshot(src);
     assert.ok(result.ok, result.ok ? '' : result.problems.join('\n'));
     db = open(path);
     server = await startServer({ SNAPSHOT_PATH: path });
   });
-  after(async () => { db?.close(); await server?.close(); });
+  after(async () => {
+    db?.close();
+    await server?.close();
+  });
 
   it('serves a timestamp without seconds with :00 added, in its own offset, and others as written', async () => {
     assert.equal((await server.get('/v1/listings/lst-012')).body.data.updated_at, '2026-10-01T09:15:00+02:00');
     assert.equal((await server.get('/v1/listings/lst-001')).body.data.updated_at, '2026-10-01T00:00:00.250Z');
     assert.equal((await server.get('/v1/owners/own-1')).body.data.updated_at, '2026-01-02T10:00:00-05:30');
-    const page = (await server.get('/v1/listings?location_id=loc-ams')).body.data as { id: string; updated_at: string }[];
+    const page = (await server.get('/v1/listings?location_id=loc-ams')).body.data as {
+      id: string;
+      updated_at: string;
+    }[];
     assert.equal(page.find((l) => l.id === 'lst-012')?.updated_at, '2026-10-01T09:15:00+02:00');
   });
 
   it('counts a listing in the month of its first-seen date as written, not the UTC one', () => {
-    const ams = db.prepare("SELECT month, sample_size FROM market_observations WHERE metric_id = 'new_listings' AND city_id = 'loc-ams' ORDER BY month").all();
+    const ams = db
+      .prepare(
+        "SELECT month, sample_size FROM market_observations WHERE metric_id = 'new_listings' AND city_id = 'loc-ams' ORDER BY month",
+      )
+      .all();
     // February keeps lst-010 and lst-012; in UTC lst-012 would be January's fifth and February's median-free single.
-    assert.deepEqual(ams, [{ month: '2026-01-01', sample_size: 4 }, { month: '2026-02-01', sample_size: 2 }]);
-    assert.deepEqual(db.prepare("SELECT month, value FROM market_observations WHERE metric_id = 'median_rent' AND city_id = 'loc-ams'").all(),
-      [{ month: '2026-01-01', value: 1750 }]);
+    assert.deepEqual(ams, [
+      { month: '2026-01-01', sample_size: 4 },
+      { month: '2026-02-01', sample_size: 2 },
+    ]);
+    assert.deepEqual(
+      db
+        .prepare("SELECT month, value FROM market_observations WHERE metric_id = 'median_rent' AND city_id = 'loc-ams'")
+        .all(),
+      [{ month: '2026-01-01', value: 1750 }],
+    );
   });
 });
 
@@ -350,40 +519,72 @@ describe('snapshot compiler: bad input fails with file:line and leaves the old s
     assert.match(p[0], /^owners\.ndjson:2: \(record\): malformed JSON: /);
   });
   it('a broken line that names its id does not make every reference to it a second problem', async () => {
-    const p = await failingBuild('owners.ndjson', (l) => l.map((x) => (x.includes('"id":"own-1"') ? x.slice(0, -5) : x)));
+    const p = await failingBuild('owners.ndjson', (l) =>
+      l.map((x) => (x.includes('"id":"own-1"') ? x.slice(0, -5) : x)),
+    );
     assert.equal(p.length, 1, p.join('\n')); // own-1 owns three listings: no "unknown owner" lines
     assert.match(p[0], /^owners\.ndjson:1: \(record\): malformed JSON: /);
   });
   it('missing required field', async () => {
-    const p = await failingBuild('listings.ndjson', setLine(3, ({ title, ...rest }) => rest));
+    const p = await failingBuild(
+      'listings.ndjson',
+      setLine(3, ({ title, ...rest }) => rest),
+    );
     assert.deepEqual(p, ['listings.ndjson:3: title: required field is missing']);
   });
   it('wrong type', async () => {
-    const p = await failingBuild('listings.ndjson', setLine(1, (r) => ({ ...r, rooms: 'three' })));
+    const p = await failingBuild(
+      'listings.ndjson',
+      setLine(1, (r) => ({ ...r, rooms: 'three' })),
+    );
     assert.deepEqual(p, ['listings.ndjson:1: rooms: expected number (got "three")']);
   });
   it('negative price', async () => {
-    const p = await failingBuild('listings.ndjson', setLine(2, (r) => ({ ...r, price_eur: -5 })));
+    const p = await failingBuild(
+      'listings.ndjson',
+      setLine(2, (r) => ({ ...r, price_eur: -5 })),
+    );
     assert.deepEqual(p, ['listings.ndjson:2: price_eur: must not be negative']);
   });
   it('bad date', async () => {
-    const p = await failingBuild('listings.ndjson', setLine(4, (r) => ({ ...r, first_seen_at: '2026-13-45' })));
+    const p = await failingBuild(
+      'listings.ndjson',
+      setLine(4, (r) => ({ ...r, first_seen_at: '2026-13-45' })),
+    );
     assert.equal(p.length, 1);
     assert.match(p[0], /^listings\.ndjson:4: first_seen_at: must be an ISO 8601 timestamp/);
   });
   it('a timestamp on an impossible time of day or offset', async () => {
-    for (const t of ['2026-01-31T25:00:00Z', '2026-01-31T23:60:00Z', '2026-01-31T23:59:60Z', '2026-01-31T12:00:00+24:00']) {
-      const p = await failingBuild('listings.ndjson', setLine(4, (r) => ({ ...r, updated_at: t })));
+    for (const t of [
+      '2026-01-31T25:00:00Z',
+      '2026-01-31T23:60:00Z',
+      '2026-01-31T23:59:60Z',
+      '2026-01-31T12:00:00+24:00',
+    ]) {
+      const p = await failingBuild(
+        'listings.ndjson',
+        setLine(4, (r) => ({ ...r, updated_at: t })),
+      );
       assert.equal(p.length, 1, t);
-      assert.match(p[0], /^listings\.ndjson:4: updated_at: must be an ISO 8601 timestamp with time zone on a real date and time of day/, t);
+      assert.match(
+        p[0],
+        /^listings\.ndjson:4: updated_at: must be an ISO 8601 timestamp with time zone on a real date and time of day/,
+        t,
+      );
     }
   });
   it('unknown locale key', async () => {
-    const p = await failingBuild('listings.ndjson', setLine(1, (r) => ({ ...r, title: { ...r.title, it: 'Appartamento' } })));
+    const p = await failingBuild(
+      'listings.ndjson',
+      setLine(1, (r) => ({ ...r, title: { ...r.title, it: 'Appartamento' } })),
+    );
     assert.deepEqual(p, ['listings.ndjson:1: title.it: unknown locale key (allowed: en, nl, de, fr, es)']);
   });
   it('unknown field', async () => {
-    const p = await failingBuild('owners.ndjson', setLine(2, (r) => ({ ...r, nickname: 'P' })));
+    const p = await failingBuild(
+      'owners.ndjson',
+      setLine(2, (r) => ({ ...r, nickname: 'P' })),
+    );
     assert.deepEqual(p, ['owners.ndjson:2: nickname: unknown field']);
   });
   it('duplicate id', async () => {
@@ -391,28 +592,50 @@ describe('snapshot compiler: bad input fails with file:line and leaves the old s
     assert.deepEqual(p, ['listings.ndjson:13: id: duplicate id "lst-001" (first at line 1)']);
   });
   it('unknown owner', async () => {
-    const p = await failingBuild('listings.ndjson', setLine(2, (r) => ({ ...r, owner_id: 'own-404' })));
+    const p = await failingBuild(
+      'listings.ndjson',
+      setLine(2, (r) => ({ ...r, owner_id: 'own-404' })),
+    );
     assert.deepEqual(p, ['listings.ndjson:2: owner_id: unknown owner "own-404"']);
   });
   it('unknown location', async () => {
-    const p = await failingBuild('listings.ndjson', setLine(2, (r) => ({ ...r, location_id: 'loc-404' })));
+    const p = await failingBuild(
+      'listings.ndjson',
+      setLine(2, (r) => ({ ...r, location_id: 'loc-404' })),
+    );
     assert.deepEqual(p, ['listings.ndjson:2: location_id: unknown location "loc-404"']);
   });
   it('listing placed in a province', async () => {
-    const p = await failingBuild('listings.ndjson', setLine(2, (r) => ({ ...r, location_id: 'loc-nh' })));
-    assert.deepEqual(p, ['listings.ndjson:2: location_id: "loc-nh" is a province; a listing lies in a city or neighbourhood']);
+    const p = await failingBuild(
+      'listings.ndjson',
+      setLine(2, (r) => ({ ...r, location_id: 'loc-nh' })),
+    );
+    assert.deepEqual(p, [
+      'listings.ndjson:2: location_id: "loc-nh" is a province; a listing lies in a city or neighbourhood',
+    ]);
   });
   it('unknown provider', async () => {
-    const p = await failingBuild('internet_plans.ndjson', setLine(3, (r) => ({ ...r, provider_id: 'inet-404' })));
+    const p = await failingBuild(
+      'internet_plans.ndjson',
+      setLine(3, (r) => ({ ...r, provider_id: 'inet-404' })),
+    );
     assert.deepEqual(p, ['internet_plans.ndjson:3: provider_id: unknown internet provider "inet-404"']);
   });
   it('unknown parent location', async () => {
-    const p = await failingBuild('locations.ndjson', setLine(6, (r) => ({ ...r, parent_id: 'loc-404' })));
+    const p = await failingBuild(
+      'locations.ndjson',
+      setLine(6, (r) => ({ ...r, parent_id: 'loc-404' })),
+    );
     assert.deepEqual(p, ['locations.ndjson:6: parent_id: unknown location "loc-404"']);
   });
   it('parent of the wrong level', async () => {
-    const p = await failingBuild('locations.ndjson', setLine(6, (r) => ({ ...r, parent_id: 'loc-nh' })));
-    assert.deepEqual(p, ['locations.ndjson:6: parent_id: the parent of neighbourhood "loc-ams-pijp" must be a city, "loc-nh" is a province']);
+    const p = await failingBuild(
+      'locations.ndjson',
+      setLine(6, (r) => ({ ...r, parent_id: 'loc-nh' })),
+    );
+    assert.deepEqual(p, [
+      'locations.ndjson:6: parent_id: the parent of neighbourhood "loc-ams-pijp" must be a city, "loc-nh" is a province',
+    ]);
   });
   it('a missing source file', async () => {
     const src = copyFixture();
@@ -432,19 +655,29 @@ describe('snapshot compiler: bad input fails with file:line and leaves the old s
 });
 
 describe('snapshot compiler: command line', () => {
-  const cli = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', 'build-snapshot/main.ts', ...args], { cwd: ROOT, encoding: 'utf8' });
+  const cli = (args: string[]) =>
+    spawnSync(process.execPath, ['--import', 'tsx', 'build-snapshot/main.ts', ...args], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
 
   it('exits 0 and prints a one-line summary on success', () => {
     const out = join(tempDir(), 'ok.db');
     const r = cli(['--source', join(FIXTURES, 'basic'), '--out', out]);
     assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stderr, /build-snapshot: OK snap_[0-9a-f]{24} → .*ok\.db \([\d.]+ MiB\) in [\d.]+s; stored\/valid: locations 8\/8, owners 2\/3, listings 9\/12/);
+    assert.match(
+      r.stderr,
+      /build-snapshot: OK snap_[0-9a-f]{24} → .*ok\.db \([\d.]+ MiB\) in [\d.]+s; stored\/valid: locations 8\/8, owners 2\/3, listings 9\/12/,
+    );
     assert.ok(existsSync(out));
   });
 
   it('exits 1, prints file:line problems and leaves no output on bad data', () => {
     const src = copyFixture();
-    writeFileSync(join(src, 'metrics.ndjson'), '{"id":"m","name":{"en":"M"},"unit":"EUR","aggregation":"mode","min_sample_size":0}\n');
+    writeFileSync(
+      join(src, 'metrics.ndjson'),
+      '{"id":"m","name":{"en":"M"},"unit":"EUR","aggregation":"mode","min_sample_size":0}\n',
+    );
     const out = join(tempDir(), 'bad.db');
     const r = cli(['--source', src, '--out', out]);
     assert.equal(r.status, 1);
@@ -464,11 +697,18 @@ describe('snapshot compiler: command line', () => {
       const { path: out } = await buildTestSnapshot();
       const before = readFileSync(out);
       const temps = () => readdirSync(dirname(out)).filter((f) => f.includes('.tmp-'));
-      const child = spawn(process.execPath, ['--import', 'tsx', 'build-snapshot/main.ts', '--source', src, '--out', out], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', 'build-snapshot/main.ts', '--source', src, '--out', out],
+        { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] },
+      );
       let stderr = '';
-      child.stderr.on('data', (d) => { stderr += d; });
+      child.stderr.on('data', (d) => {
+        stderr += d;
+      });
       const exited = new Promise<NodeJS.Signals | null>((r) => child.once('exit', (_code, s) => r(s)));
-      for (const until = Date.now() + 20_000; temps().length === 0 && Date.now() < until;) await new Promise((r) => setTimeout(r, 50));
+      for (const until = Date.now() + 20_000; temps().length === 0 && Date.now() < until; )
+        await new Promise((r) => setTimeout(r, 50));
       assert.ok(temps().length > 0, 'the build got as far as its temporary file');
       child.kill(signal);
       assert.equal(await exited, signal, `ends by ${signal} (a shell's status 128 + its number): ${stderr}`);
@@ -480,35 +720,59 @@ describe('snapshot compiler: command line', () => {
 
   // listings.ndjson is read by the parser thread, the other files by the main thread (which then must not
   // block in a read: the signal handler runs on it).
-  for (const fifo of ['listings.ndjson', 'owners.ndjson']) it(`stops on SIGTERM also while the build waits in a read of ${fifo} (a FIFO nobody writes)`, async () => {
-    const { spawn } = await import('node:child_process');
-    const src = copyFixture();
-    rmSync(join(src, fifo));
-    assert.equal(spawnSync('mkfifo', [join(src, fifo)]).status, 0, 'mkfifo');
-    const out = join(tempDir(), 'snapshot.db');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'build-snapshot/main.ts', '--source', src, '--out', out], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
-    const exited = new Promise<NodeJS.Signals | null>((r) => child.once('exit', (_code, s) => r(s)));
-    try {
-      for (const until = Date.now() + 20_000; !readdirSync(dirname(out)).some((f) => f.includes('.tmp-')) && Date.now() < until;) await new Promise((r) => setTimeout(r, 50));
-      // By now the parser thread is blocked opening the FIFO.
-      await new Promise((r) => setTimeout(r, 3000));
-      child.kill('SIGTERM');
-      assert.equal(await Promise.race([exited, new Promise((r) => setTimeout(() => r('still running after 15 s'), 15_000))]), 'SIGTERM');
-      assert.deepEqual(readdirSync(dirname(out)).filter((f) => f.includes('.tmp-')), []);
-    } finally {
-      child.kill('SIGKILL'); // a failed assertion must not leave a build blocked on the FIFO
-    }
-  });
+  for (const fifo of ['listings.ndjson', 'owners.ndjson'])
+    it(`stops on SIGTERM also while the build waits in a read of ${fifo} (a FIFO nobody writes)`, async () => {
+      const { spawn } = await import('node:child_process');
+      const src = copyFixture();
+      rmSync(join(src, fifo));
+      assert.equal(spawnSync('mkfifo', [join(src, fifo)]).status, 0, 'mkfifo');
+      const out = join(tempDir(), 'snapshot.db');
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', 'build-snapshot/main.ts', '--source', src, '--out', out],
+        { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] },
+      );
+      const exited = new Promise<NodeJS.Signals | null>((r) => child.once('exit', (_code, s) => r(s)));
+      try {
+        for (
+          const until = Date.now() + 20_000;
+          !readdirSync(dirname(out)).some((f) => f.includes('.tmp-')) && Date.now() < until;
+        )
+          await new Promise((r) => setTimeout(r, 50));
+        // By now the parser thread is blocked opening the FIFO.
+        await new Promise((r) => setTimeout(r, 3000));
+        child.kill('SIGTERM');
+        assert.equal(
+          await Promise.race([exited, new Promise((r) => setTimeout(() => r('still running after 15 s'), 15_000))]),
+          'SIGTERM',
+        );
+        assert.deepEqual(
+          readdirSync(dirname(out)).filter((f) => f.includes('.tmp-')),
+          [],
+        );
+      } finally {
+        child.kill('SIGKILL'); // a failed assertion must not leave a build blocked on the FIFO
+      }
+    });
 
   it('does not replace the target when stopped during its last synchronous stretch (ANALYZE, integrity_check)', async () => {
     const { path: out } = await buildTestSnapshot();
     const before = readFileSync(out);
     // What a signal handler does when the signal arrived while integrity_check ran.
-    const r = await buildSnapshot({ source: join(FIXTURES, 'basic'), out, log: (l) => { if (l.endsWith('] checking')) stopBuilds(); } });
+    const r = await buildSnapshot({
+      source: join(FIXTURES, 'basic'),
+      out,
+      log: (l) => {
+        if (l.endsWith('] checking')) stopBuilds();
+      },
+    });
     assert.equal(r.ok, false);
     assert.match(r.problems.join('\n'), /\(interrupted\): stopped by a signal before the snapshot replaced the target/);
     assert.ok(readFileSync(out).equals(before), 'the target is byte-identical');
-    assert.deepEqual(readdirSync(dirname(out)).filter((f) => f.includes('.tmp-')), []);
+    assert.deepEqual(
+      readdirSync(dirname(out)).filter((f) => f.includes('.tmp-')),
+      [],
+    );
     const again = await buildSnapshot({ source: join(FIXTURES, 'basic'), out, log: () => {} });
     assert.equal(again.ok, true, 'a later build in the same process is not stopped');
   });
@@ -516,25 +780,45 @@ describe('snapshot compiler: command line', () => {
     const { spawn } = await import('node:child_process');
     const dir = tempDir();
     const source = join(dir, 'src');
-    assert.equal(spawnSync(process.execPath, ['--import', 'tsx', 'generate/main.ts', '--listings', '8000', '--out', source], { cwd: ROOT }).status, 0);
+    assert.equal(
+      spawnSync(process.execPath, ['--import', 'tsx', 'generate/main.ts', '--listings', '8000', '--out', source], {
+        cwd: ROOT,
+      }).status,
+      0,
+    );
     const { path: out } = await buildTestSnapshot(join(FIXTURES, 'basic'), join(dir, 'snapshot.db'));
     const before = readFileSync(out);
-    const child = spawn(process.execPath, ['--import', 'tsx', 'build-snapshot/main.ts', '--source', source, '--out', out], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'build-snapshot/main.ts', '--source', source, '--out', out],
+      { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let stderr = '';
     const exited = new Promise<NodeJS.Signals | null>((r) => child.once('exit', (_code, s) => r(s)));
     // The signal is sent when the last phase starts: it arrives while integrity_check runs, or just after.
-    child.stderr.on('data', (d) => { stderr += d; if (/\] checking/.test(stderr)) child.kill('SIGTERM'); });
+    child.stderr.on('data', (d) => {
+      stderr += d;
+      if (/\] checking/.test(stderr)) child.kill('SIGTERM');
+    });
     const signal = await exited;
     const changed = !readFileSync(out).equals(before);
     // Whichever moment the signal met, what the build says and how it ends match what happened to the file.
-    if (signal === null) assert.ok(changed && /build-snapshot: OK/.test(stderr), `finished before the signal: ${stderr}`);
+    if (signal === null)
+      assert.ok(changed && /build-snapshot: OK/.test(stderr), `finished before the signal: ${stderr}`);
     else {
       assert.equal(signal, 'SIGTERM');
       assert.doesNotMatch(stderr, /build-snapshot: OK/, 'no success line for an interrupted build');
-      if (changed) assert.match(stderr, /interrupted \(SIGTERM\) after the build had finished: .* was replaced with the new snapshot/);
+      if (changed)
+        assert.match(
+          stderr,
+          /interrupted \(SIGTERM\) after the build had finished: .* was replaced with the new snapshot/,
+        );
       else assert.match(stderr, /interrupted \(SIGTERM\); .* was not changed/);
     }
-    assert.deepEqual(readdirSync(dir).filter((f) => f.includes('.tmp-')), []);
+    assert.deepEqual(
+      readdirSync(dir).filter((f) => f.includes('.tmp-')),
+      [],
+    );
   });
   it('exits 2 on unknown arguments', () => {
     const r = cli(['--sauce', 'x']);
@@ -547,7 +831,10 @@ describe('snapshot compiler: command line', () => {
     assert.match(r.stderr, /--out is given more than once\n.*usage: npm run build-snapshot/s);
   });
   it('exits 2 on an empty --out or --source (a variable that was not set)', () => {
-    for (const [flag, args] of [['out', ['--out', '']], ['source', ['--source', ' ']]] as const) {
+    for (const [flag, args] of [
+      ['out', ['--out', '']],
+      ['source', ['--source', ' ']],
+    ] as const) {
       const r = cli([...args]);
       assert.equal(r.status, 2, r.stderr);
       assert.match(r.stderr, new RegExp(`--${flag} is empty\\n.*usage: npm run build-snapshot`, 's'));
@@ -560,13 +847,29 @@ describe('IdIndex (the duplicate-id check of the listings parser)', () => {
     const index = new IdIndex();
     const first = new Map<string, number>();
     const ids: string[] = [];
-    const r = (() => { let a = 7; return () => { a = (a + 0x6d2b79f5) >>> 0; let t = Math.imul(a ^ (a >>> 15), a | 1); t ^= t + Math.imul(t ^ (t >>> 7), t | 61); return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32; }; })();
+    const r = (() => {
+      let a = 7;
+      return () => {
+        a = (a + 0x6d2b79f5) >>> 0;
+        let t = Math.imul(a ^ (a >>> 15), a | 1);
+        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+        return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+      };
+    })();
     for (let line = 1; line <= 60_000; line++) {
       // A mix of sequential ids, random ids of varying length, and repeats of earlier ones.
-      const id = r() < 0.2 && ids.length ? ids[Math.floor(r() * ids.length)] : r() < 0.5 ? `lst_${line}` : `x${Math.floor(r() * 1e9).toString(36)}:${line % 7}`;
+      const id =
+        r() < 0.2 && ids.length
+          ? ids[Math.floor(r() * ids.length)]
+          : r() < 0.5
+            ? `lst_${line}`
+            : `x${Math.floor(r() * 1e9).toString(36)}:${line % 7}`;
       const got = index.firstLine(id, line);
       assert.equal(got, first.get(id), `${id} at line ${line}`);
-      if (!first.has(id)) { first.set(id, line); ids.push(id); }
+      if (!first.has(id)) {
+        first.set(id, line);
+        ids.push(id);
+      }
     }
     assert.equal(index.size, first.size);
     assert.ok(first.size > 40_000, `${first.size} distinct ids`);
@@ -576,7 +879,10 @@ describe('IdIndex (the duplicate-id check of the listings parser)', () => {
 describe('snapshot compiler: overlong lines', () => {
   it('Utf8Check says per chunk whether the lines it completes are valid UTF-8, for any chunking (property test)', () => {
     let seed = 7;
-    const rnd = (n: number) => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed % n; };
+    const rnd = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
     const valid = [Buffer.from('a'), Buffer.from('é'), Buffer.from('€'), Buffer.from('🏠'), Buffer.from('\n')];
     const invalid = [Buffer.from([0xff]), Buffer.from([0xe2, 0x82]), Buffer.from([0x80])];
     // Mostly valid lines (a bad byte 1 piece in 40), cut anywhere: also inside characters.
@@ -613,7 +919,11 @@ describe('snapshot compiler: overlong lines', () => {
     };
     assert.deepEqual(split(['ab', 'c\nd', 'e\n', 'f'], 5), ['abc', 'de', 'f']);
     assert.deepEqual(split(['abcdefgh\nx\n'], 5), [OVERLONG, 'x'], 'over the cap within one chunk');
-    assert.deepEqual(split(['abc', 'def', 'ghi', '\nx'], 5), [OVERLONG, 'x'], 'over the cap across chunks: reported once');
+    assert.deepEqual(
+      split(['abc', 'def', 'ghi', '\nx'], 5),
+      [OVERLONG, 'x'],
+      'over the cap across chunks: reported once',
+    );
     assert.deepEqual(split(['abcde\n', 'abcdef'], 5), ['abcde', OVERLONG], 'at the cap is fine; an overlong last line');
     assert.deepEqual(split(['\n\n'], 5), ['', ''], 'blank lines are lines');
   });
@@ -629,7 +939,10 @@ describe('snapshot compiler: overlong lines', () => {
     assert.equal(r.ok, false);
     for (const file of ['owners.ndjson', 'listings.ndjson']) {
       assert.ok(r.problems.includes(`${file}:3: (record): ${OVERLONG_REASON}`), r.problems.join('\n'));
-      assert.ok(r.problems.some((p) => p.startsWith(`${file}:4: (record): malformed JSON`)), 'the line after it is read, with its own number');
+      assert.ok(
+        r.problems.some((p) => p.startsWith(`${file}:4: (record): malformed JSON`)),
+        'the line after it is read, with its own number',
+      );
     }
   });
 });
@@ -662,16 +975,31 @@ describe('snapshot compiler: reading listings in 4 MiB chunks', () => {
     const built = await buildTestSnapshot(dir);
     const db = new Database(built.path, { readonly: true });
     try {
-      const titles = db.prepare("SELECT l.id, t.title FROM listings l JOIN listing_text t ON t.rid = l.rid WHERE l.id LIKE 'lst-z%' ORDER BY l.id").all() as { id: string; title: string }[];
+      const titles = db
+        .prepare(
+          "SELECT l.id, t.title FROM listings l JOIN listing_text t ON t.rid = l.rid WHERE l.id LIKE 'lst-z%' ORDER BY l.id",
+        )
+        .all() as { id: string; title: string }[];
       assert.equal(titles.length, lines.length);
       for (const [i, row] of titles.entries()) assert.equal(row.title, title(i), row.id);
-    } finally { db.close(); }
+    } finally {
+      db.close();
+    }
     // Line numbers run on across chunks: a bad record after the boundary is reported at its own line.
-    const firstBad = original.toString('utf8').split('\n').filter((l) => l !== '').length + 1 + lines.length;
+    const firstBad =
+      original
+        .toString('utf8')
+        .split('\n')
+        .filter((l) => l !== '').length +
+      1 +
+      lines.length;
     writeFileSync(file, text + '{"id": "lst-bad"\n');
     const r = await buildSnapshot({ source: dir, out: join(tempDir(), 'x.db'), log: () => {} });
     assert.equal(r.ok, false);
-    assert.ok(r.problems.some((p) => p.startsWith(`listings.ndjson:${firstBad}:`)), r.problems.join('\n'));
+    assert.ok(
+      r.problems.some((p) => p.startsWith(`listings.ndjson:${firstBad}:`)),
+      r.problems.join('\n'),
+    );
   });
 });
 
@@ -691,20 +1019,32 @@ describe('snapshot compiler: operator mistakes', () => {
     latin1(join(src, 'listings.ndjson'), 2, '"en":"');
     latin1(join(src, 'platforms.ndjson'), 1, '"name":"');
     const p = await refused(src);
-    assert.ok(p.includes('listings.ndjson:2: (record): not valid UTF-8 (a Latin-1 or Windows-1252 export?); save the file as UTF-8'), p.join('\n'));
-    assert.ok(p.some((l) => l.startsWith('platforms.ndjson:1: (record): not valid UTF-8')), p.join('\n'));
+    assert.ok(
+      p.includes(
+        'listings.ndjson:2: (record): not valid UTF-8 (a Latin-1 or Windows-1252 export?); save the file as UTF-8',
+      ),
+      p.join('\n'),
+    );
+    assert.ok(
+      p.some((l) => l.startsWith('platforms.ndjson:1: (record): not valid UTF-8')),
+      p.join('\n'),
+    );
     assert.equal(p.filter((l) => /not valid UTF-8/.test(l)).length, 2, 'only the lines with the bad bytes');
   });
   it('names a byte-order mark at the start of a file', async () => {
     const src = copyFixture();
     writeFileSync(join(src, 'articles.ndjson'), '\ufeff' + readFileSync(join(src, 'articles.ndjson'), 'utf8'));
-    assert.deepEqual(await refused(src), ['articles.ndjson:1: (record): the file starts with a UTF-8 byte-order mark (BOM); save it as UTF-8 without one']);
+    assert.deepEqual(await refused(src), [
+      'articles.ndjson:1: (record): the file starts with a UTF-8 byte-order mark (BOM); save it as UTF-8 without one',
+    ]);
   });
   it('refuses an empty or blank listings file rather than replacing every listing with none', async () => {
     for (const content of ['', '\n\n']) {
       const src = copyFixture();
       writeFileSync(join(src, 'listings.ndjson'), content);
-      assert.deepEqual(await refused(src), ['listings.ndjson:0: (file): has no records; refusing to build a snapshot without listings']);
+      assert.deepEqual(await refused(src), [
+        'listings.ndjson:0: (file): has no records; refusing to build a snapshot without listings',
+      ]);
     }
   });
   it('reports a source "file" that is a folder as a problem line, not a crash', async () => {
@@ -730,32 +1070,45 @@ describe('snapshot compiler: operator mistakes', () => {
     }
     const r = await buildSnapshot({ source: join(FIXTURES, 'basic'), out: dir, log: () => {} });
     assert.match(r.problems[0], /:0: \(out\): is a folder/);
-    assert.deepEqual(readdirSync(dir).filter((f) => f.includes('.tmp-')), []);
+    assert.deepEqual(
+      readdirSync(dir).filter((f) => f.includes('.tmp-')),
+      [],
+    );
   });
-  it('names the system\'s reason when the output folder refuses a new file, even to root (sysfs)', { skip: !existsSync('/sys/kernel') && 'needs Linux sysfs' }, async () => {
+  it("names the system's reason when the output folder refuses a new file, even to root (sysfs)", {
+    skip: !existsSync('/sys/kernel') && 'needs Linux sysfs',
+  }, async () => {
     const r = await buildSnapshot({ source: join(FIXTURES, 'basic'), out: '/sys/kernel/snapshot.db', log: () => {} });
     assert.equal(r.ok, false);
     // access(W_OK) says yes to root, and SQLite's own error was only "unable to open database file".
-    assert.deepEqual(r.problems, [process.getuid?.() === 0
-      ? '/sys/kernel/snapshot.db:0: (out): cannot create a file in the folder /sys/kernel (EACCES: permission denied; the new snapshot is written beside the target, then renamed)'
-      : '/sys/kernel/snapshot.db:0: (out): the folder /sys/kernel is not writable (EACCES: permission denied; the new snapshot is written beside the target, then renamed)']);
+    assert.deepEqual(r.problems, [
+      process.getuid?.() === 0
+        ? '/sys/kernel/snapshot.db:0: (out): cannot create a file in the folder /sys/kernel (EACCES: permission denied; the new snapshot is written beside the target, then renamed)'
+        : '/sys/kernel/snapshot.db:0: (out): the folder /sys/kernel is not writable (EACCES: permission denied; the new snapshot is written beside the target, then renamed)',
+    ]);
   });
   it('removes temporary files of earlier builds whose process is gone, and keeps those of a running one', async () => {
     const { path: out } = await buildTestSnapshot();
     const gone = spawnSync(process.execPath, ['-e', '0']).pid!;
     const dead = join(dirname(out), `.snapshot.db.tmp-${gone}`);
     const alive = join(dirname(out), `.snapshot.db.tmp-${process.ppid}`);
-    for (const f of [dead, dead + '-journal', dead + '-wal', dead + '-shm', dead + '-fts', alive, alive + '-fts']) writeFileSync(f, 'x');
+    for (const f of [dead, dead + '-journal', dead + '-wal', dead + '-shm', dead + '-fts', alive, alive + '-fts'])
+      writeFileSync(f, 'x');
     const r = await buildSnapshot({ source: join(FIXTURES, 'basic'), out, log: () => {} });
     assert.equal(r.ok, true, r.problems.join('\n'));
-    for (const f of [dead, dead + '-journal', dead + '-wal', dead + '-shm', dead + '-fts']) assert.ok(!existsSync(f), `a dead build's files (its WAL and the full-text worker's too) are removed: ${f}`);
-    assert.ok(existsSync(alive) && existsSync(alive + '-fts'), 'a running build\'s files are kept');
+    for (const f of [dead, dead + '-journal', dead + '-wal', dead + '-shm', dead + '-fts'])
+      assert.ok(!existsSync(f), `a dead build's files (its WAL and the full-text worker's too) are removed: ${f}`);
+    assert.ok(existsSync(alive) && existsSync(alive + '-fts'), "a running build's files are kept");
   });
   it('fails cleanly when the disk fills up during the listings load or after it: a (build) problem, no temporary files, the target untouched', async () => {
     // 8,000 generated listings: the load outgrows the build's 4 MiB page cache, so SQLite writes during it.
     const dir = tempDir();
     const source = join(dir, 'src');
-    const gen = spawnSync(process.execPath, ['--import', 'tsx', 'generate/main.ts', '--listings', '8000', '--out', source], { cwd: ROOT, encoding: 'utf8' });
+    const gen = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', 'generate/main.ts', '--listings', '8000', '--out', source],
+      { cwd: ROOT, encoding: 'utf8' },
+    );
     assert.equal(gen.status, 0, gen.stderr);
     const { path: out } = await buildTestSnapshot(join(FIXTURES, 'basic'), join(dir, 'snapshot.db'));
     const before = readFileSync(out);
@@ -763,14 +1116,22 @@ describe('snapshot compiler: operator mistakes', () => {
     const seen: string[] = [];
     // A file may grow to 3 MB (fails while listings are written) or 8 MB (fails after them).
     for (const kib of [3000, 8000]) {
-      const run = spawnSync('bash', ['-c', `ulimit -f ${kib} && exec "$0" --import tsx "$@"`, process.execPath, runner, source, out], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+      const run = spawnSync(
+        'bash',
+        ['-c', `ulimit -f ${kib} && exec "$0" --import tsx "$@"`, process.execPath, runner, source, out],
+        { cwd: ROOT, encoding: 'utf8', timeout: 120_000 },
+      );
       assert.equal(run.status, 0, run.stderr);
       const r = JSON.parse(run.stdout) as { ok: boolean; problems: string[]; lastPhase: string };
       assert.equal(r.ok, false, `${kib} KiB: the build must fail`);
       assert.deepEqual(r.problems, [`${out}:0: (build): disk I/O error`], `${kib} KiB`);
       seen.push(r.lastPhase);
       assert.ok(readFileSync(out).equals(before), 'the previous snapshot is untouched');
-      assert.deepEqual(readdirSync(dir).filter((f) => f.includes('.tmp-')), [], 'no temporary files left');
+      assert.deepEqual(
+        readdirSync(dir).filter((f) => f.includes('.tmp-')),
+        [],
+        'no temporary files left',
+      );
     }
     assert.equal(seen[0], 'reading listings.ndjson', 'the small limit is hit during the listings load');
     assert.notEqual(seen[1], 'reading listings.ndjson', 'the larger limit is hit after it');
@@ -784,10 +1145,17 @@ describe('snapshot compiler: operator mistakes', () => {
     try {
       const r = await buildSnapshot({ source: join(FIXTURES, 'basic'), out, log: () => {} });
       assert.equal(r.ok, false);
-      assert.deepEqual(r.problems.filter((p) => p.includes('listings.ndjson')), [], 'the source file is not blamed');
+      assert.deepEqual(
+        r.problems.filter((p) => p.includes('listings.ndjson')),
+        [],
+        'the source file is not blamed',
+      );
       assert.match(r.problems.join('\n'), /:0: \(build\): .*-fts/);
       assert.ok(readFileSync(out).equals(before), 'the previous snapshot is untouched');
-      assert.ok(!existsSync(join(dirname(out), `.snapshot.db.tmp-${process.pid}`)), 'the temporary snapshot is removed');
+      assert.ok(
+        !existsSync(join(dirname(out), `.snapshot.db.tmp-${process.pid}`)),
+        'the temporary snapshot is removed',
+      );
     } finally {
       rmSync(blocked, { recursive: true, force: true });
     }

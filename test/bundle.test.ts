@@ -14,22 +14,39 @@ describe('bundle', () => {
     // Inside the project, so the bundle resolves better-sqlite3 from node_modules as a deployment would.
     const out = join(ROOT, `.dist-test-${process.pid}`);
     process.on('exit', () => rmSync(out, { recursive: true, force: true }));
-    const b = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bundle.ts', out], { cwd: ROOT, encoding: 'utf8' });
+    const b = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bundle.ts', out], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
     assert.equal(b.status, 0, b.stderr);
     const snap = join(dir, 'snapshot.db');
-    const c = spawnSync(process.execPath, [join(out, 'build-snapshot.mjs'), '--source', join(FIXTURES, 'basic'), '--out', snap], { cwd: ROOT, encoding: 'utf8' });
+    const c = spawnSync(
+      process.execPath,
+      [join(out, 'build-snapshot.mjs'), '--source', join(FIXTURES, 'basic'), '--out', snap],
+      { cwd: ROOT, encoding: 'utf8' },
+    );
     assert.equal(c.status, 0, c.stderr);
     const keysPath = join(dir, 'keys.db');
-    const k = spawnSync(process.execPath, [join(out, 'keys.mjs'), 'create', '--name', 'bundle test'], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, KEYS_PATH: keysPath } });
+    const k = spawnSync(process.execPath, [join(out, 'keys.mjs'), 'create', '--name', 'bundle test'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, KEYS_PATH: keysPath },
+    });
     assert.equal(k.status, 0, k.stderr);
     const key = JSON.parse(k.stdout).key as string;
     const server = spawn(process.execPath, [join(out, 'server.mjs')], {
-      cwd: ROOT, env: { ...process.env, SNAPSHOT_PATH: snap, KEYS_PATH: keysPath, PORT: '0', DEV_KEY: '0', LOG_REQUESTS: '0' }, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: ROOT,
+      env: { ...process.env, SNAPSHOT_PATH: snap, KEYS_PATH: keysPath, PORT: '0', DEV_KEY: '0', LOG_REQUESTS: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     try {
       const url = await new Promise<string>((resolve, reject) => {
         let buf = '';
-        server.stdout.on('data', (d) => { buf += d; const m = /"url":"([^"]+)"/.exec(buf); if (m) resolve(m[1]); });
+        server.stdout.on('data', (d) => {
+          buf += d;
+          const m = /"url":"([^"]+)"/.exec(buf);
+          if (m) resolve(m[1]);
+        });
         server.on('exit', (code) => reject(new Error(`server exited ${code}`)));
         setTimeout(() => reject(new Error('no listening line in 10 s')), 10_000).unref();
       });
@@ -43,15 +60,22 @@ describe('bundle', () => {
     }
     // Its package.json names the one dependency left outside, at the version it was built with.
     const pkg = JSON.parse(readFileSync(join(out, 'package.json'), 'utf8'));
-    assert.deepEqual(pkg.dependencies, { 'better-sqlite3': JSON.parse(readFileSync(join(ROOT, 'node_modules/better-sqlite3/package.json'), 'utf8')).version });
+    assert.deepEqual(pkg.dependencies, {
+      'better-sqlite3': JSON.parse(readFileSync(join(ROOT, 'node_modules/better-sqlite3/package.json'), 'utf8'))
+        .version,
+    });
     assert.equal(pkg.type, 'module');
     // Bundling again replaces the bundle's own files, keeps what npm install made from its package.json,
     // and refuses a folder that holds anything else (or a file given as the folder).
-    const again = (to = out) => spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bundle.ts', to], { cwd: ROOT, encoding: 'utf8' });
+    const again = (to = out) =>
+      spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bundle.ts', to], { cwd: ROOT, encoding: 'utf8' });
     mkdirSync(join(out, 'node_modules', 'x'), { recursive: true });
     writeFileSync(join(out, 'package-lock.json'), '{}');
     assert.equal(again().status, 0, 'over a previous bundle');
-    assert.ok(existsSync(join(out, 'node_modules', 'x')) && existsSync(join(out, 'package-lock.json')), 'the installed dependency is kept');
+    assert.ok(
+      existsSync(join(out, 'node_modules', 'x')) && existsSync(join(out, 'package-lock.json')),
+      'the installed dependency is kept',
+    );
     const file = join(dir, 'a-file');
     writeFileSync(file, 'x');
     const notFolder = again(file);

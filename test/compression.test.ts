@@ -7,20 +7,42 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { buildTestSnapshot, startServer, type TestServer } from './helpers.ts';
 import { COMPRESS_MIN_BYTES, JsonText, negotiate, sendJson } from '../src/http/respond.ts';
 
-interface Raw { status: number; headers: IncomingHttpHeaders; rawHeaders: string[]; bytes: Buffer }
+interface Raw {
+  status: number;
+  headers: IncomingHttpHeaders;
+  rawHeaders: string[];
+  bytes: Buffer;
+}
 
 /** One request whose body comes back as sent (fetch would decode it), with the server's key unless `key` is null. */
-function raw(server: { url: string; key?: string }, path: string, headers: Record<string, string> = {}, opts: { method?: string; key?: string | null } = {}): Promise<Raw> {
+function raw(
+  server: { url: string; key?: string },
+  path: string,
+  headers: Record<string, string> = {},
+  opts: { method?: string; key?: string | null } = {},
+): Promise<Raw> {
   const u = new URL(server.url);
   const h: Record<string, string> = { ...headers };
   if (opts.key !== null && (opts.key ?? server.key)) h.Authorization = `Bearer ${opts.key ?? server.key}`;
   return new Promise((resolve, reject) => {
-    const req = request({ host: u.hostname, port: u.port, path, method: opts.method ?? 'GET', headers: h, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (d: Buffer) => chunks.push(d));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, rawHeaders: res.rawHeaders, bytes: Buffer.concat(chunks) }));
-    });
-    req.setTimeout(5000, () => req.destroy(new Error(`no complete answer to ${path} within 5 s (a Content-Length above the bytes sent?)`)));
+    const req = request(
+      { host: u.hostname, port: u.port, path, method: opts.method ?? 'GET', headers: h, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (d: Buffer) => chunks.push(d));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode!,
+            headers: res.headers,
+            rawHeaders: res.rawHeaders,
+            bytes: Buffer.concat(chunks),
+          }),
+        );
+      },
+    );
+    req.setTimeout(5000, () =>
+      req.destroy(new Error(`no complete answer to ${path} within 5 s (a Content-Length above the bytes sent?)`)),
+    );
     req.on('error', reject);
     req.end();
   });
@@ -31,39 +53,77 @@ const decode = (r: Raw): string => {
   return (c === 'br' ? brotliDecompressSync(r.bytes) : c === 'gzip' ? gunzipSync(r.bytes) : r.bytes).toString('utf8');
 };
 /** The body without its request id (the one part that differs between two requests). */
-const stable = (text: string) => { const b = JSON.parse(text); delete b.meta?.request_id; return b; };
+const stable = (text: string) => {
+  const b = JSON.parse(text);
+  delete b.meta?.request_id;
+  return b;
+};
 
 describe('response compression', () => {
   let server: TestServer;
   const page = '/v1/listings?limit=5';
-  before(async () => { server = await startServer({ SNAPSHOT_PATH: (await buildTestSnapshot()).path }); });
-  after(async () => { await server.close(); });
+  before(async () => {
+    server = await startServer({ SNAPSHOT_PATH: (await buildTestSnapshot()).path });
+  });
+  after(async () => {
+    await server.close();
+  });
 
   it('answers br or gzip as asked, with the same JSON as uncompressed, Vary and a Content-Length of the bytes sent', async () => {
     const plain = await raw(server, page);
     assert.equal(plain.status, 200);
-    assert.ok(plain.bytes.length >= COMPRESS_MIN_BYTES, `the page is ${plain.bytes.length} bytes, enough to be compressed`);
+    assert.ok(
+      plain.bytes.length >= COMPRESS_MIN_BYTES,
+      `the page is ${plain.bytes.length} bytes, enough to be compressed`,
+    );
     assert.equal(plain.headers['content-encoding'], undefined, 'no Accept-Encoding: identity');
     assert.equal(plain.headers.vary, 'Accept-Encoding');
-    for (const [ask, coding] of [['gzip', 'gzip'], ['br', 'br'], ['gzip, deflate, br', 'gzip'], ['deflate, gzip;q=0.8', 'gzip'], ['GZIP', 'gzip'], ['x-gzip', 'gzip']] as const) {
+    for (const [ask, coding] of [
+      ['gzip', 'gzip'],
+      ['br', 'br'],
+      ['gzip, deflate, br', 'gzip'],
+      ['deflate, gzip;q=0.8', 'gzip'],
+      ['GZIP', 'gzip'],
+      ['x-gzip', 'gzip'],
+    ] as const) {
       const r = await raw(server, page, { 'Accept-Encoding': ask });
       assert.equal(r.status, 200, ask);
       assert.equal(r.headers['content-encoding'], coding, ask);
       assert.equal(r.headers.vary, 'Accept-Encoding', ask);
       assert.equal(Number(r.headers['content-length']), r.bytes.length, ask);
-      assert.ok(r.bytes.length < plain.bytes.length / 2, `${ask}: ${r.bytes.length} bytes against ${plain.bytes.length}`);
+      assert.ok(
+        r.bytes.length < plain.bytes.length / 2,
+        `${ask}: ${r.bytes.length} bytes against ${plain.bytes.length}`,
+      );
       assert.deepEqual(stable(decode(r)), stable(plain.bytes.toString('utf8')), ask);
     }
   });
 
   it('follows the weights: a higher q wins, q=0 refuses, * stands for the codings not named, identity otherwise', async () => {
     const cases: [string, string | undefined][] = [
-      ['gzip;q=1, br;q=0.5', 'gzip'], ['br;q=0.1, gzip;q=0.001', 'br'], ['br;q=0, gzip', 'gzip'], ['br;q=0, gzip;q=0', undefined],
-      ['*', 'gzip'], ['*;q=0.5, gzip;q=0', 'br'], ['*;q=0', undefined], ['identity', undefined], ['deflate, compress', undefined],
-      ['GZip;Q=0.9, Br;q=0.1', 'gzip'], ['br;Q=0.9, gzip;q=0.1', 'br'], ['gzip;q=.5', 'gzip'], ['gzip;q=0.5000', 'gzip'],
-      ['br;q=0.5, identity', undefined], ['br, identity;q=0.5', 'br'], ['br, identity', 'br'],
-      [',,,,,,,,,,,,,,,,,,,,br', 'br'], ['gzip;q=0, gzip', undefined],
-      ['gzip;q=abc', undefined], ['gzip;q=2', undefined], ['gzip;level=9', undefined], [';;, ,', undefined], ['', undefined],
+      ['gzip;q=1, br;q=0.5', 'gzip'],
+      ['br;q=0.1, gzip;q=0.001', 'br'],
+      ['br;q=0, gzip', 'gzip'],
+      ['br;q=0, gzip;q=0', undefined],
+      ['*', 'gzip'],
+      ['*;q=0.5, gzip;q=0', 'br'],
+      ['*;q=0', undefined],
+      ['identity', undefined],
+      ['deflate, compress', undefined],
+      ['GZip;Q=0.9, Br;q=0.1', 'gzip'],
+      ['br;Q=0.9, gzip;q=0.1', 'br'],
+      ['gzip;q=.5', 'gzip'],
+      ['gzip;q=0.5000', 'gzip'],
+      ['br;q=0.5, identity', undefined],
+      ['br, identity;q=0.5', 'br'],
+      ['br, identity', 'br'],
+      [',,,,,,,,,,,,,,,,,,,,br', 'br'],
+      ['gzip;q=0, gzip', undefined],
+      ['gzip;q=abc', undefined],
+      ['gzip;q=2', undefined],
+      ['gzip;level=9', undefined],
+      [';;, ,', undefined],
+      ['', undefined],
       ['gzip;q=0.123456', undefined], // more than 5 decimals: not read
     ];
     for (const [ask, coding] of cases) {
@@ -73,7 +133,12 @@ describe('response compression', () => {
       JSON.parse(decode(r));
     }
     // A 15 KB weight of digits on the public document (the first pattern took 1.2 s to reject it): refused, identity.
-    const long = await raw(server, '/v1/openapi.json', { 'Accept-Encoding': `gzip;q=${'1'.repeat(15_000)}x` }, { key: null });
+    const long = await raw(
+      server,
+      '/v1/openapi.json',
+      { 'Accept-Encoding': `gzip;q=${'1'.repeat(15_000)}x` },
+      { key: null },
+    );
     assert.equal(long.status, 200);
     assert.equal(long.headers['content-encoding'], undefined);
     // The function itself, for what a request cannot show (an absent header is what the first test sends).
@@ -89,7 +154,12 @@ describe('response compression', () => {
     assert.equal(small.headers.vary, 'Accept-Encoding');
     JSON.parse(small.bytes.toString('utf8'));
     const long = `/v1/${'x'.repeat(1500)}`; // a 404 that names its path: an error body over the minimum
-    for (const [path, key, status] of [['/v1/listings/nope', undefined, 404], [long, undefined, 404], ['/v1/listings?limit=abc', undefined, 400], ['/v1/listings', null, 401]] as const) {
+    for (const [path, key, status] of [
+      ['/v1/listings/nope', undefined, 404],
+      [long, undefined, 404],
+      ['/v1/listings?limit=abc', undefined, 400],
+      ['/v1/listings', null, 401],
+    ] as const) {
       const r = await raw(server, path, { 'Accept-Encoding': 'gzip, br' }, { key });
       assert.equal(r.status, status, path);
       assert.equal(r.headers['content-encoding'], undefined, path);
@@ -107,7 +177,10 @@ describe('response compression', () => {
       assert.equal(head.headers['content-encoding'], get.headers['content-encoding'], ask);
       // The request ids differ (random), so compressed lengths may differ by a byte or two; identity is ~2 times longer.
       const diff = Math.abs(Number(head.headers['content-length']) - Number(get.headers['content-length']));
-      assert.ok(ask === 'identity' ? diff === 0 : diff <= 8, `${ask}: HEAD ${head.headers['content-length']}, GET ${get.headers['content-length']}`);
+      assert.ok(
+        ask === 'identity' ? diff === 0 : diff <= 8,
+        `${ask}: HEAD ${head.headers['content-length']}, GET ${get.headers['content-length']}`,
+      );
     }
   });
 
@@ -130,7 +203,9 @@ describe('response compression', () => {
       const vary = r.rawHeaders.filter((_, i) => i % 2 === 0 && r.rawHeaders[i].toLowerCase() === 'vary').length;
       assert.equal(vary, 1, `one Vary line: ${JSON.stringify(r.rawHeaders)}`);
       assert.equal(r.headers.vary, 'Origin, Accept-Encoding');
-    } finally { await cors.close(); }
+    } finally {
+      await cors.close();
+    }
   });
 });
 
@@ -150,6 +225,8 @@ describe('sendJson with a reused body', () => {
       assert.ok(again.bytes.equals(first.bytes));
       await raw({ url }, '/', { 'Accept-Encoding': 'gzip' });
       assert.ok(body.encoded!.get('gzip'));
-    } finally { server.close(); }
+    } finally {
+      server.close();
+    }
   });
 });

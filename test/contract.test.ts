@@ -4,9 +4,30 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { buildTestSnapshot, startServer, type TestServer } from './helpers.ts';
 import {
-  ARTICLE, INSURANCE_PRODUCT, INSURANCE_PROVIDER, INTERNET_PLAN, INTERNET_PROVIDER_DETAIL, INTERNET_PROVIDER_SUMMARY,
-  LISTING_DETAIL, LISTING_STATS, LISTING_SUMMARY, LOCATION, LOCATION_DETAIL, METRIC, OBSERVATION, OWNER_DETAIL, OWNER_SUMMARY,
-  PLATFORM_DETAIL, PLATFORM_SUMMARY, assert400, assertBounded, assertCollection, assertDetail, assertError, assertShape, filled,
+  ARTICLE,
+  INSURANCE_PRODUCT,
+  INSURANCE_PROVIDER,
+  INTERNET_PLAN,
+  INTERNET_PROVIDER_DETAIL,
+  INTERNET_PROVIDER_SUMMARY,
+  LISTING_DETAIL,
+  LISTING_STATS,
+  LISTING_SUMMARY,
+  LOCATION,
+  LOCATION_DETAIL,
+  METRIC,
+  OBSERVATION,
+  OWNER_DETAIL,
+  OWNER_SUMMARY,
+  PLATFORM_DETAIL,
+  PLATFORM_SUMMARY,
+  assert400,
+  assertBounded,
+  assertCollection,
+  assertDetail,
+  assertError,
+  assertShape,
+  filled,
   type Shape,
 } from './support.ts';
 
@@ -15,7 +36,9 @@ before(async () => {
   const { path } = await buildTestSnapshot();
   server = await startServer({ SNAPSHOT_PATH: path });
 });
-after(async () => { await server?.close(); });
+after(async () => {
+  await server?.close();
+});
 
 const OBS = '/v1/market/metrics/median_rent/observations';
 const OBS_OK = `${OBS}?location_id=loc-ams&from=2026-01-01&to=2026-12-31`;
@@ -62,7 +85,11 @@ describe('success envelopes and field sets', () => {
       if (e.kind === 'collection') assertCollection(res, e.shape);
       else if (e.kind === 'bounded') assertBounded(res, e.shape);
       else assertDetail(res, e.shape);
-      if (e.min !== undefined) assert.ok(res.body.data.length >= e.min, `at least ${e.min} items (the fixture has them), got ${res.body.data.length}`);
+      if (e.min !== undefined)
+        assert.ok(
+          res.body.data.length >= e.min,
+          `at least ${e.min} items (the fixture has them), got ${res.body.data.length}`,
+        );
     });
   }
 
@@ -78,10 +105,22 @@ describe('success envelopes and field sets', () => {
     const listing = (await server.get('/v1/listings/lst-010')).body.data;
     assert.equal(listing.price_eur, null);
     const owner = (await server.get('/v1/owners/own-2')).body.data;
-    for (const k of ['website_url', 'image_url', 'phone_numbers', 'emails', 'areas_served', 'certifications', 'description_short', 'description', 'updated_at']) {
+    for (const k of [
+      'website_url',
+      'image_url',
+      'phone_numbers',
+      'emails',
+      'areas_served',
+      'certifications',
+      'description_short',
+      'description',
+      'updated_at',
+    ]) {
       assert.equal(owner[k], null, `owner.${k}`);
     }
-    const plan = (await server.get('/v1/internet/plans?provider_id=inet-kpn')).body.data.find((p: any) => p.id === 'plan-1');
+    const plan = (await server.get('/v1/internet/plans?provider_id=inet-kpn')).body.data.find(
+      (p: any) => p.id === 'plan-1',
+    );
     assert.equal(plan.installation_fee_cents, null);
     assert.equal(plan.activation_fee_cents, 0, 'a real zero stays 0');
     const platform = (await server.get('/v1/platforms/plat-funda')).body.data;
@@ -91,9 +130,10 @@ describe('success envelopes and field sets', () => {
 
   it('returns integer cents and boolean flags in their spec types', async () => {
     const plans = (await server.get('/v1/internet/plans')).body.data;
-    for (const p of plans) for (const k of ['regular_monthly_price_cents', 'intro_monthly_price_cents', 'activation_fee_cents']) {
-      assert.ok(p[k] === null || Number.isInteger(p[k]), `${p.id}.${k} is an integer`);
-    }
+    for (const p of plans)
+      for (const k of ['regular_monthly_price_cents', 'intro_monthly_price_cents', 'activation_fee_cents']) {
+        assert.ok(p[k] === null || Number.isInteger(p[k]), `${p.id}.${k} is an integer`);
+      }
     const kamernet = (await server.get('/v1/platforms/plat-kamernet')).body.data;
     assert.equal(kamernet.registration_required, true);
     assert.equal(kamernet.subscription_fee_from, 19.95);
@@ -172,7 +212,15 @@ describe('400 for any endpoint: unknown, repeated and unsupported parameters', (
 });
 
 describe('400 on paginated collections: limit, q and cursor rules', () => {
-  const COLLECTIONS = ['/v1/listings', '/v1/owners', '/v1/internet/providers', '/v1/internet/plans', '/v1/insurance/products', '/v1/platforms', '/v1/locations'];
+  const COLLECTIONS = [
+    '/v1/listings',
+    '/v1/owners',
+    '/v1/internet/providers',
+    '/v1/internet/plans',
+    '/v1/insurance/products',
+    '/v1/platforms',
+    '/v1/locations',
+  ];
   for (const path of COLLECTIONS) {
     it(`GET ${path} returns 400 for a malformed limit ("abc", "1.5", empty)`, async () => {
       for (const v of ['abc', '1.5', '']) assert400(await server.get(`${path}?limit=${v}`), 'limit');
@@ -206,7 +254,16 @@ describe('400 on paginated collections: limit, q and cursor rules', () => {
 });
 
 describe('400 on detail endpoints: path id rules', () => {
-  const DETAILS = ['/v1/listings/:id', '/v1/listings/:id/similar', '/v1/owners/:id', '/v1/internet/providers/:id', '/v1/insurance/providers/:id', '/v1/platforms/:id', '/v1/articles/:id', '/v1/locations/:id'];
+  const DETAILS = [
+    '/v1/listings/:id',
+    '/v1/listings/:id/similar',
+    '/v1/owners/:id',
+    '/v1/internet/providers/:id',
+    '/v1/insurance/providers/:id',
+    '/v1/platforms/:id',
+    '/v1/articles/:id',
+    '/v1/locations/:id',
+  ];
   for (const path of DETAILS) {
     it(`GET ${path} returns 400 for a path id of 121 characters`, async () => {
       assert400(await server.get(path.replace(':id', long(121, 'x'))), 'id');
@@ -215,7 +272,9 @@ describe('400 on detail endpoints: path id rules', () => {
       assertError(await server.get(path.replace(':id', long(120, 'x'))), 404, { code: 'not_found' });
     });
     it(`GET ${path} counts the path id in characters: 120 emoji are a 404, 121 a 400`, async () => {
-      assertError(await server.get(path.replace(':id', encodeURIComponent('\u{1F3E0}'.repeat(120)))), 404, { code: 'not_found' });
+      assertError(await server.get(path.replace(':id', encodeURIComponent('\u{1F3E0}'.repeat(120)))), 404, {
+        code: 'not_found',
+      });
       assert400(await server.get(path.replace(':id', encodeURIComponent('\u{1F3E0}'.repeat(121)))), 'id');
     });
   }
@@ -242,24 +301,44 @@ describe('400 on listing search and stats filters', () => {
       assert400(await server.get(`${path}?furnishing=PARTLY`), 'furnishing');
     });
     it(`GET ${path} accepts each furnishing value SHELL, FURNISHED and UPHOLSTERED`, async () => {
-      for (const f of ['SHELL', 'FURNISHED', 'UPHOLSTERED']) assert.equal((await server.get(`${path}?furnishing=${f}`)).status, 200);
+      for (const f of ['SHELL', 'FURNISHED', 'UPHOLSTERED'])
+        assert.equal((await server.get(`${path}?furnishing=${f}`)).status, 200);
     });
     for (const p of ['min_price', 'max_price', 'min_size', 'max_size', 'min_rooms']) {
       it(`GET ${path} returns 400 for a malformed or non-integer ${p} ("abc", "1.5", "1e", empty, "1e2", "10.0", ".5e1", a decimal just above the maximum)`, async () => {
-        for (const v of ['abc', '1.5', '1e', '', '1e2', '10.0', '.5e1', '100.0000000000000001', '10000000.00000000001']) {
+        for (const v of [
+          'abc',
+          '1.5',
+          '1e',
+          '',
+          '1e2',
+          '10.0',
+          '.5e1',
+          '100.0000000000000001',
+          '10000000.00000000001',
+        ]) {
           const res = await server.get(`${path}?${p}=${v}`);
           assert400(res, p);
           assert.match(res.body.error.message, /must be an integer/, `${p}=${v}`);
         }
       });
     }
-    for (const [p, bad] of [['min_price', ['-1', '10000001']], ['max_price', ['-1', '10000001']], ['min_size', ['-1', '10000001']], ['max_size', ['-1', '10000001']], ['min_rooms', ['-1', '101']]] as const) {
+    for (const [p, bad] of [
+      ['min_price', ['-1', '10000001']],
+      ['max_price', ['-1', '10000001']],
+      ['min_size', ['-1', '10000001']],
+      ['max_size', ['-1', '10000001']],
+      ['min_rooms', ['-1', '101']],
+    ] as const) {
       it(`GET ${path} returns 400 for an out-of-range ${p} (${bad.join(', ')})`, async () => {
         for (const v of bad) assert400(await server.get(`${path}?${p}=${v}`), p);
       });
     }
     it(`GET ${path} accepts the range bounds (0 and 10000000; min_rooms 100)`, async () => {
-      assert.equal((await server.get(`${path}?min_price=0&max_price=10000000&min_size=0&max_size=10000000&min_rooms=100`)).status, 200);
+      assert.equal(
+        (await server.get(`${path}?min_price=0&max_price=10000000&min_size=0&max_size=10000000&min_rooms=100`)).status,
+        200,
+      );
     });
     it(`GET ${path} returns 400 when min_price is above max_price`, async () => {
       assert400(await server.get(`${path}?min_price=2000&max_price=1000`), 'min_price');
@@ -301,18 +380,26 @@ describe('400 on similar listings', () => {
 
 describe('400 on the other search filters', () => {
   it('GET /v1/internet/plans returns 400 for a malformed or out-of-range min_download_mbps', async () => {
-    for (const v of ['abc', '-1', '100001']) assert400(await server.get(`/v1/internet/plans?min_download_mbps=${v}`), 'min_download_mbps');
+    for (const v of ['abc', '-1', '100001'])
+      assert400(await server.get(`/v1/internet/plans?min_download_mbps=${v}`), 'min_download_mbps');
   });
   it('GET /v1/internet/plans accepts a fractional min_download_mbps (a number, not an integer)', async () => {
     assert.equal((await server.get('/v1/internet/plans?min_download_mbps=99.5')).status, 200);
   });
   it('GET /v1/internet/plans returns 400 for a fractional or out-of-range max_monthly_price_cents', async () => {
-    for (const v of ['1.5', 'abc', '-1', '10000001']) assert400(await server.get(`/v1/internet/plans?max_monthly_price_cents=${v}`), 'max_monthly_price_cents');
+    for (const v of ['1.5', 'abc', '-1', '10000001'])
+      assert400(await server.get(`/v1/internet/plans?max_monthly_price_cents=${v}`), 'max_monthly_price_cents');
   });
   const STRING_FILTERS: [string, string][] = [
-    ['/v1/internet/plans', 'provider_id'], ['/v1/internet/plans', 'connection_type'], ['/v1/owners', 'type'],
-    ['/v1/insurance/products', 'provider_id'], ['/v1/insurance/products', 'insurance_type'], ['/v1/insurance/products', 'availability'],
-    ['/v1/platforms', 'type'], ['/v1/platforms', 'category'], ['/v1/locations', 'parent_id'],
+    ['/v1/internet/plans', 'provider_id'],
+    ['/v1/internet/plans', 'connection_type'],
+    ['/v1/owners', 'type'],
+    ['/v1/insurance/products', 'provider_id'],
+    ['/v1/insurance/products', 'insurance_type'],
+    ['/v1/insurance/products', 'availability'],
+    ['/v1/platforms', 'type'],
+    ['/v1/platforms', 'category'],
+    ['/v1/locations', 'parent_id'],
   ];
   for (const [path, p] of STRING_FILTERS) {
     it(`GET ${path} returns 400 for a ${p} longer than 120 characters or empty`, async () => {
@@ -341,7 +428,10 @@ describe('400 on market observations', () => {
   it('returns 400 for a range over 24 months', async () => {
     const res = await obs('location_id=loc-ams&from=2024-01-01&to=2026-01-01');
     assert400(res, 'from');
-    assert.match(res.body.error.message, /^Parameter "from" must be at most 23 months before to: the range spans at most 24 calendar months, both included/);
+    assert.match(
+      res.body.error.message,
+      /^Parameter "from" must be at most 23 months before to: the range spans at most 24 calendar months, both included/,
+    );
     assert400(await obs('location_id=loc-ams&from=2020-01-01&to=2026-01-01'), 'from');
   });
   it('accepts a range of exactly 24 calendar months', async () => {
@@ -387,8 +477,14 @@ describe('error messages echo bad values readably', () => {
 
 describe('404 for unknown and non-public records', () => {
   const UNKNOWN = [
-    '/v1/listings/lst-999', '/v1/listings/lst-999/similar', '/v1/owners/own-999', '/v1/internet/providers/inet-999',
-    '/v1/insurance/providers/ins-999', '/v1/platforms/plat-999', '/v1/articles/art-999', '/v1/locations/loc-999',
+    '/v1/listings/lst-999',
+    '/v1/listings/lst-999/similar',
+    '/v1/owners/own-999',
+    '/v1/internet/providers/inet-999',
+    '/v1/insurance/providers/ins-999',
+    '/v1/platforms/plat-999',
+    '/v1/articles/art-999',
+    '/v1/locations/loc-999',
     '/v1/market/metrics/no_such_metric/observations?location_id=loc-ams&from=2026-01-01&to=2026-03-01',
   ];
   for (const path of UNKNOWN) {
@@ -397,11 +493,16 @@ describe('404 for unknown and non-public records', () => {
     });
   }
   const HIDDEN: [string, string][] = [
-    ['/v1/listings/lst-004', 'an inactive listing'], ['/v1/listings/lst-005', 'an unpublished listing'],
-    ['/v1/listings/lst-006', 'a listing for sale, not rent'], ['/v1/listings/lst-004/similar', 'similar to an inactive listing'],
-    ['/v1/owners/own-3', 'an unpublished owner'], ['/v1/internet/providers/inet-old', 'an unpublished internet provider'],
-    ['/v1/insurance/providers/ins-hidden', 'an unpublished insurance provider'], ['/v1/platforms/plat-hidden', 'an unpublished platform'],
-    ['/v1/articles/art-2', 'an unpublished article'], ['/v1/locations/loc-hidden', 'an unpublished location'],
+    ['/v1/listings/lst-004', 'an inactive listing'],
+    ['/v1/listings/lst-005', 'an unpublished listing'],
+    ['/v1/listings/lst-006', 'a listing for sale, not rent'],
+    ['/v1/listings/lst-004/similar', 'similar to an inactive listing'],
+    ['/v1/owners/own-3', 'an unpublished owner'],
+    ['/v1/internet/providers/inet-old', 'an unpublished internet provider'],
+    ['/v1/insurance/providers/ins-hidden', 'an unpublished insurance provider'],
+    ['/v1/platforms/plat-hidden', 'an unpublished platform'],
+    ['/v1/articles/art-2', 'an unpublished article'],
+    ['/v1/locations/loc-hidden', 'an unpublished location'],
   ];
   for (const [path, what] of HIDDEN) {
     it(`GET ${path} returns 404 for ${what}`, async () => {
@@ -415,12 +516,23 @@ describe('404 for unknown and non-public records', () => {
 
 describe('404 for unknown routes', () => {
   const ROUTES = [
-    '/v1/nope', '/v2/listings', '/', '/v1', '/v1/listings/lst-001/similar/extra', '/v1/internet/plans/plan-1',
-    '/v1/insurance/products/insp-1', '/v1/insurance/providers', '/v1/articles', '/v1/market/metrics/median_rent',
+    '/v1/nope',
+    '/v2/listings',
+    '/',
+    '/v1',
+    '/v1/listings/lst-001/similar/extra',
+    '/v1/internet/plans/plan-1',
+    '/v1/insurance/products/insp-1',
+    '/v1/insurance/providers',
+    '/v1/articles',
+    '/v1/market/metrics/median_rent',
     // Paths are exact and lower-case (polka alone would match these case-insensitively).
-    '/V1/LISTINGS', '/v1/Listings/lst-001', '/v1/PING',
+    '/V1/LISTINGS',
+    '/v1/Listings/lst-001',
+    '/v1/PING',
     // A route's `.` is a dot, not any character.
-    '/v1/openapiXjson', '/v1/openapi/json',
+    '/v1/openapiXjson',
+    '/v1/openapi/json',
   ];
   for (const path of ROUTES) {
     it(`GET ${path} returns 404 not_found with the error envelope`, async () => {
@@ -440,7 +552,7 @@ describe('405 for other methods on known paths', () => {
       });
     }
   }
-  it('POST to /v1/openapiXjson (not the document\'s path) is 404, not 405', async () => {
+  it("POST to /v1/openapiXjson (not the document's path) is 404, not 405", async () => {
     assertError(await server.get('/v1/openapiXjson', { method: 'POST' }), 404, { code: 'not_found' });
   });
   it('POST to an unknown path is 404, not 405', async () => {

@@ -33,8 +33,17 @@ describe('cursor codec (unit)', () => {
   it('binds the scope to endpoint, every filter value, locale and limit, ignoring the cursor and absent filters', () => {
     const base = { locale: 'en', limit: 2, location_id: 'loc-ams' };
     assert.equal(codec.scope('/v1/listings', { ...base, cursor: 'x', q: undefined }), scope);
-    assert.equal(codec.scope('/v1/listings', { limit: 2, location_id: 'loc-ams', locale: 'en' }), scope, 'parameter order does not matter');
-    for (const other of [{ ...base, locale: 'nl' }, { ...base, limit: 3 }, { ...base, location_id: 'loc-dh' }, { ...base, q: 'x' }]) {
+    assert.equal(
+      codec.scope('/v1/listings', { limit: 2, location_id: 'loc-ams', locale: 'en' }),
+      scope,
+      'parameter order does not matter',
+    );
+    for (const other of [
+      { ...base, locale: 'nl' },
+      { ...base, limit: 3 },
+      { ...base, location_id: 'loc-dh' },
+      { ...base, q: 'x' },
+    ]) {
       assert.notEqual(codec.scope('/v1/listings', other), scope);
     }
     assert.notEqual(codec.scope('/v1/owners', base), scope);
@@ -53,7 +62,10 @@ describe('cursor codec (unit)', () => {
     rejects(() => codec.verify(`${payload}.${sig}`, scope));
   });
   it('rejects well-signed payloads of the wrong form', () => {
-    const signed = (body: unknown) => { const p = b64(JSON.stringify(body)); return `${p}.${createHmac('sha256', SECRET).update(p).digest('base64url')}`; };
+    const signed = (body: unknown) => {
+      const p = b64(JSON.stringify(body));
+      return `${p}.${createHmac('sha256', SECRET).update(p).digest('base64url')}`;
+    };
     rejects(() => codec.verify(signed({ a: 5, s: scope, e: 9e9 }), scope));
     rejects(() => codec.verify(signed({ a: 'x', s: scope }), scope));
     rejects(() => codec.verify(signed(['x', scope, 9e9]), scope));
@@ -96,7 +108,9 @@ describe('cursors over HTTP', () => {
     snapshotPath = (await buildTestSnapshot()).path;
     server = await startServer({ SNAPSHOT_PATH: snapshotPath }, { now: () => clock });
   });
-  after(async () => { await server?.close(); });
+  after(async () => {
+    await server?.close();
+  });
 
   const firstCursor = async (path = '/v1/listings?limit=2') => {
     const res = await server.get(path);
@@ -104,14 +118,18 @@ describe('cursors over HTTP', () => {
     assert.equal(typeof res.body.pagination.next_cursor, 'string');
     return res.body.pagination.next_cursor as string;
   };
-  const withCursor = (path: string, c: string) => `${path}${path.includes('?') ? '&' : '?'}cursor=${encodeURIComponent(c)}`;
+  const withCursor = (path: string, c: string) =>
+    `${path}${path.includes('?') ? '&' : '?'}cursor=${encodeURIComponent(c)}`;
 
   it('continues the walk with the next page, and the same cursor gives the same page again', async () => {
     const c = await firstCursor();
     const a = await server.get(withCursor('/v1/listings?limit=2', c));
     const b = await server.get(withCursor('/v1/listings?limit=2', c));
     assert.equal(a.status, 200);
-    assert.deepEqual(a.body.data.map((x: any) => x.id), ['lst-003', 'lst-007']);
+    assert.deepEqual(
+      a.body.data.map((x: any) => x.id),
+      ['lst-003', 'lst-007'],
+    );
     assert.deepEqual(b.body.data, a.body.data);
   });
   it('returns 400 for a cursor with a flipped signature character', async () => {
@@ -122,7 +140,18 @@ describe('cursors over HTTP', () => {
   });
   it('returns 400 for a cursor that is not one (garbage, no signature, truncated)', async () => {
     const c = await firstCursor();
-    for (const bad of ['abc', 'abc.def', c.split('.')[0], c.slice(0, -5), `${c}x`, `${c}!`, `${c}==`, `${c} `, c.replace('.', '..'), `${c.split('.')[0]}.!${c.split('.')[1]}`]) {
+    for (const bad of [
+      'abc',
+      'abc.def',
+      c.split('.')[0],
+      c.slice(0, -5),
+      `${c}x`,
+      `${c}!`,
+      `${c}==`,
+      `${c} `,
+      c.replace('.', '..'),
+      `${c.split('.')[0]}.!${c.split('.')[1]}`,
+    ]) {
       assert400(await server.get(withCursor('/v1/listings?limit=2', bad)), 'cursor');
     }
   });
@@ -131,18 +160,27 @@ describe('cursors over HTTP', () => {
     try {
       const res = await other.get('/v1/listings?limit=2');
       assert400(await server.get(withCursor('/v1/listings?limit=2', res.body.pagination.next_cursor)), 'cursor');
-    } finally { await other.close(); }
+    } finally {
+      await other.close();
+    }
   });
   it('without CURSOR_SECRET, warns and signs with a random secret per process (no built-in secret to forge with)', async () => {
     const a = await startServer({ SNAPSHOT_PATH: snapshotPath, CURSOR_SECRET: '' });
     const b = await startServer({ SNAPSHOT_PATH: snapshotPath, CURSOR_SECRET: '' });
     try {
-      for (const s of [a, b]) assert.ok(s.logs.some((l) => l.level === 'warn' && /CURSOR_SECRET is not set/.test(String(l.msg))), 'a warning names the setting');
+      for (const s of [a, b])
+        assert.ok(
+          s.logs.some((l) => l.level === 'warn' && /CURSOR_SECRET is not set/.test(String(l.msg))),
+          'a warning names the setting',
+        );
       assert.ok(!server.logs.some((l) => /CURSOR_SECRET/.test(String(l.msg))), 'no warning when it is set');
       const c = (await a.get('/v1/listings?limit=2')).body.pagination.next_cursor;
       assert.equal((await a.get(withCursor('/v1/listings?limit=2', c))).status, 200, 'the issuing process accepts it');
       assert400(await b.get(withCursor('/v1/listings?limit=2', c)), 'cursor');
-    } finally { await a.close(); await b.close(); }
+    } finally {
+      await a.close();
+      await b.close();
+    }
   });
   it('accepts a cursor just before 24 hours and returns 400 once it has expired', async () => {
     const start = clock;
@@ -154,7 +192,9 @@ describe('cursors over HTTP', () => {
       const res = await server.get(withCursor('/v1/listings?limit=2', c));
       assert400(res, 'cursor');
       assert.match(res.body.error.message, /expired/);
-    } finally { clock = start; }
+    } finally {
+      clock = start;
+    }
   });
   it('returns 400 for a cursor used with a different filter', async () => {
     const c = await firstCursor('/v1/listings?limit=2');
@@ -191,7 +231,11 @@ describe('cursors over HTTP', () => {
     const c = res.body.pagination.next_cursor;
     assert.equal((await server.get(withCursor('/v1/listings?limit=1&locale=en', c))).status, 200);
     const q = await firstCursor('/v1/listings?limit=1&q=balcony');
-    assert.equal((await server.get(withCursor('/v1/listings?q=balcony&limit=1', q))).status, 200, 'parameter order does not matter');
+    assert.equal(
+      (await server.get(withCursor('/v1/listings?q=balcony&limit=1', q))).status,
+      200,
+      'parameter order does not matter',
+    );
   });
   it('treats /v1/listings/ (trailing slash, served as /v1/listings) as the same endpoint, both ways', async () => {
     const plain = await firstCursor('/v1/listings?limit=2');
@@ -200,13 +244,19 @@ describe('cursors over HTTP', () => {
     const b = await server.get(withCursor('/v1/listings?limit=2', slashed));
     assert.equal(a.status, 200, a.text);
     assert.equal(b.status, 200, b.text);
-    assert.deepEqual(a.body.data.map((x: any) => x.id), ['lst-003', 'lst-007']);
+    assert.deepEqual(
+      a.body.data.map((x: any) => x.id),
+      ['lst-003', 'lst-007'],
+    );
     assert.deepEqual(b.body.data, a.body.data);
   });
   it('does not let a cursor change the filters it was issued for', async () => {
     const f = await firstCursor('/v1/listings?limit=1&location_id=loc-dh');
     const res = await server.get(withCursor('/v1/listings?limit=1&location_id=loc-dh', f));
     assert.equal(res.status, 200);
-    assert.deepEqual(res.body.data.map((x: any) => x.id), ['lst-008']);
+    assert.deepEqual(
+      res.body.data.map((x: any) => x.id),
+      ['lst-008'],
+    );
   });
 });

@@ -11,7 +11,9 @@ import { startService, type Service, type ServiceOptions } from '../src/http/ser
 export const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
 
 const tempDirs: string[] = [];
-process.on('exit', () => { for (const d of tempDirs) rmSync(d, { recursive: true, force: true }); });
+process.on('exit', () => {
+  for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
+});
 
 /** A fresh temporary folder, removed when the process exits. */
 export function tempDir(prefix = 'rental-api-test-'): string {
@@ -28,19 +30,27 @@ export function copyFixture(name = 'basic'): string {
 }
 
 /** Compiles a source folder with the real compiler into a temp file; throws with the problems on failure. */
-export async function buildTestSnapshot(source = join(FIXTURES, 'basic'), out = join(tempDir(), 'snapshot.db')): Promise<{ path: string; result: BuildResult }> {
+export async function buildTestSnapshot(
+  source = join(FIXTURES, 'basic'),
+  out = join(tempDir(), 'snapshot.db'),
+): Promise<{ path: string; result: BuildResult }> {
   const result = await buildSnapshot({ source, out, log: () => {}, builtAt: '2026-11-01T00:00:00.000Z' });
   if (!result.ok) throw new Error(`fixture build failed:\n${result.problems.join('\n')}`);
   return { path: out, result };
 }
 
 /** Issues a key in the key store at `keysPath` (created if missing), as `npm run keys -- create` does. */
-export function issueKey(keysPath: string, opts: { name?: string; expiresAt?: string | null; now?: number } = {}): { id: string; key: string } {
+export function issueKey(
+  keysPath: string,
+  opts: { name?: string; expiresAt?: string | null; now?: number } = {},
+): { id: string; key: string } {
   const db = openKeyStore(keysPath, { create: true });
   try {
     const k = createKey(db, { name: opts.name ?? 'test', expiresAt: opts.expiresAt, now: opts.now });
     return { id: k.id, key: k.key };
-  } finally { db.close(); }
+  } finally {
+    db.close();
+  }
 }
 
 export interface TestServer extends Service {
@@ -50,7 +60,10 @@ export interface TestServer extends Service {
   keyId: string;
   keysPath: string;
   /** Sends "Authorization: Bearer <server.key>" unless `key` is given (null: no header) or `headers` has an Authorization. */
-  get(path: string, init?: { key?: string | null; headers?: Record<string, string>; method?: string }): Promise<{ status: number; headers: Headers; body: any; text: string }>;
+  get(
+    path: string,
+    init?: { key?: string | null; headers?: Record<string, string>; method?: string },
+  ): Promise<{ status: number; headers: Headers; body: any; text: string }>;
 }
 
 /**
@@ -60,12 +73,22 @@ export interface TestServer extends Service {
  * values no ordinary test reaches; set RATE_LIMIT_PER_MINUTE / AUTH_FAILURES_PER_MINUTE (and
  * `opts.rateWindowSeconds`) to test them.
  */
-export async function startServer(env: Record<string, string> = {}, opts: Omit<ServiceOptions, 'log'> = {}): Promise<TestServer> {
+export async function startServer(
+  env: Record<string, string> = {},
+  opts: Omit<ServiceOptions, 'log'> = {},
+): Promise<TestServer> {
   const keysPath = env.KEYS_PATH ?? join(tempDir(), 'keys.db');
   const { id: keyId, key } = issueKey(keysPath);
   const config = loadConfig({
-    HOST: '127.0.0.1', PORT: '0', LOG_REQUESTS: '0', DEV_KEY: '0', CURSOR_SECRET: 'test-cursor-secret-0123456789',
-    RATE_LIMIT_PER_MINUTE: '1000000', AUTH_FAILURES_PER_MINUTE: '1000000', ...env, KEYS_PATH: keysPath,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_REQUESTS: '0',
+    DEV_KEY: '0',
+    CURSOR_SECRET: 'test-cursor-secret-0123456789',
+    RATE_LIMIT_PER_MINUTE: '1000000',
+    AUTH_FAILURES_PER_MINUTE: '1000000',
+    ...env,
+    KEYS_PATH: keysPath,
   });
   const logs: Record<string, unknown>[] = [];
   const service = await startService(config, { ...opts, log: (l) => logs.push(l) });
@@ -82,7 +105,11 @@ export async function startServer(env: Record<string, string> = {}, opts: Omit<S
       const res = await fetch(service.url + path, { method: init.method ?? 'GET', headers });
       const text = await res.text();
       let body: unknown = undefined;
-      try { body = text ? JSON.parse(text) : undefined; } catch { /* not JSON */ }
+      try {
+        body = text ? JSON.parse(text) : undefined;
+      } catch {
+        /* not JSON */
+      }
       return { status: res.status, headers: res.headers, body, text };
     },
   };

@@ -14,15 +14,28 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const TSX = [process.execPath, '--import', 'tsx'];
 
 function keys(keysPath: string, ...args: string[]) {
-  const r = spawnSync(TSX[0], [...TSX.slice(1), 'src/keys/cli.ts', ...args], { cwd: ROOT, env: { ...process.env, KEYS_PATH: keysPath }, encoding: 'utf8' });
+  const r = spawnSync(TSX[0], [...TSX.slice(1), 'src/keys/cli.ts', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, KEYS_PATH: keysPath },
+    encoding: 'utf8',
+  });
   return {
-    code: r.status, stdout: r.stdout, stderr: r.stderr,
-    get lines() { return r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l)); },
+    code: r.status,
+    stdout: r.stdout,
+    stderr: r.stderr,
+    get lines() {
+      return r.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l));
+    },
   };
 }
 
 let snapshotPath: string;
-before(async () => { snapshotPath = (await buildTestSnapshot()).path; });
+before(async () => {
+  snapshotPath = (await buildTestSnapshot()).path;
+});
 
 describe('npm run keys', () => {
   it('creates a key, shows it once, and stores only its digest', () => {
@@ -53,7 +66,10 @@ describe('npm run keys', () => {
     assert.equal(b.expires, '2099-01-31T11:00:00.000Z');
     const r = keys(path, 'list');
     assert.equal(r.code, 0);
-    assert.deepEqual(r.lines.map((l) => l.id), [a.id, b.id]);
+    assert.deepEqual(
+      r.lines.map((l) => l.id),
+      [a.id, b.id],
+    );
     for (const l of r.lines) assert.deepEqual(Object.keys(l).sort(), ['created', 'expires', 'id', 'name', 'status']);
     assert.ok(!r.stdout.includes(a.key) && !r.stdout.includes(b.key));
   });
@@ -87,7 +103,9 @@ describe('npm run keys', () => {
       assert.equal(await status(), 401);
       assert.equal(keys(path, 'list').lines.find((l) => l.id === k.id).status, 'revoked');
       assert.equal((await server.get('/v1/listings?limit=1')).status, 200, 'the other key still works');
-    } finally { await server.close(); }
+    } finally {
+      await server.close();
+    }
   });
 
   it('exits 1 with a message for an unknown id or a missing store', () => {
@@ -119,7 +137,10 @@ describe('npm run keys', () => {
       [['create', '--name', 'x', 'extra'], /no positional arguments/],
       [['create', '--name', 'x', '--bogus'], /Unknown option '--bogus'/],
       [['create', '--name', 'a', '--name', 'b'], /--name is given more than once/],
-      [['create', '--name', 'a', '--expires-at', '2099-01-01', '--expires-at=2098-01-01'], /--expires-at is given more than once/],
+      [
+        ['create', '--name', 'a', '--expires-at', '2099-01-01', '--expires-at=2098-01-01'],
+        /--expires-at is given more than once/,
+      ],
       [['list', 'extra'], /list takes no arguments/],
       [['list', '--name', 'x'], /takes no --name/],
       [['disable'], /needs exactly one key id/],
@@ -139,11 +160,18 @@ describe('npm run keys', () => {
 });
 
 /** Runs src/main.ts as npm start does, until it logs "listening"; returns its url and stderr. */
-async function start(env: Record<string, string>): Promise<{ url: string; stderr: string; stdout: string; stop(): Promise<void> }> {
-  const child = spawn(TSX[0], [...TSX.slice(1), 'src/main.ts'], { cwd: ROOT, env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_REQUESTS: '0', ...env } });
+async function start(
+  env: Record<string, string>,
+): Promise<{ url: string; stderr: string; stdout: string; stop(): Promise<void> }> {
+  const child = spawn(TSX[0], [...TSX.slice(1), 'src/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_REQUESTS: '0', ...env },
+  });
   let stdout = '';
   let stderr = '';
-  child.stderr.on('data', (d) => { stderr += d; });
+  child.stderr.on('data', (d) => {
+    stderr += d;
+  });
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout.on('data', (d) => {
       stdout += d;
@@ -155,8 +183,18 @@ async function start(env: Record<string, string>): Promise<{ url: string; stderr
   });
   await new Promise((r) => setTimeout(r, 200)); // the dev key banner follows the listening line
   return {
-    url, get stderr() { return stderr; }, get stdout() { return stdout; },
-    stop: () => new Promise<void>((r) => { child.once('exit', () => r()); child.kill('SIGTERM'); }),
+    url,
+    get stderr() {
+      return stderr;
+    },
+    get stdout() {
+      return stdout;
+    },
+    stop: () =>
+      new Promise<void>((r) => {
+        child.once('exit', () => r());
+        child.kill('SIGTERM');
+      }),
   };
 }
 
@@ -183,14 +221,21 @@ describe('npm start', () => {
       assert.ok(!first.stdout.includes(key), 'the key is not in the JSON log');
       const r = await fetch(`${first.url}/v1/listings?limit=1`, { headers: { Authorization: `Bearer ${key}` } });
       assert.equal(r.status, 200);
-    } finally { await first.stop(); }
+    } finally {
+      await first.stop();
+    }
 
     const second = await start({ SNAPSHOT_PATH: snapshotPath, KEYS_PATH: path, DEV_KEY: '1' });
     try {
       assert.ok(!/nlr_live_/.test(second.stderr), 'no second key');
       assert.equal(keys(path, 'list').lines.length, 1);
-      assert.equal((await fetch(`${second.url}/v1/listings?limit=1`, { headers: { Authorization: `Bearer ${key}` } })).status, 200);
-    } finally { await second.stop(); }
+      assert.equal(
+        (await fetch(`${second.url}/v1/listings?limit=1`, { headers: { Authorization: `Bearer ${key}` } })).status,
+        200,
+      );
+    } finally {
+      await second.stop();
+    }
   });
 
   it('makes no development key behind a proxy (TRUST_PROXY=1), even on a loopback HOST, and says how to issue one', async () => {
@@ -198,9 +243,14 @@ describe('npm start', () => {
     const s = await start({ SNAPSHOT_PATH: snapshotPath, KEYS_PATH: path, DEV_KEY: '1', TRUST_PROXY: '1' });
     try {
       assert.ok(!/nlr_live_/.test(s.stderr + s.stdout), 'no key printed');
-      assert.match(s.stdout, /the key store is empty; issue a key with: npm run -s keys -- create --name NAME \(no development key is made behind a proxy/);
+      assert.match(
+        s.stdout,
+        /the key store is empty; issue a key with: npm run -s keys -- create --name NAME \(no development key is made behind a proxy/,
+      );
       assert.equal(keys(path, 'list').lines.length, 0);
-    } finally { await s.stop(); }
+    } finally {
+      await s.stop();
+    }
   });
   it('makes no development key with DEV_KEY=0', async () => {
     const path = join(tempDir(), 'keys.db');
@@ -208,6 +258,8 @@ describe('npm start', () => {
     try {
       assert.ok(!/nlr_live_/.test(s.stderr));
       assert.equal(keys(path, 'list').lines.length, 0, 'the store exists and is empty');
-    } finally { await s.stop(); }
+    } finally {
+      await s.stop();
+    }
   });
 });

@@ -9,7 +9,17 @@ import { ListingQueries, statsFromPrices } from '../src/listings/planner.ts';
 import type { PrimaryHint } from '../src/listings/scan.ts';
 
 /** Every column the scan can loop over; a hint for an absent filter falls back to another loop. */
-const HINTS: PrimaryHint[] = [null, 'fts', 'location_id', 'owner_id', 'property_type', 'furnishing', 'price', 'size', 'rooms'];
+const HINTS: PrimaryHint[] = [
+  null,
+  'fts',
+  'location_id',
+  'owner_id',
+  'property_type',
+  'furnishing',
+  'price',
+  'size',
+  'rooms',
+];
 import { ftsQuery } from '../src/routes/full-text.ts';
 import { buildTestSnapshot } from './helpers.ts';
 import { generatedSource } from './support.ts';
@@ -17,7 +27,13 @@ import { generatedSource } from './support.ts';
 /** A small seeded PRNG so the random filter sets are the same on every run. */
 function rng(seed: number) {
   let a = seed >>> 0;
-  return () => { a = (a + 0x6d2b79f5) >>> 0; let t = a; t = Math.imul(t ^ (t >>> 15), t | 1); t ^= t + Math.imul(t ^ (t >>> 7), t | 61); return ((t ^ (t >>> 14)) >>> 0) / 4294967296; };
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }
 
 describe('column scan agrees with the index plans', () => {
@@ -31,14 +47,26 @@ describe('column scan agrees with the index plans', () => {
     q = new ListingQueries(db);
     const pick = <T>(r: () => number, xs: T[]) => xs[Math.floor(r() * xs.length)];
     const col = (sql: string) => db.prepare(sql).pluck().all() as string[];
-    const locs = db.prepare("SELECT id, type FROM locations WHERE type <> 'province' OR id IN (SELECT province_id FROM listings) LIMIT 60").all() as { id: string; type: string }[];
-    const owners = [...col('SELECT DISTINCT owner_id FROM listings WHERE owner_id IS NOT NULL LIMIT 30'), 'own_unknown'];
+    const locs = db
+      .prepare(
+        "SELECT id, type FROM locations WHERE type <> 'province' OR id IN (SELECT province_id FROM listings) LIMIT 60",
+      )
+      .all() as { id: string; type: string }[];
+    const owners = [
+      ...col('SELECT DISTINCT owner_id FROM listings WHERE owner_id IS NOT NULL LIMIT 30'),
+      'own_unknown',
+    ];
     const types = [...col('SELECT DISTINCT property_type FROM listings WHERE property_type IS NOT NULL'), 'castle'];
     const words = ['bright', 'balcony', 'sauna', 'garden', 'amsterdam', 'zzzz', 'bright balcony'];
     const r = rng(20261122);
     for (let k = 0; k < 300; k++) {
       const f: ListingFilters = {};
-      if (r() < 0.35) { const l = pick(r, locs); f.location_id = l.id; f.location_column = l.type === 'province' ? 'province_id' : l.type === 'neighbourhood' ? 'neighbourhood_id' : 'city_id'; }
+      if (r() < 0.35) {
+        const l = pick(r, locs);
+        f.location_id = l.id;
+        f.location_column =
+          l.type === 'province' ? 'province_id' : l.type === 'neighbourhood' ? 'neighbourhood_id' : 'city_id';
+      }
       if (r() < 0.2) f.owner_id = pick(r, owners);
       if (r() < 0.3) f.property_type = pick(r, types);
       if (r() < 0.3) f.furnishing = pick(r, ['SHELL', 'FURNISHED', 'UPHOLSTERED']);
@@ -54,7 +82,11 @@ describe('column scan agrees with the index plans', () => {
 
   it('returns the same pages (first page and a page after a position)', () => {
     for (const f of sets) {
-      const viaIndex = (after: number) => q.matchingRids(f).filter((rid) => rid > after).slice(0, 21);
+      const viaIndex = (after: number) =>
+        q
+          .matchingRids(f)
+          .filter((rid) => rid > after)
+          .slice(0, 21);
       for (const hint of HINTS) {
         assert.deepEqual(q.scan.page(f, 0, 21, hint), viaIndex(0), `${hint} ${JSON.stringify(f)}`);
         assert.deepEqual(q.scan.page(f, 150, 21, hint), viaIndex(150), `${hint} ${JSON.stringify(f)}`);
@@ -76,11 +108,24 @@ describe('column scan agrees with the index plans', () => {
     const st = prepareListings(db);
     let checked = 0;
     for (const col of ['property_type', 'furnishing', 'owner_id'] as const) {
-      const values = db.prepare(`SELECT DISTINCT ${col} FROM listings WHERE ${col} IS NOT NULL`).pluck().all() as string[];
+      const values = db
+        .prepare(`SELECT DISTINCT ${col} FROM listings WHERE ${col} IS NOT NULL`)
+        .pluck()
+        .all() as string[];
       for (const value of [...values, 'no-such-value']) {
         const expected = statsFromPrices(q.matchingPrices({ [col]: value }));
         const got = routeStats(st, { locale: 'en', [col]: value });
-        assert.deepEqual(got, { count: expected.count, min_price_eur: expected.min, max_price_eur: expected.max, average_price_eur: expected.average, median_price_eur: expected.median }, `${col}=${value}`);
+        assert.deepEqual(
+          got,
+          {
+            count: expected.count,
+            min_price_eur: expected.min,
+            max_price_eur: expected.max,
+            average_price_eur: expected.average,
+            median_price_eur: expected.median,
+          },
+          `${col}=${value}`,
+        );
         checked++;
       }
     }
@@ -88,8 +133,14 @@ describe('column scan agrees with the index plans', () => {
   });
 
   it('agrees on every stats path: price range alone, the complement of most rows, candidate lists', () => {
-    const prices = (db.prepare('SELECT price_eur FROM listings WHERE price_eur IS NOT NULL ORDER BY price_eur').pluck().all() as number[]);
-    const sizes = (db.prepare('SELECT size_m2 FROM listings WHERE size_m2 IS NOT NULL ORDER BY size_m2').pluck().all() as number[]);
+    const prices = db
+      .prepare('SELECT price_eur FROM listings WHERE price_eur IS NOT NULL ORDER BY price_eur')
+      .pluck()
+      .all() as number[];
+    const sizes = db
+      .prepare('SELECT size_m2 FROM listings WHERE size_m2 IS NOT NULL ORDER BY size_m2')
+      .pluck()
+      .all() as number[];
     const cheap = prices[Math.floor(prices.length * 0.1)];
     const small = sizes[Math.floor(sizes.length * 0.1)];
     const shapes: [string, ListingFilters, PrimaryHint][] = [
@@ -99,7 +150,11 @@ describe('column scan agrees with the index plans', () => {
       ['broad primary, selective result (candidate lists)', { min_size: 0, max_size: small }, 'size'],
       ['broad loop and q', { min_size: 0, fts: ftsQuery('bright') }, 'size'],
       ['selective loop (candidate lists)', { max_price: cheap, furnishing: 'FURNISHED' }, 'price'],
-      ['price range alone (binary search)', { min_price: cheap, max_price: prices[Math.floor(prices.length * 0.7)] }, 'price'],
+      [
+        'price range alone (binary search)',
+        { min_price: cheap, max_price: prices[Math.floor(prices.length * 0.7)] },
+        'price',
+      ],
       ['price minimum alone', { min_price: cheap }, null],
       ['price maximum alone, no match', { max_price: prices[0] - 1 }, null],
     ];
@@ -112,15 +167,31 @@ describe('column scan agrees with the index plans', () => {
 
   it('agrees for q mixing rare terms (an FTS row list) with frequent ones (bitmaps)', () => {
     db.exec('CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, listings_fts, row)');
-    const rare = db.prepare('SELECT term FROM temp.vocab WHERE term NOT IN (SELECT term FROM listing_term_bitmaps) ORDER BY doc DESC, term LIMIT 12').pluck().all() as string[];
-    const frequent = db.prepare('SELECT b.term FROM listing_term_bitmaps b JOIN temp.vocab v ON v.term = b.term ORDER BY v.doc DESC, b.term LIMIT 4').pluck().all() as string[];
+    const rare = db
+      .prepare(
+        'SELECT term FROM temp.vocab WHERE term NOT IN (SELECT term FROM listing_term_bitmaps) ORDER BY doc DESC, term LIMIT 12',
+      )
+      .pluck()
+      .all() as string[];
+    const frequent = db
+      .prepare(
+        'SELECT b.term FROM listing_term_bitmaps b JOIN temp.vocab v ON v.term = b.term ORDER BY v.doc DESC, b.term LIMIT 4',
+      )
+      .pluck()
+      .all() as string[];
     assert.ok(rare.length >= 6 && frequent.length === 4, 'the fixture has both kinds of term');
-    let kept = 0, dropped = 0;
+    let kept = 0,
+      dropped = 0;
     for (const r of rare) {
-      for (const words of [[r, ...frequent.slice(0, 1)], [r, frequent[1], frequent[2]], [frequent[3], r, rare[0]]]) {
+      for (const words of [
+        [r, ...frequent.slice(0, 1)],
+        [r, frequent[1], frequent[2]],
+        [frequent[3], r, rare[0]],
+      ]) {
         const f: ListingFilters = { fts: ftsQuery(words.join(' ')) };
         const expected = q.matchingRids(f);
-        if (expected.length) kept++; else dropped++;
+        if (expected.length) kept++;
+        else dropped++;
         for (const extra of [{}, { min_price: 500 }]) {
           const g = { ...f, ...extra };
           const rids = q.matchingRids(g);
@@ -131,11 +202,17 @@ describe('column scan agrees with the index plans', () => {
         }
       }
     }
-    assert.ok(kept > 0 && dropped > 0, `some rare rows are kept by the frequent terms (${kept}), some are not (${dropped})`);
+    assert.ok(
+      kept > 0 && dropped > 0,
+      `some rare rows are kept by the frequent terms (${kept}), some are not (${dropped})`,
+    );
   });
 
   it('computes the median of an even count as the mean of the two middle prices', () => {
-    const all = (db.prepare('SELECT price_eur FROM listings WHERE price_eur IS NOT NULL ORDER BY price_eur').pluck().all() as number[]);
+    const all = db
+      .prepare('SELECT price_eur FROM listings WHERE price_eur IS NOT NULL ORDER BY price_eur')
+      .pluck()
+      .all() as number[];
     const f: ListingFilters = { min_price: all[0], max_price: all[all.length % 2 ? all.length - 2 : all.length - 1] };
     const prices = all.filter((p) => p >= f.min_price! && p <= f.max_price!);
     assert.equal(prices.length % 2, 0);

@@ -11,8 +11,18 @@ import { FIXTURES, buildTestSnapshot, copyFixture, startServer, type TestServer 
 // After helpers.ts, which loads the app first: the route modules import each other through it.
 import { prepare } from '../src/routes/listings.ts';
 import {
-  assert400, assertAscendingIds, assertError, expectedStats, generatedSource, listingText, loadSource, tokens, walk, withParams,
-  type Rec, type SourceModel,
+  assert400,
+  assertAscendingIds,
+  assertError,
+  expectedStats,
+  generatedSource,
+  listingText,
+  loadSource,
+  tokens,
+  walk,
+  withParams,
+  type Rec,
+  type SourceModel,
 } from './support.ts';
 
 let big: TestServer;
@@ -32,11 +42,15 @@ before(async () => {
   basic = await startServer({ SNAPSHOT_PATH: b.path });
   assert.ok(m.listings.length >= 100, `the generated fixture has enough listings (${m.listings.length})`);
 });
-after(async () => { await big?.close(); await basic?.close(); });
+after(async () => {
+  await big?.close();
+  await basic?.close();
+});
 
 const ids = (xs: { id: string }[]) => xs.map((x) => x.id);
 /** Every listing a search returns, in served order (pages of 100). */
-const all = async (s: TestServer, params: Record<string, string | number> = {}) => (await walk(s, withParams('/v1/listings', params), 100)).items;
+const all = async (s: TestServer, params: Record<string, string | number> = {}) =>
+  (await walk(s, withParams('/v1/listings', params), 100)).items;
 const stats = async (s: TestServer, params: Record<string, string | number> = {}) => {
   const res = await s.get(withParams('/v1/listings/stats', params));
   assert.equal(res.status, 200, res.text);
@@ -57,19 +71,30 @@ function matches(model: SourceModel, l: Rec, p: Params): boolean {
   if (has('min_size') && !(l.size_m2 !== null && l.size_m2 >= num('min_size'))) return false;
   if (has('max_size') && !(l.size_m2 !== null && l.size_m2 <= num('max_size'))) return false;
   if (has('min_rooms') && !(l.rooms !== null && l.rooms >= num('min_rooms'))) return false;
-  if (has('q')) { const text = listingText(model, l); if (!tokens(String(p.q)).every((t) => text.has(t))) return false; }
+  if (has('q')) {
+    const text = listingText(model, l);
+    if (!tokens(String(p.q)).every((t) => text.has(t))) return false;
+  }
   return true;
 }
-const expectedIds = (model: SourceModel, p: Params) => model.listings.filter((l) => matches(model, l, p)).map((l) => l.id);
+const expectedIds = (model: SourceModel, p: Params) =>
+  model.listings.filter((l) => matches(model, l, p)).map((l) => l.id);
 
 /** The most common value of f over the searchable listings. */
 function mostCommon(model: SourceModel, f: (l: Rec) => string | null | undefined): string {
   const n = new Map<string, number>();
-  for (const l of model.listings) { const k = f(l); if (k != null) n.set(k, (n.get(k) ?? 0) + 1); }
+  for (const l of model.listings) {
+    const k = f(l);
+    if (k != null) n.set(k, (n.get(k) ?? 0) + 1);
+  }
   return [...n].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0][0];
 }
-const levelOf = (model: SourceModel, type: string) => (l: Rec) => model.ancestorsOf(l.location_id).find((id) => model.locations.get(id)!.type === type);
-const quantile = (xs: number[], q: number) => { const a = [...xs].sort((x, y) => x - y); return a[Math.floor(q * (a.length - 1))]; };
+const levelOf = (model: SourceModel, type: string) => (l: Rec) =>
+  model.ancestorsOf(l.location_id).find((id) => model.locations.get(id)!.type === type);
+const quantile = (xs: number[], q: number) => {
+  const a = [...xs].sort((x, y) => x - y);
+  return a[Math.floor(q * (a.length - 1))];
+};
 
 // ---------------------------------------------------------------------------------------- walks
 
@@ -78,7 +103,10 @@ describe('GET /v1/listings: cursor walks', () => {
     it(`walks every active published rent listing exactly once, ascending by id, with limit ${limit}; total = stats count`, async () => {
       const { items, pages } = await walk(big, '/v1/listings', limit);
       assertAscendingIds(items);
-      assert.deepEqual(ids(items), m.listings.map((l) => l.id));
+      assert.deepEqual(
+        ids(items),
+        m.listings.map((l) => l.id),
+      );
       assert.equal(pages, Math.ceil(m.listings.length / limit), 'no empty trailing page');
       assert.equal(items.length, (await stats(big)).count);
     });
@@ -132,7 +160,11 @@ describe('GET /v1/listings: cursor walks', () => {
 });
 
 describe('cursor walks over other resources (generated fixture)', () => {
-  const publishedIds = (file: string, f: (r: Rec) => boolean = () => true) => m.all[file].filter((r) => r.published !== false && f(r)).map((r) => r.id as string).sort();
+  const publishedIds = (file: string, f: (r: Rec) => boolean = () => true) =>
+    m.all[file]
+      .filter((r) => r.published !== false && f(r))
+      .map((r) => r.id as string)
+      .sort();
   it('walks /v1/owners with limit 3: every published owner once, ascending', async () => {
     const { items } = await walk(big, '/v1/owners', 3);
     assertAscendingIds(items);
@@ -146,30 +178,54 @@ describe('cursor walks over other resources (generated fixture)', () => {
   it('walks a filtered /v1/locations?type=neighbourhood with limit 2', async () => {
     const { items } = await walk(big, '/v1/locations?type=neighbourhood', 2);
     assertAscendingIds(items);
-    assert.deepEqual(ids(items), publishedIds('locations', (r) => r.type === 'neighbourhood'));
+    assert.deepEqual(
+      ids(items),
+      publishedIds('locations', (r) => r.type === 'neighbourhood'),
+    );
     for (const x of items) assert.equal(x.type, 'neighbourhood');
   });
   it('walks /v1/internet/plans filtered by provider with limit 2', async () => {
     const provider = m.all.internet_plans.find((p) => p.published)!.provider_id;
     const { items } = await walk(big, `/v1/internet/plans?provider_id=${provider}`, 2);
     assertAscendingIds(items);
-    assert.deepEqual(ids(items), publishedIds('internet_plans', (r) => r.provider_id === provider));
+    assert.deepEqual(
+      ids(items),
+      publishedIds('internet_plans', (r) => r.provider_id === provider),
+    );
   });
 });
 
 // ---------------------------------------------------------------------------------------- values
 
 describe('GET /v1/listings: values are the source values', () => {
-  const tr = (text: Record<string, string> | null, locale: string) => (text === null ? null : text[locale] ?? text.en);
+  const tr = (text: Record<string, string> | null, locale: string) =>
+    text === null ? null : (text[locale] ?? text.en);
   it('maps every summary field from its source record (generated fixture)', async () => {
     for (const x of await all(big)) {
       const l = m.listingById.get(x.id)!;
       const v = (k: string) => l[k] ?? null; // an absent optional source field is null
       assert.deepEqual(x, {
-        id: l.id, slug: l.slug, title: l.title.en, price_eur: v('price_eur'), size_m2: v('size_m2'), rooms: v('rooms'), furnishing: v('furnishing'),
-        property_type: v('property_type'), energy_label: v('energy_label'), owner_id: v('owner_id'), image_url: v('image_url'),
-        created_at: l.created_at, updated_at: l.updated_at,
-        location: { city: m.locations.get(m.cityOf(l.location_id))!.name.en, street: v('street'), number: v('number'), postcode: v('postcode'), latitude: v('latitude'), longitude: v('longitude') },
+        id: l.id,
+        slug: l.slug,
+        title: l.title.en,
+        price_eur: v('price_eur'),
+        size_m2: v('size_m2'),
+        rooms: v('rooms'),
+        furnishing: v('furnishing'),
+        property_type: v('property_type'),
+        energy_label: v('energy_label'),
+        owner_id: v('owner_id'),
+        image_url: v('image_url'),
+        created_at: l.created_at,
+        updated_at: l.updated_at,
+        location: {
+          city: m.locations.get(m.cityOf(l.location_id))!.name.en,
+          street: v('street'),
+          number: v('number'),
+          postcode: v('postcode'),
+          latitude: v('latitude'),
+          longitude: v('longitude'),
+        },
       });
     }
   });
@@ -217,7 +273,8 @@ describe('GET /v1/listings: every filter is respected by every returned record',
     assert.deepEqual(ids(items), expectedIds(m, p), 'exactly the listings the source says match');
     return items;
   };
-  const inside = (loc: string) => (_: any, src: Rec) => assert.ok(m.ancestorsOf(src.location_id).includes(loc), `${src.id} lies in ${loc}`);
+  const inside = (loc: string) => (_: any, src: Rec) =>
+    assert.ok(m.ancestorsOf(src.location_id).includes(loc), `${src.id} lies in ${loc}`);
 
   it('location_id at province level returns only listings inside the province', async () => {
     const loc = mostCommon(m, levelOf(m, 'province'));
@@ -233,23 +290,35 @@ describe('GET /v1/listings: every filter is respected by every returned record',
     const loc = mostCommon(m, levelOf(m, 'neighbourhood'));
     await check({ location_id: loc }, inside(loc));
   });
-  it('owner_id returns only that owner\'s listings', async () => {
+  it("owner_id returns only that owner's listings", async () => {
     const owner = mostCommon(m, (l) => l.owner_id);
     await check({ owner_id: owner }, (x) => assert.equal(x.owner_id, owner));
   });
   it('min_price returns only listings priced at or above it (none without a price)', async () => {
-    const v = quantile(m.listings.map((l) => l.price_eur).filter((x) => x !== null), 0.6);
+    const v = quantile(
+      m.listings.map((l) => l.price_eur).filter((x) => x !== null),
+      0.6,
+    );
     await check({ min_price: v }, (x) => assert.ok(x.price_eur !== null && x.price_eur >= v));
   });
   it('max_price returns only listings priced at or below it (none without a price)', async () => {
-    const v = quantile(m.listings.map((l) => l.price_eur).filter((x) => x !== null), 0.3);
+    const v = quantile(
+      m.listings.map((l) => l.price_eur).filter((x) => x !== null),
+      0.3,
+    );
     await check({ max_price: v }, (x) => assert.ok(x.price_eur !== null && x.price_eur <= v));
   });
   it('min_price and max_price together bound the price on both sides (inclusive)', async () => {
     const prices = m.listings.map((l) => l.price_eur).filter((x) => x !== null);
-    const lo = quantile(prices, 0.4), hi = quantile(prices, 0.6);
-    const items = await check({ min_price: lo, max_price: hi }, (x) => assert.ok(x.price_eur >= lo && x.price_eur <= hi));
-    assert.ok(items.some((x) => x.price_eur === lo), 'the minimum itself is included');
+    const lo = quantile(prices, 0.4),
+      hi = quantile(prices, 0.6);
+    const items = await check({ min_price: lo, max_price: hi }, (x) =>
+      assert.ok(x.price_eur >= lo && x.price_eur <= hi),
+    );
+    assert.ok(
+      items.some((x) => x.price_eur === lo),
+      'the minimum itself is included',
+    );
   });
   it('min_size returns only listings at least that large', async () => {
     await check({ min_size: 100 }, (x) => assert.ok(x.size_m2 !== null && x.size_m2 >= 100));
@@ -276,7 +345,10 @@ describe('GET /v1/listings: every filter is respected by every returned record',
     await check({ q: 'spacious' }, (_, src) => assert.ok(listingText(m, src).has('spacious')));
   });
   it('q with two terms requires both', async () => {
-    await check({ q: 'bright apartment' }, (_, src) => { const t = listingText(m, src); assert.ok(t.has('bright') && t.has('apartment')); });
+    await check({ q: 'bright apartment' }, (_, src) => {
+      const t = listingText(m, src);
+      assert.ok(t.has('bright') && t.has('apartment'));
+    });
   });
   it('q matches case- and accent-insensitively', async () => {
     const a = ids(await all(big, { q: 'SPACIOUS' }));
@@ -294,7 +366,10 @@ describe('GET /v1/listings: every filter is respected by every returned record',
     const loc = mostCommon(m, levelOf(m, 'province'));
     const prices = m.listings.map((l) => l.price_eur).filter((x) => x !== null);
     const p = { location_id: loc, property_type: 'apartment', max_price: quantile(prices, 0.7), q: 'apartment' };
-    await check(p, (x) => { assert.equal(x.property_type, 'apartment'); assert.ok(x.price_eur <= p.max_price); });
+    await check(p, (x) => {
+      assert.equal(x.property_type, 'apartment');
+      assert.ok(x.price_eur <= p.max_price);
+    });
   });
   it('returns an empty page (200) for a filter that matches nothing', async () => {
     const res = await big.get('/v1/listings?min_price=10000000');
@@ -321,7 +396,10 @@ describe('GET /v1/listings: filter facts on the basic fixture', () => {
   it('never returns inactive, unpublished or for-sale listings', async () => {
     const every = await got('');
     for (const id of ['lst-004', 'lst-005', 'lst-006']) assert.ok(!every.includes(id), id);
-    assert.deepEqual(every, bm.listings.map((l) => l.id));
+    assert.deepEqual(
+      every,
+      bm.listings.map((l) => l.id),
+    );
   });
   it('owner_id=own-1 returns only its public listings', async () => {
     assert.deepEqual(await got('owner_id=own-1'), ['lst-001', 'lst-002', 'lst-010']);
@@ -374,8 +452,11 @@ describe('GET /v1/listings/stats', () => {
     });
   }
   const FILTERED: Params[] = [
-    { property_type: 'apartment' }, { furnishing: 'FURNISHED', min_rooms: 3 }, { q: 'bright' },
-    { min_price: 1000, max_price: 2000 }, { min_size: 40, max_size: 70, property_type: 'apartment' },
+    { property_type: 'apartment' },
+    { furnishing: 'FURNISHED', min_rooms: 3 },
+    { q: 'bright' },
+    { min_price: 1000, max_price: 2000 },
+    { min_size: 40, max_size: 70, property_type: 'apartment' },
   ];
   for (const p of FILTERED) {
     it(`equals the figures of a full walk for ${new URLSearchParams(p as Record<string, string>)}`, async () => {
@@ -389,15 +470,33 @@ describe('GET /v1/listings/stats', () => {
     assert.deepEqual(await stats(big, p), await fromWalk(big, p));
   });
   it('counts listings without a price, computing the price figures from priced listings only', async () => {
-    assert.deepEqual(await stats(basic), { count: 9, min_price_eur: 700, max_price_eur: 2400, average_price_eur: 1593.75, median_price_eur: 1450 });
+    assert.deepEqual(await stats(basic), {
+      count: 9,
+      min_price_eur: 700,
+      max_price_eur: 2400,
+      average_price_eur: 1593.75,
+      median_price_eur: 1450,
+    });
   });
   it('takes the median of an even count as the mean of the two middle prices', async () => {
     // loc-ams: 1500, 2000, 2100, 2400 (and lst-010 without a price)
-    assert.deepEqual(await stats(basic, { location_id: 'loc-ams' }), { count: 5, min_price_eur: 1500, max_price_eur: 2400, average_price_eur: 2000, median_price_eur: 2050 });
+    assert.deepEqual(await stats(basic, { location_id: 'loc-ams' }), {
+      count: 5,
+      min_price_eur: 1500,
+      max_price_eur: 2400,
+      average_price_eur: 2000,
+      median_price_eur: 2050,
+    });
   });
   it('takes the middle price as the median of an odd count and rounds the average to cents', async () => {
     // own-2: 1400, 1500, 2100 → average 1666.666… → 1666.67
-    assert.deepEqual(await stats(basic, { owner_id: 'own-2' }), { count: 3, min_price_eur: 1400, max_price_eur: 2100, average_price_eur: 1666.67, median_price_eur: 1500 });
+    assert.deepEqual(await stats(basic, { owner_id: 'own-2' }), {
+      count: 3,
+      min_price_eur: 1400,
+      max_price_eur: 2100,
+      average_price_eur: 1666.67,
+      median_price_eur: 1500,
+    });
   });
   it('rounds every average to cents on the generated fixture', async () => {
     for (const p of [{}, ...FILTERED]) {
@@ -406,39 +505,79 @@ describe('GET /v1/listings/stats', () => {
     }
   });
   it('returns count 0 and every price figure null when nothing matches', async () => {
-    const none = { count: 0, min_price_eur: null, max_price_eur: null, average_price_eur: null, median_price_eur: null };
+    const none = {
+      count: 0,
+      min_price_eur: null,
+      max_price_eur: null,
+      average_price_eur: null,
+      median_price_eur: null,
+    };
     assert.deepEqual(await stats(basic, { min_price: 10_000_000 }), none);
     assert.deepEqual(await stats(basic, { location_id: 'loc-nowhere' }), none);
     assert.deepEqual(await stats(basic, { q: 'zzzunknownword' }), none);
     assert.deepEqual(await stats(basic, { furnishing: 'SHELL', property_type: 'room' }), none);
   });
   it('returns the price figures as null, with the count, when no matching listing has a price', async () => {
-    assert.deepEqual(await stats(basic, { owner_id: 'own-1', max_size: 45 }), { count: 1, min_price_eur: null, max_price_eur: null, average_price_eur: null, median_price_eur: null });
+    assert.deepEqual(await stats(basic, { owner_id: 'own-1', max_size: 45 }), {
+      count: 1,
+      min_price_eur: null,
+      max_price_eur: null,
+      average_price_eur: null,
+      median_price_eur: null,
+    });
   });
   it('gives the same figures in every locale', async () => {
     const en = await stats(basic, { location_id: 'loc-zh' });
-    for (const locale of ['nl', 'de', 'fr', 'es']) assert.deepEqual(await stats(basic, { location_id: 'loc-zh', locale }), en);
+    for (const locale of ['nl', 'de', 'fr', 'es'])
+      assert.deepEqual(await stats(basic, { location_id: 'loc-zh', locale }), en);
   });
 });
 
 // ---------------------------------------------------------------------------------------- similar
 
 describe('GET /v1/listings/{id}/similar', () => {
-  const sizeDiff = (a: Rec, ref: Rec) => (a.size_m2 === null || ref.size_m2 === null ? Infinity : Math.abs(a.size_m2 - ref.size_m2));
+  const sizeDiff = (a: Rec, ref: Rec) =>
+    a.size_m2 === null || ref.size_m2 === null ? Infinity : Math.abs(a.size_m2 - ref.size_m2);
   /** The spec's rule, computed from the source: same city and type, price within 25 %, by price difference then size. */
   function expectedSimilar(ref: Rec, n: number): string[] {
     if (ref.price_eur === null || ref.property_type === null) return [];
-    const p = ref.price_eur, city = m.cityOf(ref.location_id);
+    const p = ref.price_eur,
+      city = m.cityOf(ref.location_id);
     return m.listings
-      .filter((l) => l.id !== ref.id && l.property_type === ref.property_type && m.cityOf(l.location_id) === city
-        && l.price_eur !== null && l.price_eur >= p * 0.75 && l.price_eur <= p * 1.25)
-      .sort((a, b) => Math.abs(a.price_eur - p) / p - Math.abs(b.price_eur - p) / p || (sizeDiff(a, ref) - sizeDiff(b, ref) || 0) || (a.id < b.id ? -1 : 1))
-      .slice(0, n).map((l) => l.id);
+      .filter(
+        (l) =>
+          l.id !== ref.id &&
+          l.property_type === ref.property_type &&
+          m.cityOf(l.location_id) === city &&
+          l.price_eur !== null &&
+          l.price_eur >= p * 0.75 &&
+          l.price_eur <= p * 1.25,
+      )
+      .sort(
+        (a, b) =>
+          Math.abs(a.price_eur - p) / p - Math.abs(b.price_eur - p) / p ||
+          sizeDiff(a, ref) - sizeDiff(b, ref) ||
+          0 ||
+          (a.id < b.id ? -1 : 1),
+      )
+      .slice(0, n)
+      .map((l) => l.id);
   }
   /** References with a price and at least one alternative, spread over the fixture. */
-  const references = () => m.listings.filter((l) => l.price_eur !== null && expectedSimilar(l, 1).length > 0).filter((_, i) => i % 3 === 0).slice(0, 40);
+  const references = () =>
+    m.listings
+      .filter((l) => l.price_eur !== null && expectedSimilar(l, 1).length > 0)
+      .filter((_, i) => i % 3 === 0)
+      .slice(0, 40);
   /** True when another candidate has exactly the reference's price (see the regression test below). */
-  const hasPriceTwin = (ref: Rec) => m.listings.some((l) => l.id !== ref.id && l.price_eur === ref.price_eur && l.property_type === ref.property_type && m.cityOf(l.location_id) === m.cityOf(ref.location_id));
+  const hasPriceTwin = (ref: Rec) =>
+    m.listings.some(
+      (l) =>
+        l.id !== ref.id &&
+        l.price_eur === ref.price_eur &&
+        l.property_type === ref.property_type &&
+        m.cityOf(l.location_id) === m.cityOf(ref.location_id),
+    );
   const similar = async (id: string, qs = '') => {
     const res = await big.get(`/v1/listings/${id}/similar${qs}`);
     assert.equal(res.status, 200, res.text);
@@ -457,7 +596,10 @@ describe('GET /v1/listings/{id}/similar', () => {
   it('returns only listings priced within 25 % of the reference', async () => {
     for (const ref of references()) {
       for (const x of await similar(ref.id, '?limit=20')) {
-        assert.ok(x.price_eur !== null && Math.abs(x.price_eur - ref.price_eur) <= 0.25 * ref.price_eur + 1e-9, `${x.id} ${x.price_eur} vs ${ref.id} ${ref.price_eur}`);
+        assert.ok(
+          x.price_eur !== null && Math.abs(x.price_eur - ref.price_eur) <= 0.25 * ref.price_eur + 1e-9,
+          `${x.id} ${x.price_eur} vs ${ref.id} ${ref.price_eur}`,
+        );
       }
     }
   });
@@ -469,9 +611,11 @@ describe('GET /v1/listings/{id}/similar', () => {
       const xs = await similar(ref.id, '?limit=20');
       for (let i = 1; i < xs.length; i++) {
         const [a, b] = [xs[i - 1], xs[i]];
-        const da = Math.abs(a.price_eur - ref.price_eur) / ref.price_eur, db = Math.abs(b.price_eur - ref.price_eur) / ref.price_eur;
+        const da = Math.abs(a.price_eur - ref.price_eur) / ref.price_eur,
+          db = Math.abs(b.price_eur - ref.price_eur) / ref.price_eur;
         assert.ok(da <= db, `${ref.id}: ${a.id} before ${b.id} by price difference`);
-        if (da === db) assert.ok(sizeDiff(a, ref) <= sizeDiff(b, ref), `${ref.id}: ${a.id} before ${b.id} by size difference`);
+        if (da === db)
+          assert.ok(sizeDiff(a, ref) <= sizeDiff(b, ref), `${ref.id}: ${a.id} before ${b.id} by size difference`);
       }
     }
   });
@@ -479,11 +623,14 @@ describe('GET /v1/listings/{id}/similar', () => {
     const refs = references();
     assert.ok(refs.length >= 10);
     for (const ref of refs) {
-      for (const n of [3, 10]) assert.deepEqual(ids(await similar(ref.id, `?limit=${n}`)), expectedSimilar(ref, n), `${ref.id} limit ${n}`);
+      for (const n of [3, 10])
+        assert.deepEqual(ids(await similar(ref.id, `?limit=${n}`)), expectedSimilar(ref, n), `${ref.id} limit ${n}`);
     }
   });
   it('returns 10 listings by default and respects limit 1 and 20', async () => {
-    const ref = m.listings.filter((l) => l.price_eur !== null).sort((a, b) => expectedSimilar(b, 25).length - expectedSimilar(a, 25).length)[0];
+    const ref = m.listings
+      .filter((l) => l.price_eur !== null)
+      .sort((a, b) => expectedSimilar(b, 25).length - expectedSimilar(a, 25).length)[0];
     assert.ok(expectedSimilar(ref, 25).length > 20, 'a reference with more than 20 alternatives');
     assert.equal((await similar(ref.id)).length, 10);
     assert.equal((await similar(ref.id, '?limit=1')).length, 1);
@@ -503,11 +650,11 @@ describe('GET /v1/listings/{id}/similar', () => {
     assert.equal(res.status, 200);
     assert.deepEqual(res.body.data, []);
   });
-  it('returns the basic fixture\'s Amsterdam apartments for lst-001, nearest price first', async () => {
+  it("returns the basic fixture's Amsterdam apartments for lst-001, nearest price first", async () => {
     // lst-001: 2000; lst-012 2100 (5 %), lst-003 1500 (25 %, on the boundary); lst-002 is a house, lst-010 has no price
     assert.deepEqual(ids((await basic.get('/v1/listings/lst-001/similar')).body.data), ['lst-012', 'lst-003']);
   });
-  it('follows the locale for the summaries\' translated fields', async () => {
+  it("follows the locale for the summaries' translated fields", async () => {
     const res = await basic.get('/v1/listings/lst-008/similar?locale=fr');
     assert.equal(res.body.meta.locale, 'fr');
     const x = res.body.data.find((d: any) => d.id === 'lst-007');
@@ -519,23 +666,42 @@ describe('GET /v1/listings/{id}/similar', () => {
   it('keeps every candidate when one is priced exactly at the reference price', async () => {
     // Rotterdam flats: A (reference) 1000, B 1000 (0 %), C 1010 (1 %), D 950 (5 %).
     const dir = copyFixture();
-    const flat = (id: string, price: number) => JSON.stringify({
-      id, slug: id, offer_type: 'rent', active: true, published: true, title: { en: `Flat ${id}` }, price_eur: price, size_m2: 50,
-      rooms: 2, furnishing: 'SHELL', property_type: 'flat', location_id: 'loc-rdam',
-      first_seen_at: '2026-03-01T00:00:00Z', created_at: '2026-03-01T00:00:00Z', updated_at: '2026-03-01T00:00:00Z',
-    });
-    appendFileSync(join(dir, 'listings.ndjson'), [flat('sim-a', 1000), flat('sim-b', 1000), flat('sim-c', 1010), flat('sim-d', 950)].join('\n') + '\n');
+    const flat = (id: string, price: number) =>
+      JSON.stringify({
+        id,
+        slug: id,
+        offer_type: 'rent',
+        active: true,
+        published: true,
+        title: { en: `Flat ${id}` },
+        price_eur: price,
+        size_m2: 50,
+        rooms: 2,
+        furnishing: 'SHELL',
+        property_type: 'flat',
+        location_id: 'loc-rdam',
+        first_seen_at: '2026-03-01T00:00:00Z',
+        created_at: '2026-03-01T00:00:00Z',
+        updated_at: '2026-03-01T00:00:00Z',
+      });
+    appendFileSync(
+      join(dir, 'listings.ndjson'),
+      [flat('sim-a', 1000), flat('sim-b', 1000), flat('sim-c', 1010), flat('sim-d', 950)].join('\n') + '\n',
+    );
     const s = await startServer({ SNAPSHOT_PATH: (await buildTestSnapshot(dir)).path });
     try {
       const got = async (n: number) => ids((await s.get(`/v1/listings/sim-a/similar?limit=${n}`)).body.data);
       assert.deepEqual(await got(10), ['sim-b', 'sim-c', 'sim-d']);
       assert.deepEqual(await got(2), ['sim-b', 'sim-c']); // was ['sim-b']
       assert.deepEqual(await got(3), ['sim-b', 'sim-c', 'sim-d']); // was ['sim-b', 'sim-c']
-    } finally { await s.close(); }
+    } finally {
+      await s.close();
+    }
     // and on the generated fixture, every reference with an exact-price twin
     const twins = m.listings.filter((l) => l.price_eur !== null && hasPriceTwin(l));
     for (const ref of twins) {
-      for (const n of [2, 3, 10]) assert.deepEqual(ids(await similar(ref.id, `?limit=${n}`)), expectedSimilar(ref, n), `${ref.id} limit ${n}`);
+      for (const n of [2, 3, 10])
+        assert.deepEqual(ids(await similar(ref.id, `?limit=${n}`)), expectedSimilar(ref, n), `${ref.id} limit ${n}`);
     }
   });
 });
@@ -544,16 +710,25 @@ describe('GET /v1/listings/{id}/similar', () => {
 
 describe('listing filters: the planner never scans the listings table', () => {
   let db: Database.Database;
-  before(() => { db = new Database(bigPath, { readonly: true, fileMustExist: true }); });
+  before(() => {
+    db = new Database(bigPath, { readonly: true, fileMustExist: true });
+  });
   after(() => db?.close());
-  const fts = (q: string) => ({ expr: tokens(q).map((t) => `"${t}"`).join(' '), terms: tokens(q) });
+  const fts = (q: string) => ({
+    expr: tokens(q)
+      .map((t) => `"${t}"`)
+      .join(' '),
+    terms: tokens(q),
+  });
   const plan = (f: ListingFilters) => {
     const p = planOf(db, f);
     assert.ok(!planHasFullScan(p), `plan scans listings: ${p.join(' | ')}`);
     return p;
   };
   for (const [name, f] of Object.entries(HOT_QUERY_SAMPLES)) {
-    it(`uses an index for ${name} (a value that matches nothing)`, () => { plan(f); });
+    it(`uses an index for ${name} (a value that matches nothing)`, () => {
+      plan(f);
+    });
   }
   const real = (): Record<string, ListingFilters> => {
     const prices = m.listings.map((l) => l.price_eur).filter((x) => x !== null);
@@ -561,7 +736,10 @@ describe('listing filters: the planner never scans the listings table', () => {
     return {
       'a real province': { location_column: 'province_id', location_id: mostCommon(m, levelOf(m, 'province')) },
       'a real city': { location_column: 'city_id', location_id: mostCommon(m, levelOf(m, 'city')) },
-      'a real neighbourhood': { location_column: 'neighbourhood_id', location_id: mostCommon(m, levelOf(m, 'neighbourhood')) },
+      'a real neighbourhood': {
+        location_column: 'neighbourhood_id',
+        location_id: mostCommon(m, levelOf(m, 'neighbourhood')),
+      },
       'a real owner': { owner_id: mostCommon(m, (l) => l.owner_id) },
       'furnishing=SHELL': { furnishing: 'SHELL' },
       'furnishing=UPHOLSTERED (the most common value)': { furnishing: 'UPHOLSTERED' },
@@ -574,15 +752,38 @@ describe('listing filters: the planner never scans the listings table', () => {
       'min_rooms=6': { min_rooms: 6 },
       'a common q term': { fts: fts('apartment') },
       'a rare q term': { fts: fts('penthouse') },
-      'city + price band': { location_column: 'city_id', location_id: mostCommon(m, levelOf(m, 'city')), min_price: quantile(prices, 0.4), max_price: quantile(prices, 0.6) },
+      'city + price band': {
+        location_column: 'city_id',
+        location_id: mostCommon(m, levelOf(m, 'city')),
+        min_price: quantile(prices, 0.4),
+        max_price: quantile(prices, 0.6),
+      },
       'furnishing + property_type': { furnishing: 'FURNISHED', property_type: 'studio' },
       'q + min_rooms': { fts: fts('bright'), min_rooms: 3 },
       'owner + max_price': { owner_id: mostCommon(m, (l) => l.owner_id), max_price: quantile(prices, 0.5) },
-      'province + furnishing + min_size': { location_column: 'province_id', location_id: mostCommon(m, levelOf(m, 'province')), furnishing: 'SHELL', min_size: 50 },
-      'neighbourhood + q': { location_column: 'neighbourhood_id', location_id: mostCommon(m, levelOf(m, 'neighbourhood')), fts: fts('apartment') },
+      'province + furnishing + min_size': {
+        location_column: 'province_id',
+        location_id: mostCommon(m, levelOf(m, 'province')),
+        furnishing: 'SHELL',
+        min_size: 50,
+      },
+      'neighbourhood + q': {
+        location_column: 'neighbourhood_id',
+        location_id: mostCommon(m, levelOf(m, 'neighbourhood')),
+        fts: fts('apartment'),
+      },
       'every filter at once': {
-        fts: fts('apartment'), location_column: 'city_id', location_id: mostCommon(m, levelOf(m, 'city')), owner_id: mostCommon(m, (l) => l.owner_id),
-        min_price: 500, max_price: 5000, min_size: 20, max_size: 200, min_rooms: 1, furnishing: 'FURNISHED', property_type: 'apartment',
+        fts: fts('apartment'),
+        location_column: 'city_id',
+        location_id: mostCommon(m, levelOf(m, 'city')),
+        owner_id: mostCommon(m, (l) => l.owner_id),
+        min_price: 500,
+        max_price: 5000,
+        min_size: 20,
+        max_size: 200,
+        min_rooms: 1,
+        furnishing: 'FURNISHED',
+        property_type: 'apartment',
       },
     };
   };
@@ -598,11 +799,17 @@ describe('listing filters: the planner never scans the listings table', () => {
     const { path } = await buildTestSnapshot();
     const small = new Database(path, { readonly: true });
     try {
-      for (const [name, f] of Object.entries({ ...HOT_QUERY_SAMPLES, 'city loc-ams': { location_column: 'city_id', location_id: 'loc-ams' } as ListingFilters, 'furnishing FURNISHED': { furnishing: 'FURNISHED' } })) {
+      for (const [name, f] of Object.entries({
+        ...HOT_QUERY_SAMPLES,
+        'city loc-ams': { location_column: 'city_id', location_id: 'loc-ams' } as ListingFilters,
+        'furnishing FURNISHED': { furnishing: 'FURNISHED' },
+      })) {
         const p = planOf(small, f);
         assert.ok(!planHasFullScan(p), `${name}: ${p.join(' | ')}`);
       }
-    } finally { small.close(); }
+    } finally {
+      small.close();
+    }
   });
 });
 
@@ -623,13 +830,18 @@ describe('listing rows are fetched by key: no statement of the listings routes s
       ];
       const scans: string[] = [];
       for (const [name, s, args] of statements) {
-        const plan = (db.prepare('EXPLAIN QUERY PLAN ' + s.source).all(args as never) as { detail: string }[]).map((r) => r.detail);
+        const plan = (db.prepare('EXPLAIN QUERY PLAN ' + s.source).all(args as never) as { detail: string }[]).map(
+          (r) => r.detail,
+        );
         assert.ok(plan.length > 0, name);
         // json_each (the page's rid list) is the only thing a plan may scan.
-        for (const d of plan) if (/^SCAN /.test(d) && !/^SCAN json_each VIRTUAL TABLE/.test(d)) scans.push(`${name}: ${d}`);
+        for (const d of plan)
+          if (/^SCAN /.test(d) && !/^SCAN json_each VIRTUAL TABLE/.test(d)) scans.push(`${name}: ${d}`);
       }
       assert.deepEqual(scans, []);
-    } finally { db.close(); }
+    } finally {
+      db.close();
+    }
   });
 });
 
@@ -640,10 +852,23 @@ describe('pre-serialised summaries carry awkward text exactly', () => {
     const odd = 'He said "hi" \\ back\\slash \u0001\u0002 tab\t nl\n \u2028 \u00e9\u00df \ud83c\udfe0 </script>';
     const base = JSON.parse(readFileSync(file, 'utf8').split('\n')[0]);
     const rec = {
-      ...base, id: 'lst-odd', slug: `slug ${odd}`, title: { en: `T ${odd}`, nl: `NL ${odd}` }, description: { en: `D ${odd}`, de: `DE ${odd}` },
-      street: odd, number: '1"a', postcode: '1015 AB', energy_label: null, image_url: 'https://img.example.nl/a"b.jpg',
-      latitude: 52.123456789012345, longitude: -0.1, price_eur: 1234.5, size_m2: 0, rooms: 2.5,
-      attributes: { note: odd, nested: { list: [odd, 1, null, true] } }, images: [`https://img.example.nl/${encodeURIComponent(odd)}.jpg`],
+      ...base,
+      id: 'lst-odd',
+      slug: `slug ${odd}`,
+      title: { en: `T ${odd}`, nl: `NL ${odd}` },
+      description: { en: `D ${odd}`, de: `DE ${odd}` },
+      street: odd,
+      number: '1"a',
+      postcode: '1015 AB',
+      energy_label: null,
+      image_url: 'https://img.example.nl/a"b.jpg',
+      latitude: 52.123456789012345,
+      longitude: -0.1,
+      price_eur: 1234.5,
+      size_m2: 0,
+      rooms: 2.5,
+      attributes: { note: odd, nested: { list: [odd, 1, null, true] } },
+      images: [`https://img.example.nl/${encodeURIComponent(odd)}.jpg`],
     };
     appendFileSync(file, JSON.stringify(rec) + '\n');
     const built = await buildTestSnapshot(dir);
@@ -651,9 +876,19 @@ describe('pre-serialised summaries carry awkward text exactly', () => {
     try {
       for (const locale of ['en', 'nl', 'de']) {
         const want = {
-          id: rec.id, slug: rec.slug, title: rec.title[locale as 'en'] ?? rec.title.en, price_eur: 1234.5, size_m2: 0, rooms: 2.5,
-          furnishing: rec.furnishing, property_type: rec.property_type, energy_label: null, owner_id: rec.owner_id, image_url: rec.image_url,
-          created_at: rec.created_at, updated_at: rec.updated_at,
+          id: rec.id,
+          slug: rec.slug,
+          title: rec.title[locale as 'en'] ?? rec.title.en,
+          price_eur: 1234.5,
+          size_m2: 0,
+          rooms: 2.5,
+          furnishing: rec.furnishing,
+          property_type: rec.property_type,
+          energy_label: null,
+          owner_id: rec.owner_id,
+          image_url: rec.image_url,
+          created_at: rec.created_at,
+          updated_at: rec.updated_at,
         };
         const d = await server.get(`/v1/listings/lst-odd?locale=${locale}`);
         assert.equal(d.status, 200);
@@ -673,6 +908,8 @@ describe('pre-serialised summaries carry awkward text exactly', () => {
         assert.deepEqual({ ...item, location: undefined }, { ...want, location: undefined });
         assert.deepEqual(item.location, { ...location });
       }
-    } finally { await server.close(); }
+    } finally {
+      await server.close();
+    }
   });
 });

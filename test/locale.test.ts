@@ -10,7 +10,9 @@ before(async () => {
   const { path } = await buildTestSnapshot();
   server = await startServer({ SNAPSHOT_PATH: path });
 });
-after(async () => { await server?.close(); });
+after(async () => {
+  await server?.close();
+});
 
 const LOCALES = ['en', 'nl', 'de', 'fr', 'es'] as const;
 const data = async (path: string, locale?: string) => {
@@ -24,7 +26,8 @@ const find = (xs: any[], id: string) => xs.find((x) => x.id === id);
 describe('listings: translated titles with English fallback', () => {
   it('serves the Dutch title in nl and English in the locales without a translation (lst-001)', async () => {
     assert.equal((await data('/v1/listings/lst-001', 'nl')).title, 'Lichte woning in De Pijp');
-    for (const l of ['en', 'de', 'fr', 'es']) assert.equal((await data('/v1/listings/lst-001', l)).title, 'Bright apartment in De Pijp', l);
+    for (const l of ['en', 'de', 'fr', 'es'])
+      assert.equal((await data('/v1/listings/lst-001', l)).title, 'Bright apartment in De Pijp', l);
   });
   it('falls back field by field: a translated title with an English description', async () => {
     const d = await data('/v1/listings/lst-001', 'nl');
@@ -44,7 +47,8 @@ describe('listings: translated titles with English fallback', () => {
   it('translates search results the same way as the detail', async () => {
     for (const l of LOCALES) {
       const list = await data('/v1/listings?limit=100', l);
-      for (const id of ['lst-001', 'lst-003', 'lst-007']) assert.equal(find(list, id).title, (await data(`/v1/listings/${id}`, l)).title, `${id} ${l}`);
+      for (const id of ['lst-001', 'lst-003', 'lst-007'])
+        assert.equal(find(list, id).title, (await data(`/v1/listings/${id}`, l)).title, `${id} ${l}`);
     }
   });
   it('defaults to English without a locale parameter', async () => {
@@ -75,7 +79,10 @@ describe('location display names follow the locale', () => {
   });
   it('names the parent chain in the locale', async () => {
     const parents = (await data('/v1/locations/loc-ams-pijp', 'nl')).parents;
-    assert.deepEqual(parents.map((p: any) => p.name), ['Noord-Holland', 'Amsterdam']);
+    assert.deepEqual(
+      parents.map((p: any) => p.name),
+      ['Noord-Holland', 'Amsterdam'],
+    );
   });
 });
 

@@ -17,21 +17,40 @@ import { ROOT } from './support.ts';
  */
 async function startMain(cwd: string, env: Record<string, string>) {
   const tsx = createRequire(import.meta.url).resolve('tsx/cli');
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('NODE_TEST') && k !== 'SNAPSHOT_PATH'));
+  const base = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('NODE_TEST') && k !== 'SNAPSHOT_PATH'),
+  );
   const child = spawn(process.execPath, [tsx, join(ROOT, 'src', 'main.ts')], {
-    cwd, env: { ...base, HOST: '127.0.0.1', PORT: '0', DEV_KEY: '0', ...env },
+    cwd,
+    env: { ...base, HOST: '127.0.0.1', PORT: '0', DEV_KEY: '0', ...env },
   });
   const out = { stdout: '', stderr: '' };
-  child.stdout.on('data', (d) => { out.stdout += d; });
-  child.stderr.on('data', (d) => { out.stderr += d; });
+  child.stdout.on('data', (d) => {
+    out.stdout += d;
+  });
+  child.stderr.on('data', (d) => {
+    out.stderr += d;
+  });
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-  const stop = () => { if (child.exitCode === null) child.kill('SIGTERM'); return exited; };
+  const stop = () => {
+    if (child.exitCode === null) child.kill('SIGTERM');
+    return exited;
+  };
   const timer = setTimeout(stop, 60_000);
   void exited.then(() => clearTimeout(timer));
   try {
     const url = await new Promise<string>((resolve, reject) => {
-      const poll = setInterval(() => { const m = /"url":"([^"]+)"/.exec(out.stdout); if (m) { clearInterval(poll); resolve(m[1]); } }, 20);
-      child.on('close', () => { clearInterval(poll); reject(new Error(`exited before listening: ${out.stdout} ${out.stderr}`)); });
+      const poll = setInterval(() => {
+        const m = /"url":"([^"]+)"/.exec(out.stdout);
+        if (m) {
+          clearInterval(poll);
+          resolve(m[1]);
+        }
+      }, 20);
+      child.on('close', () => {
+        clearInterval(poll);
+        reject(new Error(`exited before listening: ${out.stdout} ${out.stderr}`));
+      });
     });
     return { url, out, stop };
   } catch (e) {
@@ -45,10 +64,21 @@ describe('npx tsx src/main.ts: request log', () => {
     const { path: snapshot } = await buildTestSnapshot();
     const keysPath = join(tempDir(), 'keys.db');
     const { id: keyId, key } = issueKey(keysPath);
-    const { url, out, stop } = await startMain(ROOT, { LOG_REQUESTS: '1', KEYS_PATH: keysPath, SNAPSHOT_PATH: snapshot });
+    const { url, out, stop } = await startMain(ROOT, {
+      LOG_REQUESTS: '1',
+      KEYS_PATH: keysPath,
+      SNAPSHOT_PATH: snapshot,
+    });
     try {
-      const requestLines = () => out.stdout.split('\n').filter((l) => l.includes('"request_id"') && l.includes('"status"')).map((l) => JSON.parse(l));
-      const get = (p: string) => fetch(url + p, { headers: { Authorization: `Bearer ${key}` } }).then((r) => r.arrayBuffer().then(() => r.status));
+      const requestLines = () =>
+        out.stdout
+          .split('\n')
+          .filter((l) => l.includes('"request_id"') && l.includes('"status"'))
+          .map((l) => JSON.parse(l));
+      const get = (p: string) =>
+        fetch(url + p, { headers: { Authorization: `Bearer ${key}` } }).then((r) =>
+          r.arrayBuffer().then(() => r.status),
+        );
       for (let i = 0; i < 30; i++) assert.equal(await get('/v1/listings/lst-001'), 200);
       await new Promise((r) => setTimeout(r, 400));
       const lines = requestLines();
@@ -64,7 +94,10 @@ describe('npx tsx src/main.ts: request log', () => {
       assert.equal(await stop(), 0);
       const all = requestLines();
       assert.equal(all.length, 35, 'every line is flushed at exit');
-      assert.deepEqual(all.slice(30).map((l) => l.status), [404, 404, 404, 404, 404]);
+      assert.deepEqual(
+        all.slice(30).map((l) => l.status),
+        [404, 404, 404, 404, 404],
+      );
     } finally {
       await stop();
     }
@@ -73,9 +106,15 @@ describe('npx tsx src/main.ts: request log', () => {
 
 /** npm start's first step (build-snapshot/sample.ts) in `cwd`; its stdout. */
 function buildSample(cwd: string, env: Record<string, string> = {}): string {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('NODE_TEST') && k !== 'SNAPSHOT_PATH'));
+  const base = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('NODE_TEST') && k !== 'SNAPSHOT_PATH'),
+  );
   const tsx = createRequire(import.meta.url).resolve('tsx/cli');
-  const r = spawnSync(process.execPath, [tsx, join(ROOT, 'build-snapshot', 'sample.ts')], { cwd, env: { ...base, ...env }, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [tsx, join(ROOT, 'build-snapshot', 'sample.ts')], {
+    cwd,
+    env: { ...base, ...env },
+    encoding: 'utf8',
+  });
   assert.equal(r.status, 0, r.stderr);
   return r.stdout;
 }
@@ -84,17 +123,31 @@ describe('npm start: the sample snapshot', () => {
   it('rebuilds data/snapshot.db when it was made by another schema version (never a SNAPSHOT_PATH)', async () => {
     const cwd = tempDir();
     mkdirSync(join(cwd, 'data'));
-    for (const f of readdirSync(join(ROOT, 'data'))) if (f.endsWith('.ndjson')) copyFileSync(join(ROOT, 'data', f), join(cwd, 'data', f));
+    for (const f of readdirSync(join(ROOT, 'data')))
+      if (f.endsWith('.ndjson')) copyFileSync(join(ROOT, 'data', f), join(cwd, 'data', f));
     const old = new Database(join(cwd, 'data', 'snapshot.db'));
-    old.exec("CREATE TABLE snapshot_meta (key TEXT PRIMARY KEY, value TEXT); INSERT INTO snapshot_meta VALUES ('schema_version', '4')");
+    old.exec(
+      "CREATE TABLE snapshot_meta (key TEXT PRIMARY KEY, value TEXT); INSERT INTO snapshot_meta VALUES ('schema_version', '4')",
+    );
     old.close();
-    assert.equal(buildSample(cwd, { SNAPSHOT_PATH: join(cwd, 'data', 'snapshot.db') }), '', 'a SNAPSHOT_PATH is never rebuilt');
+    assert.equal(
+      buildSample(cwd, { SNAPSHOT_PATH: join(cwd, 'data', 'snapshot.db') }),
+      '',
+      'a SNAPSHOT_PATH is never rebuilt',
+    );
     assert.match(buildSample(cwd), /is not of schema version \d+: rebuilding it from the sample data/);
     const { url, stop } = await startMain(cwd, { LOG_REQUESTS: '0', KEYS_PATH: join(cwd, 'keys.db') });
     try {
       assert.equal((await fetch(url + '/v1/ping')).status, 200);
       const db = new Database(join(cwd, 'data', 'snapshot.db'), { readonly: true });
-      try { assert.equal(Number(db.prepare("SELECT value FROM snapshot_meta WHERE key = 'schema_version'").pluck().get()), SCHEMA_VERSION); } finally { db.close(); }
+      try {
+        assert.equal(
+          Number(db.prepare("SELECT value FROM snapshot_meta WHERE key = 'schema_version'").pluck().get()),
+          SCHEMA_VERSION,
+        );
+      } finally {
+        db.close();
+      }
     } finally {
       await stop();
     }

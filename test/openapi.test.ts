@@ -15,7 +15,9 @@ before(async () => {
   assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
   doc = JSON.parse(res.text);
 });
-after(async () => { await server?.close(); });
+after(async () => {
+  await server?.close();
+});
 
 /** Every path of the spec and the discovery endpoints, with a concrete request that succeeds on the basic fixture. */
 const PATHS: Record<string, { example: string; public?: boolean }> = {
@@ -34,7 +36,9 @@ const PATHS: Record<string, { example: string; public?: boolean }> = {
   '/v1/platforms': { example: '/v1/platforms' },
   '/v1/platforms/{id}': { example: '/v1/platforms/plat-funda' },
   '/v1/articles/{id}': { example: '/v1/articles/art-1' },
-  '/v1/market/metrics/{id}/observations': { example: '/v1/market/metrics/median_rent/observations?location_id=loc-ams&from=2026-01-01&to=2026-12-31' },
+  '/v1/market/metrics/{id}/observations': {
+    example: '/v1/market/metrics/median_rent/observations?location_id=loc-ams&from=2026-01-01&to=2026-12-31',
+  },
   '/v1/locations': { example: '/v1/locations' },
   '/v1/locations/{id}': { example: '/v1/locations/loc-ams-pijp' },
   '/v1/market/metrics': { example: '/v1/market/metrics' },
@@ -47,11 +51,20 @@ async function acceptedParams(example: string): Promise<string[]> {
   const res = await server.get(example + (example.includes('?') ? '&' : '?') + 'zz_unknown=1');
   assert.equal(res.status, 400);
   const m = /Allowed: ([^.]*)\./.exec(res.body.error.message);
-  if (!m) { assert.match(res.body.error.message, /takes no parameters/); return []; }
+  if (!m) {
+    assert.match(res.body.error.message, /takes no parameters/);
+    return [];
+  }
   return m[1].split(', ');
 }
 /** Follows a local $ref. */
-const deref = (s: any): any => (s?.$ref ? s.$ref.split('/').slice(1).reduce((o: any, k: string) => o[k], doc) : s);
+const deref = (s: any): any =>
+  s?.$ref
+    ? s.$ref
+        .split('/')
+        .slice(1)
+        .reduce((o: any, k: string) => o[k], doc)
+    : s;
 
 describe('GET /v1/openapi.json', () => {
   it('declares OpenAPI 3.1 and version 1.0.0', () => {
@@ -72,19 +85,29 @@ describe('GET /v1/openapi.json', () => {
   });
   for (const [path, { example }] of Object.entries(PATHS)) {
     it(`lists exactly the query parameters ${path} accepts`, async () => {
-      assert.deepEqual(queryParams(path).map((p) => p.name).sort(), (await acceptedParams(example)).sort());
+      assert.deepEqual(
+        queryParams(path)
+          .map((p) => p.name)
+          .sort(),
+        (await acceptedParams(example)).sort(),
+      );
     });
   }
   it('declares the path id of every templated path as a required string of 1 to 120 characters', () => {
     for (const path of Object.keys(PATHS).filter((p) => p.includes('{id}'))) {
       const id = (op(path).parameters as any[]).filter((p) => p.in === 'path');
-      assert.deepEqual(id.map((p) => [p.name, p.required, p.schema.minLength, p.schema.maxLength]), [['id', true, 1, 120]], path);
+      assert.deepEqual(
+        id.map((p) => [p.name, p.required, p.schema.minLength, p.schema.maxLength]),
+        [['id', true, 1, 120]],
+        path,
+      );
     }
   });
   it('marks location_id, from and to of observations required, and every other query parameter optional', () => {
     for (const path of Object.keys(PATHS)) {
       for (const p of queryParams(path)) {
-        const required = path === '/v1/market/metrics/{id}/observations' && ['location_id', 'from', 'to'].includes(p.name);
+        const required =
+          path === '/v1/market/metrics/{id}/observations' && ['location_id', 'from', 'to'].includes(p.name);
         assert.equal(p.required, required, `${path} ${p.name}`);
       }
     }
@@ -94,16 +117,40 @@ describe('GET /v1/openapi.json', () => {
     assert.deepEqual(param('/v1/listings', 'furnishing').enum, ['SHELL', 'FURNISHED', 'UPHOLSTERED']);
     assert.deepEqual(param('/v1/listings', 'locale').enum, ['en', 'nl', 'de', 'fr', 'es']);
     assert.equal(param('/v1/listings', 'locale').default, 'en');
-    assert.deepEqual([param('/v1/listings', 'limit').minimum, param('/v1/listings', 'limit').maximum, param('/v1/listings', 'limit').default], [1, 100, 20]);
-    assert.deepEqual([param('/v1/listings/{id}/similar', 'limit').minimum, param('/v1/listings/{id}/similar', 'limit').maximum, param('/v1/listings/{id}/similar', 'limit').default], [1, 20, 10]);
+    assert.deepEqual(
+      [
+        param('/v1/listings', 'limit').minimum,
+        param('/v1/listings', 'limit').maximum,
+        param('/v1/listings', 'limit').default,
+      ],
+      [1, 100, 20],
+    );
+    assert.deepEqual(
+      [
+        param('/v1/listings/{id}/similar', 'limit').minimum,
+        param('/v1/listings/{id}/similar', 'limit').maximum,
+        param('/v1/listings/{id}/similar', 'limit').default,
+      ],
+      [1, 20, 10],
+    );
     assert.deepEqual([param('/v1/listings', 'q').minLength, param('/v1/listings', 'q').maxLength], [1, 200]);
     assert.equal(param('/v1/listings', 'cursor').maxLength, 4096);
     for (const n of ['min_price', 'max_price', 'min_size', 'max_size']) {
-      assert.deepEqual([param('/v1/listings', n).type, param('/v1/listings', n).minimum, param('/v1/listings', n).maximum], ['integer', 0, 10_000_000], n);
+      assert.deepEqual(
+        [param('/v1/listings', n).type, param('/v1/listings', n).minimum, param('/v1/listings', n).maximum],
+        ['integer', 0, 10_000_000],
+        n,
+      );
     }
-    assert.deepEqual([param('/v1/listings', 'min_rooms').minimum, param('/v1/listings', 'min_rooms').maximum], [0, 100]);
+    assert.deepEqual(
+      [param('/v1/listings', 'min_rooms').minimum, param('/v1/listings', 'min_rooms').maximum],
+      [0, 100],
+    );
     assert.equal(param('/v1/listings', 'property_type').maxLength, 120);
-    assert.deepEqual([param('/v1/internet/plans', 'min_download_mbps').type, param('/v1/internet/plans', 'min_download_mbps').maximum], ['number', 100_000]);
+    assert.deepEqual(
+      [param('/v1/internet/plans', 'min_download_mbps').type, param('/v1/internet/plans', 'min_download_mbps').maximum],
+      ['number', 100_000],
+    );
     assert.equal(param('/v1/internet/plans', 'max_monthly_price_cents').type, 'integer');
     assert.equal(param('/v1/market/metrics/{id}/observations', 'from').format, 'date');
   });
@@ -120,7 +167,7 @@ describe('GET /v1/openapi.json', () => {
   it('gives every operation with a path id a 404 response', () => {
     for (const path of Object.keys(PATHS).filter((p) => p.includes('{id}'))) assert.ok(op(path).responses['404'], path);
   });
-  it('describes errors with the spec\'s envelope {error: {code, message, request_id}}', () => {
+  it("describes errors with the spec's envelope {error: {code, message, request_id}}", () => {
     const e = doc.components.schemas.Error;
     assert.deepEqual(e.required, ['error']);
     assert.deepEqual(e.properties.error.required.sort(), ['code', 'message', 'request_id']);
@@ -130,7 +177,11 @@ describe('GET /v1/openapi.json', () => {
     const refs: string[] = [];
     const visit = (x: unknown) => {
       if (Array.isArray(x)) x.forEach(visit);
-      else if (x && typeof x === 'object') for (const [k, v] of Object.entries(x)) { if (k === '$ref') refs.push(v as string); else visit(v); }
+      else if (x && typeof x === 'object')
+        for (const [k, v] of Object.entries(x)) {
+          if (k === '$ref') refs.push(v as string);
+          else visit(v);
+        }
     };
     visit(doc);
     assert.ok(refs.length > 0);
@@ -149,7 +200,8 @@ describe('GET /v1/openapi.json', () => {
       const sample = Array.isArray(res.body.data) ? res.body.data[0] : res.body.data;
       assert.ok(sample, 'the example returns data');
       assert.deepEqual(Object.keys(item.properties).sort(), Object.keys(sample).sort(), 'data fields');
-      if (item.properties.location) assert.deepEqual(Object.keys(item.properties.location.properties).sort(), Object.keys(sample.location).sort());
+      if (item.properties.location)
+        assert.deepEqual(Object.keys(item.properties.location.properties).sort(), Object.keys(sample.location).sort());
     });
   }
 });

@@ -13,7 +13,9 @@ before(async () => {
   server = await startServer({ SNAPSHOT_PATH: path });
   src = loadSource(join(FIXTURES, 'basic'));
 });
-after(async () => { await server?.close(); });
+after(async () => {
+  await server?.close();
+});
 
 const ids = async (path: string) => {
   const res = await server.get(path);
@@ -26,18 +28,29 @@ const data = async (path: string) => {
   return res.body.data;
 };
 /** Published records of a source file, ascending by id. */
-const published = (file: string) => src.all[file].filter((r) => r.published !== false).map((r) => r.id as string).sort();
+const published = (file: string) =>
+  src.all[file]
+    .filter((r) => r.published !== false)
+    .map((r) => r.id as string)
+    .sort();
 
 describe('every paginated collection: cursor walks', () => {
   const COLLECTIONS: [string, string][] = [
-    ['/v1/owners', 'owners'], ['/v1/internet/providers', 'internet_providers'], ['/v1/internet/plans', 'internet_plans'],
-    ['/v1/insurance/products', 'insurance_products'], ['/v1/platforms', 'platforms'], ['/v1/locations', 'locations'],
+    ['/v1/owners', 'owners'],
+    ['/v1/internet/providers', 'internet_providers'],
+    ['/v1/internet/plans', 'internet_plans'],
+    ['/v1/insurance/products', 'insurance_products'],
+    ['/v1/platforms', 'platforms'],
+    ['/v1/locations', 'locations'],
   ];
   for (const [path, file] of COLLECTIONS) {
     it(`walks ${path} with limit 1: every published record once, ascending, next_cursor null only at the end`, async () => {
       const { items, pages } = await walk(server, path, 1);
       assertAscendingIds(items);
-      assert.deepEqual(items.map((x) => x.id), published(file));
+      assert.deepEqual(
+        items.map((x) => x.id),
+        published(file),
+      );
       assert.equal(pages, items.length);
     });
   }
@@ -45,17 +58,26 @@ describe('every paginated collection: cursor walks', () => {
     for (const limit of [2, 3]) {
       const { items, pages } = await walk(server, '/v1/locations', limit);
       assertAscendingIds(items);
-      assert.deepEqual(items.map((x) => x.id), published('locations'));
+      assert.deepEqual(
+        items.map((x) => x.id),
+        published('locations'),
+      );
       assert.equal(pages, Math.ceil(7 / limit));
     }
   });
   it('walks a filtered /v1/locations?type=neighbourhood with limit 1', async () => {
     const { items } = await walk(server, '/v1/locations?type=neighbourhood', 1);
-    assert.deepEqual(items.map((x) => x.id), ['loc-ams-jordaan', 'loc-ams-pijp']);
+    assert.deepEqual(
+      items.map((x) => x.id),
+      ['loc-ams-jordaan', 'loc-ams-pijp'],
+    );
   });
   it('walks a q search on /v1/internet/plans with limit 1', async () => {
     const { items } = await walk(server, '/v1/internet/plans?q=glasvezel', 1);
-    assert.deepEqual(items.map((x) => x.id), ['plan-1', 'plan-2']);
+    assert.deepEqual(
+      items.map((x) => x.id),
+      ['plan-1', 'plan-2'],
+    );
   });
 });
 
@@ -117,13 +139,19 @@ describe('GET /v1/internet/providers and /v1/internet/plans', () => {
   });
   it('filters plans by max_monthly_price_cents on the regular price (inclusive)', async () => {
     assert.deepEqual(await ids('/v1/internet/plans?max_monthly_price_cents=5500'), ['plan-1', 'plan-3']);
-    assert.deepEqual(await ids('/v1/internet/plans?max_monthly_price_cents=2500'), [], 'an introductory price does not count');
+    assert.deepEqual(
+      await ids('/v1/internet/plans?max_monthly_price_cents=2500'),
+      [],
+      'an introductory price does not count',
+    );
   });
   it('combines plan filters', async () => {
     assert.deepEqual(await ids('/v1/internet/plans?provider_id=inet-kpn&min_download_mbps=500'), ['plan-2']);
-    assert.deepEqual(await ids('/v1/internet/plans?connection_type=fiber&max_monthly_price_cents=5000&q=glasvezel'), ['plan-1']);
+    assert.deepEqual(await ids('/v1/internet/plans?connection_type=fiber&max_monthly_price_cents=5000&q=glasvezel'), [
+      'plan-1',
+    ]);
   });
-  it('searches plans by name and by their provider\'s name with q', async () => {
+  it("searches plans by name and by their provider's name with q", async () => {
     assert.deepEqual(await ids('/v1/internet/plans?q=glasvezel'), ['plan-1', 'plan-2']);
     // The source has the ligature ("Fast ﬁbre"): the index holds "fibre", and a query in either form finds it.
     assert.deepEqual(await ids('/v1/internet/plans?q=fibre'), ['plan-1']);
@@ -182,8 +210,15 @@ describe('GET /v1/articles/{id}', () => {
   it('returns the article with its Markdown content and location_id', async () => {
     const a = await data('/v1/articles/art-1');
     assert.deepEqual(a, {
-      id: 'art-1', slug: 'renting-in-amsterdam', title: 'Renting in Amsterdam', description: 'A guide', content: '## Tips\nStart early.',
-      category: 'guide', location_id: 'loc-ams', created_at: '2026-01-01T00:00:00Z', updated_at: '2026-02-01T00:00:00Z',
+      id: 'art-1',
+      slug: 'renting-in-amsterdam',
+      title: 'Renting in Amsterdam',
+      description: 'A guide',
+      content: '## Tips\nStart early.',
+      category: 'guide',
+      location_id: 'loc-ams',
+      created_at: '2026-01-01T00:00:00Z',
+      updated_at: '2026-02-01T00:00:00Z',
     });
   });
 });
@@ -192,46 +227,79 @@ describe('GET /v1/market/metrics and observations', () => {
   const obs = (metric: string, qs: string) => data(`/v1/market/metrics/${metric}/observations?${qs}`);
   it('lists the metric definitions by id', async () => {
     const ms = await data('/v1/market/metrics');
-    assert.deepEqual(ms.map((x: any) => x.id), ['median_rent', 'median_rent_per_m2', 'new_listings']);
-    assert.deepEqual(ms[0], { id: 'median_rent', name: 'Median asking rent', description: 'Median monthly asking rent of listings first seen in the month.', unit: 'EUR', min_sample_size: 2 });
+    assert.deepEqual(
+      ms.map((x: any) => x.id),
+      ['median_rent', 'median_rent_per_m2', 'new_listings'],
+    );
+    assert.deepEqual(ms[0], {
+      id: 'median_rent',
+      name: 'Median asking rent',
+      description: 'Median monthly asking rent of listings first seen in the month.',
+      unit: 'EUR',
+      min_sample_size: 2,
+    });
   });
   it('returns the median asking rent of a city by first-seen month, omitting months below the minimum sample', async () => {
     // January (Amsterdam): 2000, 2400, 1500 and the now-inactive 1000 → median 1750; February has one priced listing (< 2)
-    assert.deepEqual(await obs('median_rent', 'location_id=loc-ams&from=2026-01-01&to=2026-12-31'), [{ date: '2026-01-01', value: 1750, sample_size: 4 }]);
+    assert.deepEqual(await obs('median_rent', 'location_id=loc-ams&from=2026-01-01&to=2026-12-31'), [
+      { date: '2026-01-01', value: 1750, sample_size: 4 },
+    ]);
   });
   it('counts now-inactive listings but not unpublished or for-sale ones', async () => {
     // January: lst-001, 002, 003 and inactive 004; February: 010 and 012 (005 unpublished, 006 for sale)
     assert.deepEqual(await obs('new_listings', 'location_id=loc-ams&from=2026-01-01&to=2026-12-31'), [
-      { date: '2026-01-01', value: 4, sample_size: 4 }, { date: '2026-02-01', value: 2, sample_size: 2 },
+      { date: '2026-01-01', value: 4, sample_size: 4 },
+      { date: '2026-02-01', value: 2, sample_size: 2 },
     ]);
   });
   it('computes the median price per m² (mean of the two middle values for an even sample)', async () => {
     // 1000/50 = 20, 2400/90 = 26.67, 2000/60 = 33.33, 1500/30 = 50 → (26.67 + 33.33) / 2 = 30
-    assert.deepEqual(await obs('median_rent_per_m2', 'location_id=loc-ams&from=2026-01-01&to=2026-01-31'), [{ date: '2026-01-01', value: 30, sample_size: 4 }]);
+    assert.deepEqual(await obs('median_rent_per_m2', 'location_id=loc-ams&from=2026-01-01&to=2026-01-31'), [
+      { date: '2026-01-01', value: 30, sample_size: 4 },
+    ]);
   });
-  it('groups a city\'s neighbourhoods, including unpublished ones, into the city cohort', async () => {
+  it("groups a city's neighbourhoods, including unpublished ones, into the city cohort", async () => {
     // The Hague, February: lst-007 1300, lst-008 1400, lst-011 (in the unpublished loc-hidden) 1350
-    assert.deepEqual(await obs('median_rent', 'location_id=loc-dh&from=2026-02-01&to=2026-02-28'), [{ date: '2026-02-01', value: 1350, sample_size: 3 }]);
+    assert.deepEqual(await obs('median_rent', 'location_id=loc-dh&from=2026-02-01&to=2026-02-28'), [
+      { date: '2026-02-01', value: 1350, sample_size: 3 },
+    ]);
   });
   it('includes every month from the month of from to the month of to', async () => {
-    assert.deepEqual(await obs('new_listings', 'location_id=loc-ams&from=2026-02-15&to=2026-02-16'), [{ date: '2026-02-01', value: 2, sample_size: 2 }]);
-    assert.deepEqual(await obs('new_listings', 'location_id=loc-ams&from=2025-12-31&to=2026-01-01'), [{ date: '2026-01-01', value: 4, sample_size: 4 }]);
+    assert.deepEqual(await obs('new_listings', 'location_id=loc-ams&from=2026-02-15&to=2026-02-16'), [
+      { date: '2026-02-01', value: 2, sample_size: 2 },
+    ]);
+    assert.deepEqual(await obs('new_listings', 'location_id=loc-ams&from=2025-12-31&to=2026-01-01'), [
+      { date: '2026-01-01', value: 4, sample_size: 4 },
+    ]);
   });
   it('returns an empty array (200) for a range without observations', async () => {
     assert.deepEqual(await obs('median_rent', 'location_id=loc-ams&from=2025-01-01&to=2025-12-31'), []);
   });
   it('gives the same observations in every locale', async () => {
     const en = await obs('new_listings', 'location_id=loc-ams&from=2026-01-01&to=2026-12-31');
-    for (const l of ['nl', 'de', 'fr', 'es']) assert.deepEqual(await obs('new_listings', `location_id=loc-ams&from=2026-01-01&to=2026-12-31&locale=${l}`), en);
+    for (const l of ['nl', 'de', 'fr', 'es'])
+      assert.deepEqual(await obs('new_listings', `location_id=loc-ams&from=2026-01-01&to=2026-12-31&locale=${l}`), en);
   });
   it('returns 404 for an unknown metric even with valid parameters', async () => {
-    assertError(await server.get('/v1/market/metrics/rent_index/observations?location_id=loc-ams&from=2026-01-01&to=2026-02-01'), 404, { code: 'not_found' });
+    assertError(
+      await server.get('/v1/market/metrics/rent_index/observations?location_id=loc-ams&from=2026-01-01&to=2026-02-01'),
+      404,
+      { code: 'not_found' },
+    );
   });
 });
 
 describe('GET /v1/locations', () => {
   it('returns only published locations, ascending by id', async () => {
-    assert.deepEqual(await ids('/v1/locations?limit=100'), ['loc-ams', 'loc-ams-jordaan', 'loc-ams-pijp', 'loc-dh', 'loc-nh', 'loc-rdam', 'loc-zh']);
+    assert.deepEqual(await ids('/v1/locations?limit=100'), [
+      'loc-ams',
+      'loc-ams-jordaan',
+      'loc-ams-pijp',
+      'loc-dh',
+      'loc-nh',
+      'loc-rdam',
+      'loc-zh',
+    ]);
   });
   it('filters by type', async () => {
     assert.deepEqual(await ids('/v1/locations?type=city'), ['loc-ams', 'loc-dh', 'loc-rdam']);
@@ -239,7 +307,11 @@ describe('GET /v1/locations', () => {
   });
   it('filters by parent_id', async () => {
     assert.deepEqual(await ids('/v1/locations?parent_id=loc-ams'), ['loc-ams-jordaan', 'loc-ams-pijp']);
-    assert.deepEqual(await ids('/v1/locations?parent_id=loc-dh'), [], 'the unpublished child of The Hague is not listed');
+    assert.deepEqual(
+      await ids('/v1/locations?parent_id=loc-dh'),
+      [],
+      'the unpublished child of The Hague is not listed',
+    );
     assert.deepEqual(await ids('/v1/locations?parent_id=loc-zh&type=city'), ['loc-dh', 'loc-rdam']);
   });
   it('searches names in every locale and slugs with q', async () => {

@@ -16,7 +16,12 @@ import { ROOT, assertAscendingIds, assertError } from './support.ts';
 const LISTINGS = 'listings.ndjson';
 /** Source lines of the fixture's listings, by id. */
 function listingLines(dir: string): Map<string, string> {
-  return new Map(readFileSync(join(dir, LISTINGS), 'utf8').split('\n').filter(Boolean).map((l) => [JSON.parse(l).id as string, l]));
+  return new Map(
+    readFileSync(join(dir, LISTINGS), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => [JSON.parse(l).id as string, l]),
+  );
 }
 function writeListings(dir: string, lines: Map<string, string>) {
   writeFileSync(join(dir, LISTINGS), [...lines.values()].join('\n') + '\n');
@@ -37,18 +42,27 @@ async function shipSnapshot(dir: string, path: string) {
 describe('snapshot open errors', () => {
   it('reports a native addon that does not load as itself, not as a bad snapshot file', async () => {
     const good = (await buildTestSnapshot()).path;
-    assert.throws(() => new SnapshotSource(good, { nativeBinding: join(tempDir(), 'missing-addon.node') }), (e: Error) => {
-      assert.ok(!(e instanceof SnapshotError), `not a snapshot error: ${e.message}`);
-      assert.doesNotMatch(e.message, /cannot open snapshot/);
-      return true;
-    });
-    assert.throws(() => new SnapshotSource(join(tempDir(), 'missing.db')), SnapshotError, 'a missing file is the snapshot\'s problem');
+    assert.throws(
+      () => new SnapshotSource(good, { nativeBinding: join(tempDir(), 'missing-addon.node') }),
+      (e: Error) => {
+        assert.ok(!(e instanceof SnapshotError), `not a snapshot error: ${e.message}`);
+        assert.doesNotMatch(e.message, /cannot open snapshot/);
+        return true;
+      },
+    );
+    assert.throws(
+      () => new SnapshotSource(join(tempDir(), 'missing.db')),
+      SnapshotError,
+      "a missing file is the snapshot's problem",
+    );
   });
 });
 
 describe('paging across a snapshot swap', () => {
   let server: TestServer | undefined;
-  after(async () => { await server?.close(); });
+  after(async () => {
+    await server?.close();
+  });
 
   async function setUp() {
     const dir = copyFixture();
@@ -56,8 +70,17 @@ describe('paging across a snapshot swap', () => {
     await server?.close();
     server = await startServer({ SNAPSHOT_PATH: path, SNAPSHOT_CHECK_MS: '1' });
     const first = await server.get('/v1/listings?limit=3');
-    assert.deepEqual(first.body.data.map((x: any) => x.id), ['lst-001', 'lst-002', 'lst-003']);
-    return { dir, path, s: server, cursor: first.body.pagination.next_cursor as string, firstIds: first.body.data.map((x: any) => x.id) as string[] };
+    assert.deepEqual(
+      first.body.data.map((x: any) => x.id),
+      ['lst-001', 'lst-002', 'lst-003'],
+    );
+    return {
+      dir,
+      path,
+      s: server,
+      cursor: first.body.pagination.next_cursor as string,
+      firstIds: first.body.data.map((x: any) => x.id) as string[],
+    };
   }
   const rest = async (s: TestServer, cursor: string) => {
     const items: any[] = [];
@@ -85,7 +108,7 @@ describe('paging across a snapshot swap', () => {
     assert.ok(s.logs.some((l) => l.msg === 'snapshot swapped in'));
   });
 
-  it('continues after the swap even when the cursor\'s own listing is gone from the new snapshot', async () => {
+  it("continues after the swap even when the cursor's own listing is gone from the new snapshot", async () => {
     const { dir, path, s, cursor } = await setUp();
     const lines = listingLines(dir);
     lines.delete('lst-003');
@@ -117,9 +140,19 @@ describe('snapshot failure while serving', () => {
     copyFileSync(path, good);
     server = await startServer({ SNAPSHOT_PATH: path, SNAPSHOT_CHECK_MS: '1' });
   });
-  after(async () => { await server?.close(); });
+  after(async () => {
+    await server?.close();
+  });
 
-  const DATA = ['/v1/listings', '/v1/listings/lst-001', '/v1/listings/stats', '/v1/listings/lst-001/similar', '/v1/owners', '/v1/locations', '/v1/market/metrics'];
+  const DATA = [
+    '/v1/listings',
+    '/v1/listings/lst-001',
+    '/v1/listings/stats',
+    '/v1/listings/lst-001/similar',
+    '/v1/owners',
+    '/v1/locations',
+    '/v1/market/metrics',
+  ];
   const assertUnavailable = async () => {
     for (const p of DATA) {
       const res = await server.get(p);
@@ -193,23 +226,31 @@ function wrongVersionCopy(good: string): string {
 function otherSqlite(): string {
   const file = join(tempDir(), 'other.db');
   const db = new Database(file);
-  db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes (body) VALUES (\'hello\')');
+  db.exec("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes (body) VALUES ('hello')");
   db.close();
   return file;
 }
 
 describe('start-up refusal: new SnapshotSource(path)', () => {
   let good: string;
-  before(async () => { good = (await buildTestSnapshot()).path; });
+  before(async () => {
+    good = (await buildTestSnapshot()).path;
+  });
 
-  const refuses = (path: string, re: RegExp) => assert.throws(() => new SnapshotSource(path), (e: unknown) => e instanceof SnapshotError && re.test(e.message) && e.message.includes(path));
+  const refuses = (path: string, re: RegExp) =>
+    assert.throws(
+      () => new SnapshotSource(path),
+      (e: unknown) => e instanceof SnapshotError && re.test(e.message) && e.message.includes(path),
+    );
 
   it('opens a good snapshot and reads its meta', () => {
     const s = new SnapshotSource(good);
     try {
       assert.equal(s.get().meta.schema_version, SCHEMA_VERSION);
       assert.match(s.get().meta.snapshot_id, /^snap_/);
-    } finally { s.close(); }
+    } finally {
+      s.close();
+    }
   });
   it('throws SnapshotError for a missing file', () => {
     refuses(join(tempDir(), 'missing.db'), /cannot open/);
@@ -238,13 +279,32 @@ describe('start-up refusal: npx tsx src/main.ts', () => {
   function runMain(env: Record<string, string>): Promise<{ code: number | null; stderr: string; stdout: string }> {
     const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('NODE_TEST')));
     const child = spawn(process.execPath, [tsx, 'src/main.ts'], {
-      cwd: ROOT, env: { ...base, HOST: '127.0.0.1', PORT: '0', DEV_KEY: '0', LOG_REQUESTS: '0', KEYS_PATH: join(tempDir(), 'keys.db'), ...env },
+      cwd: ROOT,
+      env: {
+        ...base,
+        HOST: '127.0.0.1',
+        PORT: '0',
+        DEV_KEY: '0',
+        LOG_REQUESTS: '0',
+        KEYS_PATH: join(tempDir(), 'keys.db'),
+        ...env,
+      },
     });
-    let stderr = '', stdout = '';
-    child.stderr.on('data', (d) => { stderr += d; });
-    child.stdout.on('data', (d) => { stdout += d; });
+    let stderr = '',
+      stdout = '';
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    child.stdout.on('data', (d) => {
+      stdout += d;
+    });
     const timer = setTimeout(() => child.kill(), 20_000);
-    return new Promise((resolve) => child.on('close', (code) => { clearTimeout(timer); resolve({ code, stderr, stdout }); }));
+    return new Promise((resolve) =>
+      child.on('close', (code) => {
+        clearTimeout(timer);
+        resolve({ code, stderr, stdout });
+      }),
+    );
   }
   const oneLine = (s: string) => {
     const lines = s.split('\n').filter((l) => l.trim() !== '');

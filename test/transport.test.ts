@@ -11,23 +11,47 @@ import { buildTestSnapshot, startServer, tempDir, type TestServer } from './help
 import { loadConfig } from '../src/config.ts';
 import { startService } from '../src/http/server.ts';
 
-interface Reply { status: number; headers: IncomingHttpHeaders; body: any }
+interface Reply {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: any;
+}
 
 /** One request with full control of the headers (fetch cannot set Host) and, for HTTPS, a trusted CA. */
-function send(url: string, opts: { method?: string; headers?: Record<string, string>; ca?: Buffer } = {}): Promise<Reply> {
+function send(
+  url: string,
+  opts: { method?: string; headers?: Record<string, string>; ca?: Buffer } = {},
+): Promise<Reply> {
   const u = new URL(url);
   const request = u.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const req = request({ host: u.hostname, port: u.port, path: u.pathname + u.search, method: opts.method ?? 'GET', headers: opts.headers, ca: opts.ca, agent: false }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d) => { text += d; });
-      res.on('end', () => {
-        let body: unknown;
-        try { body = text ? JSON.parse(text) : undefined; } catch { body = text; }
-        resolve({ status: res.statusCode!, headers: res.headers, body });
-      });
-    });
+    const req = request(
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname + u.search,
+        method: opts.method ?? 'GET',
+        headers: opts.headers,
+        ca: opts.ca,
+        agent: false,
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d) => {
+          text += d;
+        });
+        res.on('end', () => {
+          let body: unknown;
+          try {
+            body = text ? JSON.parse(text) : undefined;
+          } catch {
+            body = text;
+          }
+          resolve({ status: res.statusCode!, headers: res.headers, body });
+        });
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -37,7 +61,9 @@ const corsHeaders = (h: IncomingHttpHeaders | Headers) =>
   (h instanceof Headers ? [...h.keys()] : Object.keys(h)).filter((k) => k.toLowerCase().startsWith('access-control-'));
 
 let snapshotPath: string;
-before(async () => { snapshotPath = (await buildTestSnapshot()).path; });
+before(async () => {
+  snapshotPath = (await buildTestSnapshot()).path;
+});
 
 describe('HTTPS', () => {
   let server: TestServer;
@@ -46,17 +72,45 @@ describe('HTTPS', () => {
     const dir = tempDir();
     const cert = join(dir, 'cert.pem');
     const key = join(dir, 'key.pem');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=localhost', '-days', '1',
-      '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1', '-keyout', key, '-out', cert], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-subj',
+        '/CN=localhost',
+        '-days',
+        '1',
+        '-addext',
+        'subjectAltName=DNS:localhost,IP:127.0.0.1',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+      ],
+      { stdio: 'ignore' },
+    );
     ca = readFileSync(cert);
-    server = await startServer({ SNAPSHOT_PATH: snapshotPath, TLS_CERT_PATH: cert, TLS_KEY_PATH: key, HTTP_REDIRECT_PORT: '0' });
+    server = await startServer({
+      SNAPSHOT_PATH: snapshotPath,
+      TLS_CERT_PATH: cert,
+      TLS_KEY_PATH: key,
+      HTTP_REDIRECT_PORT: '0',
+    });
   });
   after(() => server.close());
 
   it('serves HTTPS with HSTS on every response', async () => {
     assert.match(server.url, /^https:\/\/127\.0\.0\.1:\d+$/);
     const auth = { Authorization: `Bearer ${server.key}` };
-    for (const [path, headers, status] of [['/v1/ping', {}, 200], ['/v1/listings/lst-001', auth, 200], ['/v1/listings', {}, 401]] as const) {
+    for (const [path, headers, status] of [
+      ['/v1/ping', {}, 200],
+      ['/v1/listings/lst-001', auth, 200],
+      ['/v1/listings', {}, 401],
+    ] as const) {
       const r = await send(server.url + path, { headers, ca });
       assert.equal(r.status, status, path);
       assert.equal(r.headers['strict-transport-security'], 'max-age=31536000', path);
@@ -66,18 +120,27 @@ describe('HTTPS', () => {
   it('answers a parser error on the redirect listener after its pipelined redirects, and CONNECT there with 405', async () => {
     const get = 'GET /v1/ping HTTP/1.1\r\nHost: localhost\r\n\r\n';
     const all = responses((await raw(server.redirectUrl!, get + get + get + 'FOO / HTTP/1.1\r\nHost: x\r\n\r\n')).data);
-    assert.deepEqual(all.map((r) => r.status), [308, 308, 308, 400]);
+    assert.deepEqual(
+      all.map((r) => r.status),
+      [308, 308, 308, 400],
+    );
     assertEnvelope(all[3], 400, 'invalid_request');
-    const [connect] = responses((await raw(server.redirectUrl!, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n')).data);
+    const [connect] = responses(
+      (await raw(server.redirectUrl!, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n')).data,
+    );
     assertEnvelope(connect, 405, 'method_not_allowed');
   });
-  it('gives requests node\'s parser rejects the envelope with HSTS over TLS too', async () => {
+  it("gives requests node's parser rejects the envelope with HSTS over TLS too", async () => {
     const { connect: tlsConnect } = await import('node:tls');
     const { port } = new URL(server.url);
     const data = await new Promise<string>((resolve, reject) => {
       let got = '';
-      const s = tlsConnect({ port: Number(port), host: '127.0.0.1', ca, servername: 'localhost' }, () => s.write(`GET /v1/ping HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`));
-      s.on('data', (d) => { got += d; });
+      const s = tlsConnect({ port: Number(port), host: '127.0.0.1', ca, servername: 'localhost' }, () =>
+        s.write(`GET /v1/ping HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`),
+      );
+      s.on('data', (d) => {
+        got += d;
+      });
       s.on('close', () => resolve(got));
       s.on('error', reject);
     });
@@ -126,10 +189,15 @@ describe('behind a TLS-terminating proxy', () => {
     proxied = await startServer({ SNAPSHOT_PATH: snapshotPath, TRUST_PROXY: '1' });
     direct = await startServer({ SNAPSHOT_PATH: snapshotPath });
   });
-  after(async () => { await proxied.close(); await direct.close(); });
+  after(async () => {
+    await proxied.close();
+    await direct.close();
+  });
 
   it('redirects X-Forwarded-Proto: http to https://<Host><path> with 308 under TRUST_PROXY=1', async () => {
-    const r = await send(proxied.url + '/v1/listings?limit=2', { headers: { Host: 'api.example.com', 'X-Forwarded-Proto': 'http' } });
+    const r = await send(proxied.url + '/v1/listings?limit=2', {
+      headers: { Host: 'api.example.com', 'X-Forwarded-Proto': 'http' },
+    });
     assert.equal(r.status, 308);
     assert.equal(r.headers.location, 'https://api.example.com/v1/listings?limit=2');
     const bad = await send(proxied.url + '/v1/ping', { headers: { Host: 'bad host', 'X-Forwarded-Proto': 'http' } });
@@ -138,13 +206,17 @@ describe('behind a TLS-terminating proxy', () => {
   });
 
   it('serves X-Forwarded-Proto: https with HSTS', async () => {
-    const r = await send(proxied.url + '/v1/listings?limit=1', { headers: { 'X-Forwarded-Proto': 'https', Authorization: `Bearer ${proxied.key}` } });
+    const r = await send(proxied.url + '/v1/listings?limit=1', {
+      headers: { 'X-Forwarded-Proto': 'https', Authorization: `Bearer ${proxied.key}` },
+    });
     assert.equal(r.status, 200);
     assert.equal(r.headers['strict-transport-security'], 'max-age=31536000');
   });
 
   it('ignores X-Forwarded-Proto without TRUST_PROXY, and local plain HTTP has no HSTS', async () => {
-    const r = await send(direct.url + '/v1/listings?limit=1', { headers: { 'X-Forwarded-Proto': 'http', Authorization: `Bearer ${direct.key}` } });
+    const r = await send(direct.url + '/v1/listings?limit=1', {
+      headers: { 'X-Forwarded-Proto': 'http', Authorization: `Bearer ${direct.key}` },
+    });
     assert.equal(r.status, 200);
     assert.equal(r.headers['strict-transport-security'], undefined);
   });
@@ -158,14 +230,23 @@ describe('CORS', () => {
     server = await startServer({ SNAPSHOT_PATH: snapshotPath, PLAYGROUND_ORIGIN: PLAYGROUND });
     closed = await startServer({ SNAPSHOT_PATH: snapshotPath });
   });
-  after(async () => { await server.close(); await closed.close(); });
+  after(async () => {
+    await server.close();
+    await closed.close();
+  });
 
   it('gives the playground origin CORS headers on success and on errors', async () => {
-    for (const [key, status] of [[undefined, 200], [null, 401]] as const) {
+    for (const [key, status] of [
+      [undefined, 200],
+      [null, 401],
+    ] as const) {
       const r = await server.get('/v1/listings?limit=1', { key, headers: { Origin: PLAYGROUND } });
       assert.equal(r.status, status);
       assert.equal(r.headers.get('access-control-allow-origin'), PLAYGROUND);
-      assert.equal(r.headers.get('access-control-expose-headers'), 'X-Request-Id, RateLimit, RateLimit-Policy, Retry-After');
+      assert.equal(
+        r.headers.get('access-control-expose-headers'),
+        'X-Request-Id, RateLimit, RateLimit-Policy, Retry-After',
+      );
       // A 200 may also be compressed (errors never are): fetch's headers join the two Vary lines.
       assert.equal(r.headers.get('vary'), status === 200 ? 'Origin, Accept-Encoding' : 'Origin');
       assert.equal(r.headers.get('access-control-allow-credentials'), null);
@@ -173,7 +254,12 @@ describe('CORS', () => {
   });
 
   it('gives any other origin no CORS headers', async () => {
-    for (const origin of ['https://evil.example.com', 'http://playground.example.com', 'null', `${PLAYGROUND}.evil.com`]) {
+    for (const origin of [
+      'https://evil.example.com',
+      'http://playground.example.com',
+      'null',
+      `${PLAYGROUND}.evil.com`,
+    ]) {
       const r = await server.get('/v1/listings?limit=1', { headers: { Origin: origin } });
       assert.equal(r.status, 200, 'server-to-server style calls are unaffected');
       assert.deepEqual(corsHeaders(r.headers), [], origin);
@@ -184,7 +270,15 @@ describe('CORS', () => {
   });
 
   it('answers the playground preflight with 204 and the allowed methods and headers', async () => {
-    const r = await server.get('/v1/listings?limit=1', { method: 'OPTIONS', key: null, headers: { Origin: PLAYGROUND, 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'authorization' } });
+    const r = await server.get('/v1/listings?limit=1', {
+      method: 'OPTIONS',
+      key: null,
+      headers: {
+        Origin: PLAYGROUND,
+        'Access-Control-Request-Method': 'GET',
+        'Access-Control-Request-Headers': 'authorization',
+      },
+    });
     assert.equal(r.status, 204);
     assert.equal(r.headers.get('access-control-allow-origin'), PLAYGROUND);
     assert.equal(r.headers.get('access-control-allow-methods'), 'GET, HEAD');
@@ -195,8 +289,12 @@ describe('CORS', () => {
     assert.equal(r.headers.get('content-length'), null, 'a 204 carries no Content-Length (RFC 9110, 8.6)');
   });
 
-  it('answers another origin\'s preflight with a bare 204 (no CORS headers), and a non-preflight OPTIONS with 405', async () => {
-    const r = await server.get('/v1/listings', { method: 'OPTIONS', key: null, headers: { Origin: 'https://evil.example.com', 'Access-Control-Request-Method': 'GET' } });
+  it("answers another origin's preflight with a bare 204 (no CORS headers), and a non-preflight OPTIONS with 405", async () => {
+    const r = await server.get('/v1/listings', {
+      method: 'OPTIONS',
+      key: null,
+      headers: { Origin: 'https://evil.example.com', 'Access-Control-Request-Method': 'GET' },
+    });
     assert.equal(r.status, 204);
     assert.deepEqual(corsHeaders(r.headers), []);
     const plain = await server.get('/v1/listings', { method: 'OPTIONS' });
@@ -217,21 +315,39 @@ describe('start-up errors name their settings', () => {
     const first = await startServer({ SNAPSHOT_PATH: snap });
     try {
       const port = new URL(first.url).port;
-      await assert.rejects(startServer({ SNAPSHOT_PATH: snap, PORT: port }), /^Error: HOST \/ PORT \(127\.0\.0\.1:\d+\): .*EADDRINUSE/);
-    } finally { await first.close(); }
+      await assert.rejects(
+        startServer({ SNAPSHOT_PATH: snap, PORT: port }),
+        /^Error: HOST \/ PORT \(127\.0\.0\.1:\d+\): .*EADDRINUSE/,
+      );
+    } finally {
+      await first.close();
+    }
   });
   it('a snapshot, key store or certificate that cannot be read names its setting', async () => {
     const snap = (await buildTestSnapshot()).path;
     const dir = tempDir();
     const { writeFileSync } = await import('node:fs');
     writeFileSync(join(dir, 'notes.txt'), 'operator notes');
-    const start = (env: Record<string, string>) => startService(loadConfig({
-      HOST: '127.0.0.1', PORT: '0', LOG_REQUESTS: '0', DEV_KEY: '0', CURSOR_SECRET: 'test-cursor-secret-0123456789',
-      SNAPSHOT_PATH: snap, KEYS_PATH: join(dir, 'keys.db'), ...env,
-    }), { log: () => {} }).then((s) => s.close());
+    const start = (env: Record<string, string>) =>
+      startService(
+        loadConfig({
+          HOST: '127.0.0.1',
+          PORT: '0',
+          LOG_REQUESTS: '0',
+          DEV_KEY: '0',
+          CURSOR_SECRET: 'test-cursor-secret-0123456789',
+          SNAPSHOT_PATH: snap,
+          KEYS_PATH: join(dir, 'keys.db'),
+          ...env,
+        }),
+        { log: () => {} },
+      ).then((s) => s.close());
     await assert.rejects(start({ SNAPSHOT_PATH: join(dir, 'missing.db') }), /^\w*Error: SNAPSHOT_PATH: .*missing\.db/);
     await assert.rejects(start({ KEYS_PATH: join(dir, 'notes.txt') }), /^\w*Error: KEYS_PATH: .*notes\.txt/);
-    await assert.rejects(start({ TLS_CERT_PATH: join(dir, 'nope.pem'), TLS_KEY_PATH: join(dir, 'nope.pem') }), /^Error: TLS_CERT_PATH: cannot read TLS certificate .*nope\.pem/);
+    await assert.rejects(
+      start({ TLS_CERT_PATH: join(dir, 'nope.pem'), TLS_KEY_PATH: join(dir, 'nope.pem') }),
+      /^Error: TLS_CERT_PATH: cannot read TLS certificate .*nope\.pem/,
+    );
   });
   it('a certificate or key that is not PEM names TLS_CERT_PATH / TLS_KEY_PATH', async () => {
     const snap = (await buildTestSnapshot()).path;
@@ -239,21 +355,32 @@ describe('start-up errors name their settings', () => {
     const { writeFileSync } = await import('node:fs');
     writeFileSync(join(dir, 'cert.pem'), 'not a certificate');
     writeFileSync(join(dir, 'key.pem'), 'not a key');
-    await assert.rejects(startServer({ SNAPSHOT_PATH: snap, TLS_CERT_PATH: join(dir, 'cert.pem'), TLS_KEY_PATH: join(dir, 'key.pem') }), /^Error: TLS_CERT_PATH \/ TLS_KEY_PATH: not a usable PEM certificate/);
+    await assert.rejects(
+      startServer({ SNAPSHOT_PATH: snap, TLS_CERT_PATH: join(dir, 'cert.pem'), TLS_KEY_PATH: join(dir, 'key.pem') }),
+      /^Error: TLS_CERT_PATH \/ TLS_KEY_PATH: not a usable PEM certificate/,
+    );
   });
 });
 
 /** Opens a raw connection, sends `text`, and resolves with what the server sent before closing, and when. */
-const raw = (url: string, text: string, within = 10_000) => new Promise<{ data: string; ms: number }>((resolve, reject) => {
-  const { hostname, port } = new URL(url);
-  const t0 = Date.now();
-  let data = '';
-  const s = connect(Number(port), hostname, () => s.write(text));
-  s.on('data', (d) => { data += d; });
-  s.on('close', () => resolve({ data, ms: Date.now() - t0 }));
-  s.on('error', () => { /* a reset also ends it */ });
-  setTimeout(() => { s.destroy(); reject(new Error(`still open after ${within} ms`)); }, within).unref();
-});
+const raw = (url: string, text: string, within = 10_000) =>
+  new Promise<{ data: string; ms: number }>((resolve, reject) => {
+    const { hostname, port } = new URL(url);
+    const t0 = Date.now();
+    let data = '';
+    const s = connect(Number(port), hostname, () => s.write(text));
+    s.on('data', (d) => {
+      data += d;
+    });
+    s.on('close', () => resolve({ data, ms: Date.now() - t0 }));
+    s.on('error', () => {
+      /* a reset also ends it */
+    });
+    setTimeout(() => {
+      s.destroy();
+      reject(new Error(`still open after ${within} ms`));
+    }, within).unref();
+  });
 
 /** The responses in a raw HTTP/1.1 byte stream: status, headers (lower-case names) and body (by Content-Length). */
 function responses(data: string): { status: number; headers: Record<string, string>; body: string }[] {
@@ -273,7 +400,11 @@ function responses(data: string): { status: number; headers: Record<string, stri
 }
 
 /** An error answer as the spec has it: the envelope, its request id also in X-Request-Id. */
-function assertEnvelope(r: { status: number; headers: Record<string, string>; body: string }, status: number, code: string) {
+function assertEnvelope(
+  r: { status: number; headers: Record<string, string>; body: string },
+  status: number,
+  code: string,
+) {
   assert.equal(r.status, status, r.body);
   assert.match(r.headers['content-type'], /^application\/json/);
   const body = JSON.parse(r.body);
@@ -287,16 +418,22 @@ function assertEnvelope(r: { status: number; headers: Record<string, string>; bo
 describe('requests outside the usual shape', () => {
   let server: TestServer;
   before(async () => {
-    server = await startServer({ SNAPSHOT_PATH: (await buildTestSnapshot()).path, LOG_REQUESTS: '1' }, { requestLog: undefined });
+    server = await startServer(
+      { SNAPSHOT_PATH: (await buildTestSnapshot()).path, LOG_REQUESTS: '1' },
+      { requestLog: undefined },
+    );
   });
   after(() => server.close());
 
-  it('answers requests node\'s HTTP parser rejects with the error envelope and a request id, logs them, and closes', async () => {
+  it("answers requests node's HTTP parser rejects with the error envelope and a request id, logs them, and closes", async () => {
     const big = `GET /v1/ping HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`;
     const [tooLarge] = responses((await raw(server.url, big)).data);
     const e = assertEnvelope(tooLarge, 431, 'request_too_large');
     assert.equal(tooLarge.headers.connection, 'close');
-    assert.ok(server.logs.some((l) => l.request_id === e.request_id && l.status === 431), 'the request log has it');
+    assert.ok(
+      server.logs.some((l) => l.request_id === e.request_id && l.status === 431),
+      'the request log has it',
+    );
     const [badMethod] = responses((await raw(server.url, 'FOO /v1/ping HTTP/1.1\r\nHost: x\r\n\r\n')).data);
     assertEnvelope(badMethod, 400, 'invalid_request');
     const [garbage] = responses((await raw(server.url, '\u0016\u0003\u0001\u0002\u0000\r\n\r\n')).data);
@@ -305,9 +442,16 @@ describe('requests outside the usual shape', () => {
   it('answers a parser error on a connection after the responses to the requests before it (pipelined), in order', async () => {
     const ping = 'GET /v1/ping HTTP/1.1\r\nHost: x\r\n\r\n';
     const page = `GET /v1/listings?limit=100 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.key}\r\n\r\n`;
-    for (const [bad, status, code] of [[`GET /v1/ping HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'request_too_large'], ['FOO / HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'invalid_request']] as const) {
+    for (const [bad, status, code] of [
+      [`GET /v1/ping HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'request_too_large'],
+      ['FOO / HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'invalid_request'],
+    ] as const) {
       const all = responses((await raw(server.url, ping + page + ping + page + bad)).data);
-      assert.deepEqual(all.map((r) => r.status), [200, 200, 200, 200, status], 'every earlier response, then the error');
+      assert.deepEqual(
+        all.map((r) => r.status),
+        [200, 200, 200, 200, status],
+        'every earlier response, then the error',
+      );
       assert.deepEqual(JSON.parse(all[0].body), { service: 'nl-rental-data-api', status: 'ok' });
       assert.ok(JSON.parse(all[3].body).data.length > 0);
       assertEnvelope(all[4], status, code);
@@ -331,13 +475,28 @@ describe('requests outside the usual shape', () => {
     assert.equal((await server.get('/v1/listings%2Fstats')).status, 404, 'an encoded slash stays part of one segment');
   });
   it('writes nothing more after a response that closes the connection (Connection: close, then a bad request)', async () => {
-    const all = responses((await raw(server.url, 'GET /v1/ping HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\nFOO / HTTP/1.1\r\nHost: x\r\n\r\n')).data);
-    assert.deepEqual(all.map((r) => r.status), [200]);
+    const all = responses(
+      (
+        await raw(
+          server.url,
+          'GET /v1/ping HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\nFOO / HTTP/1.1\r\nHost: x\r\n\r\n',
+        )
+      ).data,
+    );
+    assert.deepEqual(
+      all.map((r) => r.status),
+      [200],
+    );
   });
   it('answers CONNECT (this is no proxy) with the 405 envelope and Allow, after earlier pipelined responses, and logs it', async () => {
     const ping = 'GET /v1/ping HTTP/1.1\r\nHost: x\r\n\r\n';
-    const all = responses((await raw(server.url, ping + ping + 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n')).data);
-    assert.deepEqual(all.map((x) => x.status), [200, 200, 405]);
+    const all = responses(
+      (await raw(server.url, ping + ping + 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n')).data,
+    );
+    assert.deepEqual(
+      all.map((x) => x.status),
+      [200, 200, 405],
+    );
     const r = all[2];
     const e = assertEnvelope(r, 405, 'method_not_allowed');
     assert.equal(r.headers.allow, 'GET, HEAD');
@@ -345,11 +504,18 @@ describe('requests outside the usual shape', () => {
     assert.ok(server.logs.some((l) => l.request_id === e.request_id && l.status === 405 && l.method === 'CONNECT'));
   });
   it('serves a request with an unknown Expect as usual instead of a bare 417', async () => {
-    const [r] = responses((await raw(server.url, 'GET /v1/ping HTTP/1.1\r\nHost: x\r\nExpect: something\r\nConnection: close\r\n\r\n')).data);
+    const [r] = responses(
+      (await raw(server.url, 'GET /v1/ping HTTP/1.1\r\nHost: x\r\nExpect: something\r\nConnection: close\r\n\r\n'))
+        .data,
+    );
     assert.equal(r.status, 200);
   });
   it('routes an absolute-form target like its path, through the key check; the asterisk form matches nothing', async () => {
-    const get = (target: string, key?: string) => raw(server.url, `GET ${target} HTTP/1.1\r\nHost: x\r\n${key ? `Authorization: Bearer ${key}\r\n` : ''}Connection: close\r\n\r\n`);
+    const get = (target: string, key?: string) =>
+      raw(
+        server.url,
+        `GET ${target} HTTP/1.1\r\nHost: x\r\n${key ? `Authorization: Bearer ${key}\r\n` : ''}Connection: close\r\n\r\n`,
+      );
     const [ok] = responses((await get('http://api.example/v1/listings?limit=1', server.key)).data);
     assert.equal(ok.status, 200, ok.body);
     assert.equal(JSON.parse(ok.body).data.length, 1);
@@ -360,21 +526,27 @@ describe('requests outside the usual shape', () => {
     assertEnvelope(bare, 404, 'not_found');
     const [ping] = responses((await get('https://api.example/v1/ping')).data);
     assert.equal(ping.status, 200);
-    const [star] = responses((await raw(server.url, 'OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).data);
+    const [star] = responses(
+      (await raw(server.url, 'OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).data,
+    );
     assertEnvelope(star, 401, 'unauthorized');
   });
 });
 
 describe('connection limits', () => {
-
   it('closes a connection whose headers trickle in past the headers time limit (408)', async () => {
     const snap = (await buildTestSnapshot()).path;
-    const server = await startServer({ SNAPSHOT_PATH: snap }, { timeouts: { headersMs: 400, requestMs: 400, checkMs: 100 } });
+    const server = await startServer(
+      { SNAPSHOT_PATH: snap },
+      { timeouts: { headersMs: 400, requestMs: 400, checkMs: 100 } },
+    );
     try {
       const r = await raw(server.url, 'GET /v1/ping HTTP/1.1\r\nHost: x\r\n'); // never ends the headers
       assertEnvelope(responses(r.data)[0], 408, 'request_timeout');
       assert.ok(r.ms < 3000, `closed after ${r.ms} ms`);
-    } finally { await server.close(); }
+    } finally {
+      await server.close();
+    }
   });
   it('closes connections beyond MAX_CONNECTIONS at once, and serves again when one goes', async () => {
     const snap = (await buildTestSnapshot()).path;
@@ -390,6 +562,9 @@ describe('connection limits', () => {
       await new Promise((r) => setTimeout(r, 100));
       const again = await raw(server.url, 'GET /v1/ping HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n', 5000);
       assert.match(again.data, /^HTTP\/1\.1 200/);
-    } finally { for (const s of held) s.destroy(); await server.close(); }
+    } finally {
+      for (const s of held) s.destroy();
+      await server.close();
+    }
   });
 });

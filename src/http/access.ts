@@ -36,7 +36,8 @@ export function validHost(host: string | undefined): string | null {
 }
 
 /** Host without its port (IPv6 literals keep their brackets). */
-const hostname = (host: string) => (host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d+$/, ''));
+const hostname = (host: string) =>
+  host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d+$/, '');
 /** The request target as sent (path and query); an absolute-form target is never echoed into Location. */
 const target = (req: IncomingMessage) => (req.url?.startsWith('/') ? req.url : '/');
 
@@ -112,7 +113,11 @@ export function accessGuard(o: AccessOptions): Guard {
     // A preflight is answered here, before authentication (browsers send it without credentials). Any
     // other OPTIONS goes through the key check like every method, so that its 405 or 404 tells an
     // anonymous caller no more than a GET would.
-    if (req.method === 'OPTIONS' && origin !== undefined && req.headers['access-control-request-method'] !== undefined) {
+    if (
+      req.method === 'OPTIONS' &&
+      origin !== undefined &&
+      req.headers['access-control-request-method'] !== undefined
+    ) {
       if (allowed) {
         addHeader(res, 'Access-Control-Allow-Methods', 'GET, HEAD');
         addHeader(res, 'Access-Control-Allow-Headers', 'Authorization');
@@ -127,7 +132,10 @@ export function accessGuard(o: AccessOptions): Guard {
     // A key never travels in a URL.
     if (req.search) {
       for (const name of new URLSearchParams(req.search).keys()) {
-        if (KEY_PARAMS.has(name.toLowerCase())) throw badRequest(`Query parameter "${name}" is not accepted: send the API key only in the header "Authorization: Bearer <key>".`);
+        if (KEY_PARAMS.has(name.toLowerCase()))
+          throw badRequest(
+            `Query parameter "${name}" is not accepted: send the API key only in the header "Authorization: Bearer <key>".`,
+          );
       }
     }
     if (route.public) return false;
@@ -142,7 +150,11 @@ export function accessGuard(o: AccessOptions): Guard {
     if (keyId === null) {
       const address = clientAddress(req, o.trustProxy);
       const blocked = o.limits.checkAddress(address);
-      if (blocked) throw tooMany(blocked, `Too many failed authentications from this address; retry after ${blocked.retryAfter} s.`);
+      if (blocked)
+        throw tooMany(
+          blocked,
+          `Too many failed authentications from this address; retry after ${blocked.retryAfter} s.`,
+        );
       o.limits.recordFailure(address);
       throw unauthorized();
     }

@@ -61,7 +61,9 @@ function normalTarget(url: string): string {
 
 const notFound = (path: string) => new ApiError('not_found', `No endpoint matches ${path}. See /v1/openapi.json.`);
 const notAllowed = (method: string | undefined) =>
-  new ApiError('method_not_allowed', `Method ${method} is not allowed here; this API is read-only (GET).`, { Allow: 'GET, HEAD' });
+  new ApiError('method_not_allowed', `Method ${method} is not allowed here; this API is read-only (GET).`, {
+    Allow: 'GET, HEAD',
+  });
 
 export function createApp(deps: AppDeps) {
   const routes: RouteDef[] = ROUTE_MODULES.flatMap((m) => m.routes(deps));
@@ -87,7 +89,10 @@ export function createApp(deps: AppDeps) {
     const handler = (request: IncomingMessage, res: ServerResponse) => {
       const req = request as Req;
       if (guarded(req, res, isPublic)) return;
-      const query = validateQuery(r.query, parseRawQuery(req.search ? req.search.slice(1) : '')) as Record<string, unknown>;
+      const query = validateQuery(r.query, parseRawQuery(req.search ? req.search.slice(1) : '')) as Record<
+        string,
+        unknown
+      >;
       const params: Record<string, string> = {};
       for (const [k, val] of Object.entries(req.params ?? {})) params[k] = pathId(val, k);
       const meta: Meta = { locale: (query.locale as Locale | undefined) ?? 'en', request_id: req.id };

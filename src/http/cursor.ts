@@ -17,16 +17,25 @@ export interface CursorCodec {
 
 export function cursorCodec(secret: string, now: () => number = Date.now): CursorCodec {
   const mac = (payload: string) => createHmac('sha256', secret).update(payload).digest();
-  const invalid = () => badRequest('Parameter "cursor" is invalid or was issued for a different request; restart without a cursor.');
+  const invalid = () =>
+    badRequest('Parameter "cursor" is invalid or was issued for a different request; restart without a cursor.');
   return {
     scope(endpoint, params) {
       // The router serves /v1/listings/ as /v1/listings: both are one endpoint to a cursor too.
       if (endpoint.length > 1 && endpoint.endsWith('/')) endpoint = endpoint.slice(0, -1);
-      const canonical = JSON.stringify([endpoint, Object.keys(params).filter((k) => k !== 'cursor' && params[k] !== undefined).sort().map((k) => [k, params[k]])]);
+      const canonical = JSON.stringify([
+        endpoint,
+        Object.keys(params)
+          .filter((k) => k !== 'cursor' && params[k] !== undefined)
+          .sort()
+          .map((k) => [k, params[k]]),
+      ]);
       return hash('sha256', canonical, 'base64url').slice(0, 22);
     },
     sign(after, scope) {
-      const payload = Buffer.from(JSON.stringify({ a: after, s: scope, e: Math.floor(now() / 1000) + CURSOR_TTL_SECONDS })).toString('base64url');
+      const payload = Buffer.from(
+        JSON.stringify({ a: after, s: scope, e: Math.floor(now() / 1000) + CURSOR_TTL_SECONDS }),
+      ).toString('base64url');
       const token = `${payload}.${mac(payload).toString('base64url')}`;
       if (token.length > MAX_CURSOR) throw new Error('cursor too long'); // ids are ≤ 120 chars, so this cannot happen
       return token;
@@ -43,10 +52,18 @@ export function cursorCodec(secret: string, now: () => number = Date.now): Curso
       const expected = Buffer.from(mac(payload).toString('base64url'));
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalid();
       let body: { a?: unknown; s?: unknown; e?: unknown };
-      try { body = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')); } catch { throw invalid(); }
+      try {
+        body = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+      } catch {
+        throw invalid();
+      }
       if (typeof body.a !== 'string' || typeof body.s !== 'string' || typeof body.e !== 'number') throw invalid();
-      if (body.s !== scope) throw badRequest('Parameter "cursor" was issued for a different endpoint, filter set, locale or limit; restart without a cursor.');
-      if (body.e * 1000 < now()) throw badRequest('Parameter "cursor" has expired (cursors live 24 hours); restart without a cursor.');
+      if (body.s !== scope)
+        throw badRequest(
+          'Parameter "cursor" was issued for a different endpoint, filter set, locale or limit; restart without a cursor.',
+        );
+      if (body.e * 1000 < now())
+        throw badRequest('Parameter "cursor" has expired (cursors live 24 hours); restart without a cursor.');
       return body.a;
     },
   };

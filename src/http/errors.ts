@@ -18,7 +18,11 @@ export type ErrorCode = keyof typeof CODES;
 
 export class ApiError extends Error {
   readonly status: number;
-  constructor(readonly code: ErrorCode, message: string, readonly headers: Record<string, string> = {}) {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
     super(message);
     this.status = CODES[code];
   }
@@ -28,17 +32,26 @@ export const badRequest = (message: string) => new ApiError('invalid_request', m
 export const notFound = (what = 'resource') => new ApiError('not_found', `No public ${what} was found with this id.`);
 
 /** The error envelope's JSON text. */
-const envelope = (code: ErrorCode, message: string, requestId: string) => JSON.stringify({ error: { code, message, request_id: requestId } });
+const envelope = (code: ErrorCode, message: string, requestId: string) =>
+  JSON.stringify({ error: { code, message, request_id: requestId } });
 
 /**
  * The raw HTTP response for a request node's parser rejected (headers too large, a malformed request
  * line, a missing Host, headers not received in time): there is no request or response object then,
  * only the socket, and node's own answer is a bare status line without the spec's envelope.
  */
-export function clientErrorResponse(err: Error & { code?: string; reason?: string }, requestId: string, tls: boolean): { status: number; text: string } {
+export function clientErrorResponse(
+  err: Error & { code?: string; reason?: string },
+  requestId: string,
+  tls: boolean,
+): { status: number; text: string } {
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW':
-      return rawErrorResponse(new ApiError('request_too_large', 'The request line and headers are too large (at most 16 KB).'), requestId, tls);
+      return rawErrorResponse(
+        new ApiError('request_too_large', 'The request line and headers are too large (at most 16 KB).'),
+        requestId,
+        tls,
+      );
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return rawErrorResponse(new ApiError('request_timeout', 'The request was not received in time.'), requestId, tls);
     default: {
@@ -48,7 +61,12 @@ export function clientErrorResponse(err: Error & { code?: string; reason?: strin
   }
 }
 
-const REASONS: Record<number, string> = { 400: 'Bad Request', 405: 'Method Not Allowed', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  405: 'Method Not Allowed',
+  408: 'Request Timeout',
+  431: 'Request Header Fields Too Large',
+};
 /** HSTS as every response over the service's own TLS carries it (access.ts). */
 export const HSTS = 'max-age=31536000';
 
@@ -59,28 +77,57 @@ export const HSTS = 'max-age=31536000';
 export function rawErrorResponse(e: ApiError, requestId: string, tls: boolean): { status: number; text: string } {
   const body = envelope(e.code, e.message, requestId);
   const headers = [
-    `Date: ${new Date().toUTCString()}`, 'Content-Type: application/json; charset=utf-8', `Content-Length: ${Buffer.byteLength(body)}`,
-    `X-Request-Id: ${requestId}`, 'X-Content-Type-Options: nosniff', 'Cache-Control: no-store',
-    ...Object.entries(e.headers).map(([k, v]) => `${k}: ${v}`), ...(tls ? [`Strict-Transport-Security: ${HSTS}`] : []), 'Connection: close',
+    `Date: ${new Date().toUTCString()}`,
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    `X-Request-Id: ${requestId}`,
+    'X-Content-Type-Options: nosniff',
+    'Cache-Control: no-store',
+    ...Object.entries(e.headers).map(([k, v]) => `${k}: ${v}`),
+    ...(tls ? [`Strict-Transport-Security: ${HSTS}`] : []),
+    'Connection: close',
   ];
-  return { status: e.status, text: `HTTP/1.1 ${e.status} ${REASONS[e.status] ?? 'Error'}\r\n${headers.join('\r\n')}\r\n\r\n${body}` };
+  return {
+    status: e.status,
+    text: `HTTP/1.1 ${e.status} ${REASONS[e.status] ?? 'Error'}\r\n${headers.join('\r\n')}\r\n\r\n${body}`,
+  };
 }
 
 /** Writes the spec's error envelope. Anything that is not an ApiError is logged and becomes a bare 500. */
-export function sendError(res: ServerResponse, requestId: string, err: unknown, log: (line: Record<string, unknown>) => void): void {
+export function sendError(
+  res: ServerResponse,
+  requestId: string,
+  err: unknown,
+  log: (line: Record<string, unknown>) => void,
+): void {
   let e: ApiError;
   if (err instanceof ApiError) e = err;
   else if (isBusy(err)) {
     logStoreError(err as Error, requestId, log);
-    e = new ApiError('service_unavailable', 'The data store is busy or unavailable; try again shortly.', { 'Retry-After': '1' });
-  }
-  else {
-    log({ level: 'error', request_id: requestId, msg: 'unhandled error', error: err instanceof Error ? `${err.name}: ${err.message}` : String(err), stack: err instanceof Error ? err.stack : undefined });
+    e = new ApiError('service_unavailable', 'The data store is busy or unavailable; try again shortly.', {
+      'Retry-After': '1',
+    });
+  } else {
+    log({
+      level: 'error',
+      request_id: requestId,
+      msg: 'unhandled error',
+      error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
+      stack: err instanceof Error ? err.stack : undefined,
+    });
     e = new ApiError('internal_error', 'An internal error occurred.');
   }
-  if (res.headersSent) { res.destroy(); return; }
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
   const body = envelope(e.code, e.message, requestId);
-  writeHead(res, e.status, { ...e.headers, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store' });
+  writeHead(res, e.status, {
+    ...e.headers,
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+    'Cache-Control': 'no-store',
+  });
   res.end(body);
 }
 
@@ -93,8 +140,18 @@ function logStoreError(err: Error, requestId: string, log: (line: Record<string,
   const code = String((err as { code?: unknown }).code);
   const now = Date.now();
   const last = lastLogged.get(code);
-  if (last && now - last.at < 1000) { last.skipped++; return; }
-  log({ level: 'error', request_id: requestId, msg: 'data store error; answered 503', code, error: err.message, ...(last?.skipped ? { not_logged_since: last.skipped } : {}) });
+  if (last && now - last.at < 1000) {
+    last.skipped++;
+    return;
+  }
+  log({
+    level: 'error',
+    request_id: requestId,
+    msg: 'data store error; answered 503',
+    code,
+    error: err.message,
+    ...(last?.skipped ? { not_logged_since: last.skipped } : {}),
+  });
   lastLogged.set(code, { at: now, skipped: 0 });
 }
 

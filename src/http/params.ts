@@ -12,7 +12,10 @@ export function codePoints(s: string): number {
     const c = s.charCodeAt(i);
     if (c >= 0xd800 && c <= 0xdbff) {
       const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) { n--; i++; }
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n--;
+        i++;
+      }
     }
   }
   return n;
@@ -21,21 +24,38 @@ export function codePoints(s: string): number {
 export const LENGTH = Symbol('length in code points');
 export const str = (min: number, max: number) => {
   const message = `must be ${min} to ${max} characters`;
-  const rule = v.check((s: string) => { const n = codePoints(s); return n >= min && n <= max; }, message);
+  const rule = v.check((s: string) => {
+    const n = codePoints(s);
+    return n >= min && n <= max;
+  }, message);
   return v.pipe(v.string(), Object.assign(rule, { [LENGTH]: { min, max } }));
 };
 /** Marks integer parameters: their raw value must be written as an integer (see validateQuery). */
 export const INTEGER = Symbol('integer parameter');
-export const int = (min: number, max: number) => Object.assign(
-  v.pipe(v.number('must be an integer'), v.integer('must be an integer'), v.minValue(min, `must be an integer from ${min} to ${max}`), v.maxValue(max, `must be an integer from ${min} to ${max}`)),
-  { [INTEGER]: true },
-);
+export const int = (min: number, max: number) =>
+  Object.assign(
+    v.pipe(
+      v.number('must be an integer'),
+      v.integer('must be an integer'),
+      v.minValue(min, `must be an integer from ${min} to ${max}`),
+      v.maxValue(max, `must be an integer from ${min} to ${max}`),
+    ),
+    { [INTEGER]: true },
+  );
 export const num = (min: number, max: number) =>
-  v.pipe(v.number('must be a number'), v.minValue(min, `must be a number from ${min} to ${max}`), v.maxValue(max, `must be a number from ${min} to ${max}`));
+  v.pipe(
+    v.number('must be a number'),
+    v.minValue(min, `must be a number from ${min} to ${max}`),
+    v.maxValue(max, `must be a number from ${min} to ${max}`),
+  );
 export const oneOf = <const T extends readonly string[]>(values: T, note = '') =>
   v.picklist(values, `must be one of ${values.join(', ')}${note}`);
 export const date = () =>
-  v.pipe(v.string(), v.isoDate('must be a date in the form YYYY-MM-DD'), v.check(isRealDate, 'must be a real calendar date in the form YYYY-MM-DD'));
+  v.pipe(
+    v.string(),
+    v.isoDate('must be a date in the form YYYY-MM-DD'),
+    v.check(isRealDate, 'must be a real calendar date in the form YYYY-MM-DD'),
+  );
 /** A YYYY-MM-DD date that exists (Date rolls 2027-02-30 over to 2 March; this does not). */
 export function isRealDate(s: string): boolean {
   const d = new Date(s + 'T00:00:00Z');
@@ -53,7 +73,8 @@ export function minMax(min: string, max: string): never {
   return v.forward(
     v.partialCheck(
       [[min], [max]] as never,
-      (input: Record<string, unknown>) => input[min] === undefined || input[max] === undefined || (input[min] as number) <= (input[max] as number),
+      (input: Record<string, unknown>) =>
+        input[min] === undefined || input[max] === undefined || (input[min] as number) <= (input[max] as number),
       `must not be greater than ${max}`,
     ),
     [min] as never,
@@ -66,4 +87,3 @@ export type QuerySchema = ObjectSchema | v.SchemaWithPipe<readonly [ObjectSchema
 export function entriesOf(schema: QuerySchema): v.ObjectEntries {
   return 'pipe' in schema ? (schema.pipe[0] as ObjectSchema).entries : schema.entries;
 }
-

@@ -11,7 +11,8 @@ const MAX_PARAMS = 32;
 export function parseRawQuery(search: string): Record<string, string> {
   const out: Record<string, string> = Object.create(null);
   if (!search) return out;
-  if (search.length > MAX_QUERY_LENGTH) throw badRequest(`The query string is longer than ${MAX_QUERY_LENGTH} characters.`);
+  if (search.length > MAX_QUERY_LENGTH)
+    throw badRequest(`The query string is longer than ${MAX_QUERY_LENGTH} characters.`);
   let count = 0;
   for (const part of search.split('&')) {
     if (part === '') continue; // "a=1&&b=2": empty parts are not parameters, and do not count as ones
@@ -33,7 +34,8 @@ export function parseRawQuery(search: string): Record<string, string> {
 }
 
 /** A client value quoted in a message: printable ASCII only, long values cut to 40 characters and "...". */
-export const printable = (s: string) => (s.length > 40 ? s.slice(0, 40) : s).replace(/[^\x20-\x7e]/g, '?') + (s.length > 40 ? '...' : '');
+export const printable = (s: string) =>
+  (s.length > 40 ? s.slice(0, 40) : s).replace(/[^\x20-\x7e]/g, '?') + (s.length > 40 ? '...' : '');
 
 /** How a parameter's raw value is converted: integers and numbers are parsed, everything else stays text. */
 type Kind = 'integer' | 'number' | 'text';
@@ -70,12 +72,20 @@ export function validateQuery<S extends QuerySchema>(schema: S, raw: Record<stri
     const entry = Object.hasOwn(entries, name) ? entries[name] : undefined;
     if (!entry) {
       const allowed = Object.keys(entries);
-      throw badRequest(`Unknown parameter "${printable(name)}". ${allowed.length ? `Allowed: ${allowed.join(', ')}.` : 'This endpoint takes no parameters.'}`);
+      throw badRequest(
+        `Unknown parameter "${printable(name)}". ${allowed.length ? `Allowed: ${allowed.join(', ')}.` : 'This endpoint takes no parameters.'}`,
+      );
     }
     const kind = kindOf(entry);
     // (+ 0: "-0" is 0, not -0.) A value of the wrong form stays text, and valibot's type check names the rule.
-    input[name] = kind === 'integer' ? (INTEGER_TEXT.test(value) ? Number(value) + 0 : value)
-      : kind === 'number' && NUMBER.test(value) ? Number(value) + 0 : value;
+    input[name] =
+      kind === 'integer'
+        ? INTEGER_TEXT.test(value)
+          ? Number(value) + 0
+          : value
+        : kind === 'number' && NUMBER.test(value)
+          ? Number(value) + 0
+          : value;
   }
   const result = v.safeParse(schema, input);
   if (result.success) return result.output;
@@ -95,4 +105,3 @@ export function pathId(id: string, name = 'id'): string {
   if (n < 1 || n > 120) throw badRequest(`Path parameter "${name}" must be 1 to 120 characters.`);
   return id;
 }
-

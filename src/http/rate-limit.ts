@@ -2,9 +2,14 @@
 import { isIP } from 'node:net';
 
 /** A request the limits refused: answer 429 with these headers. */
-export interface Refusal { retryAfter: number; headers: Record<string, string> }
+export interface Refusal {
+  retryAfter: number;
+  headers: Record<string, string>;
+}
 /** A request the per-key limit let through: send these headers with the response. */
-export interface Allowance { headers: Record<string, string> }
+export interface Allowance {
+  headers: Record<string, string>;
+}
 
 export interface Limits {
   /** Counts one request for the key; a Refusal when its allowance for the window is used up. */
@@ -36,7 +41,10 @@ class FixedWindows {
   private readonly entries = new Map<string, { hits: number; end: number }>();
   private readonly sweeper: NodeJS.Timeout;
 
-  constructor(private readonly windowMs: number, private readonly now: () => number) {
+  constructor(
+    private readonly windowMs: number,
+    private readonly now: () => number,
+  ) {
     this.sweeper = setInterval(() => this.sweep(), windowMs);
     this.sweeper.unref();
   }
@@ -71,7 +79,12 @@ class FixedWindows {
  * them); per-address entries are made only by failed authentications, and IPv6 addresses are grouped
  * by /64 (what one host usually holds), so one client cannot mint entries by rotating the low 64 bits.
  */
-export function createLimits(opts: { perKey: number; authFailures: number; windowSeconds?: number; now?: () => number }): Limits {
+export function createLimits(opts: {
+  perKey: number;
+  authFailures: number;
+  windowSeconds?: number;
+  now?: () => number;
+}): Limits {
   const duration = opts.windowSeconds ?? 60;
   const now = opts.now ?? Date.now;
   const perKey = new FixedWindows(duration * 1000, now);
@@ -113,7 +126,12 @@ export function addressBucket(address: string): string {
   const t = tail ? tail.split(':') : [];
   const width = (gs: string[]) => gs.reduce((n, g) => n + (g.includes('.') ? 2 : 1), 0); // a trailing dotted IPv4 is two groups
   const groups = address.includes('::') ? [...h, ...Array(8 - width(h) - width(t)).fill('0'), ...t] : h;
-  return groups.slice(0, 4).map((g) => g.toLowerCase().replace(/^0+(?=.)/, '')).join(':') + '::/64';
+  return (
+    groups
+      .slice(0, 4)
+      .map((g) => g.toLowerCase().replace(/^0+(?=.)/, ''))
+      .join(':') + '::/64'
+  );
 }
 
 export const isRefusal = (x: Allowance | Refusal): x is Refusal => 'retryAfter' in x;

@@ -12,9 +12,15 @@ import type { AppDeps } from './route.ts';
  * responses instead of cutting into them; node's own handler wrote its bare 400 at once and then closed
  * the connection, losing them.
  */
-export function clientErrorHandler(deps: Pick<AppDeps, 'log' | 'requestLog' | 'logRequests'>, lastResponse: LastResponse) {
+export function clientErrorHandler(
+  deps: Pick<AppDeps, 'log' | 'requestLog' | 'logRequests'>,
+  lastResponse: LastResponse,
+) {
   return (err: Error & { code?: string }, socket: Duplex) => {
-    if (err.code === 'ECONNRESET' || !socket.writable) { socket.destroy(); return; }
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
     answerLast(socket, lastResponse, (id, tls) => clientErrorResponse(err, id, tls), deps, { error: err.code });
   };
 }
@@ -24,7 +30,11 @@ export function clientErrorHandler(deps: Pick<AppDeps, 'log' | 'requestLog' | 'l
  * outside GET and HEAD gets (node closed the connection without a word), and a request-log line.
  */
 export function connectHandler(deps: Pick<AppDeps, 'log' | 'requestLog' | 'logRequests'>, lastResponse: LastResponse) {
-  const refusal = new ApiError('method_not_allowed', 'Method CONNECT is not allowed here; this API is read-only (GET).', { Allow: 'GET, HEAD' });
+  const refusal = new ApiError(
+    'method_not_allowed',
+    'Method CONNECT is not allowed here; this API is read-only (GET).',
+    { Allow: 'GET, HEAD' },
+  );
   return (_req: IncomingMessage, socket: Duplex) => {
     answerLast(socket, lastResponse, (id, tls) => rawErrorResponse(refusal, id, tls), deps, { method: 'CONNECT' });
   };
@@ -34,10 +44,15 @@ export function connectHandler(deps: Pick<AppDeps, 'log' | 'requestLog' | 'logRe
 export type LastResponse = (socket: Duplex) => ServerResponse | undefined;
 
 /** A request listener that remembers each connection's last response, for answerLast. */
-export function trackingResponses<R extends IncomingMessage>(handler: (req: R, res: ServerResponse) => void): { handler: (req: R, res: ServerResponse) => void; lastResponse: LastResponse } {
+export function trackingResponses<R extends IncomingMessage>(
+  handler: (req: R, res: ServerResponse) => void,
+): { handler: (req: R, res: ServerResponse) => void; lastResponse: LastResponse } {
   const latest = new WeakMap<object, ServerResponse>();
   return {
-    handler: (req, res) => { latest.set(req.socket, res); handler(req, res); },
+    handler: (req, res) => {
+      latest.set(req.socket, res);
+      handler(req, res);
+    },
     lastResponse: (socket) => latest.get(socket),
   };
 }
@@ -48,8 +63,11 @@ export function trackingResponses<R extends IncomingMessage>(handler: (req: R, r
  * connection. Nothing is written after a response that ends the connection (Connection: close).
  */
 function answerLast(
-  socket: Duplex, lastResponse: LastResponse, make: (requestId: string, tls: boolean) => { status: number; text: string },
-  deps: Pick<AppDeps, 'log' | 'requestLog' | 'logRequests'>, logFields: Record<string, unknown>,
+  socket: Duplex,
+  lastResponse: LastResponse,
+  make: (requestId: string, tls: boolean) => { status: number; text: string },
+  deps: Pick<AppDeps, 'log' | 'requestLog' | 'logRequests'>,
+  logFields: Record<string, unknown>,
 ): void {
   const last = lastResponse(socket);
   const answer = () => {
@@ -57,7 +75,8 @@ function answerLast(
       const id = randomUUID();
       const r = make(id, (socket as Duplex & { encrypted?: boolean }).encrypted === true);
       socket.write(r.text);
-      if (deps.logRequests) (deps.requestLog ?? deps.log)({ level: 'info', request_id: id, ...logFields, status: r.status });
+      if (deps.logRequests)
+        (deps.requestLog ?? deps.log)({ level: 'info', request_id: id, ...logFields, status: r.status });
     }
     socket.destroy();
   };

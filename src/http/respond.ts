@@ -2,14 +2,24 @@
 import type { ServerResponse } from 'node:http';
 import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:zlib';
 
-export interface Meta { locale: string; request_id: string }
-export interface Pagination { limit: number; has_more: boolean; next_cursor: string | null }
+export interface Meta {
+  locale: string;
+  request_id: string;
+}
+export interface Pagination {
+  limit: number;
+  has_more: boolean;
+  next_cursor: string | null;
+}
 
 /** A body that is already JSON text (pre-serialised in the snapshot or built by the envelope helpers below). */
 export class JsonText {
   /** Compressed forms of a body that is served many times (the OpenAPI document), made once each. */
   readonly encoded?: Map<Coding, Buffer>;
-  constructor(readonly text: string, opts: { reused?: boolean } = {}) {
+  constructor(
+    readonly text: string,
+    opts: { reused?: boolean } = {},
+  ) {
     if (opts.reused) this.encoded = new Map();
   }
 }
@@ -40,7 +50,7 @@ export function negotiate(header: string | undefined): Coding | null {
   if (!header) return null;
   const q = new Map<string, number>();
   let entries = 0;
-  for (let start = 0; start <= header.length && entries < MAX_CODINGS;) {
+  for (let start = 0; start <= header.length && entries < MAX_CODINGS; ) {
     let end = header.indexOf(',', start);
     if (end === -1) end = header.length;
     const item = header.slice(start, end).trim();
@@ -54,17 +64,21 @@ export function negotiate(header: string | undefined): Coding | null {
     if (!q.has(name)) q.set(name, w <= 1 ? w : 0);
   }
   const any = q.get('*');
-  const gzip = q.get('gzip') ?? any ?? 0, br = q.get('br') ?? any ?? 0;
+  const gzip = q.get('gzip') ?? any ?? 0,
+    br = q.get('br') ?? any ?? 0;
   const best = Math.max(gzip, br);
   if (best <= 0) return null;
   if ((q.get('identity') ?? -1) > best) return null; // not named: below any coding the client asks for
   return gzip >= br ? 'gzip' : 'br';
 }
 
-const compress = (text: string, coding: Coding): Buffer => coding === 'br'
-  // Quality 4: the default, 11, takes ~100 ms for a page of 100 listings.
-  ? brotliCompressSync(text, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 4, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: text.length } })
-  : gzipSync(text);
+const compress = (text: string, coding: Coding): Buffer =>
+  coding === 'br'
+    ? // Quality 4: the default, 11, takes ~100 ms for a page of 100 listings.
+      brotliCompressSync(text, {
+        params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 4, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: text.length },
+      })
+    : gzipSync(text);
 
 /**
  * Response headers collected while a request is handled (request id, rate-limit state, CORS, HSTS)
@@ -97,7 +111,12 @@ export function writeHead(res: ServerResponse, status: number, headers: Record<s
  * Writes a JSON body, compressed with br or gzip when the request accepts one and the body is at least
  * COMPRESS_MIN_BYTES long. Every response sent here says `Vary: Accept-Encoding`, compressed or not.
  */
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = body instanceof JsonText ? body.text : JSON.stringify(body);
   // UTF-16 units never outnumber UTF-8 bytes, so a text under the minimum is a body under it.
   const coding = text.length < COMPRESS_MIN_BYTES ? null : negotiate(res.req?.headers['accept-encoding']);
@@ -121,6 +140,9 @@ export const detail = (data: unknown, meta: Meta) => ({ data, meta });
 
 // The same envelopes around items that are JSON text already; field order as above.
 export const collectionJson = (items: string[], pagination: Pagination, meta: Meta) =>
-  new JsonText(`{"data":[${items.join(',')}],"pagination":${JSON.stringify(pagination)},"meta":${JSON.stringify(meta)}}`);
-export const boundedJson = (items: string[], meta: Meta) => new JsonText(`{"data":[${items.join(',')}],"meta":${JSON.stringify(meta)}}`);
+  new JsonText(
+    `{"data":[${items.join(',')}],"pagination":${JSON.stringify(pagination)},"meta":${JSON.stringify(meta)}}`,
+  );
+export const boundedJson = (items: string[], meta: Meta) =>
+  new JsonText(`{"data":[${items.join(',')}],"meta":${JSON.stringify(meta)}}`);
 export const detailJson = (data: string, meta: Meta) => new JsonText(`{"data":${data},"meta":${JSON.stringify(meta)}}`);

@@ -56,7 +56,11 @@ function listen(server: Server, port: number, host: string, names = 'HOST / PORT
 }
 
 function readPem(path: string, setting: string, what: string): Buffer {
-  try { return readFileSync(path); } catch (e) { throw new Error(`${setting}: cannot read ${what} ${path}: ${(e as Error).message}`); }
+  try {
+    return readFileSync(path);
+  } catch (e) {
+    throw new Error(`${setting}: cannot read ${what} ${path}: ${(e as Error).message}`);
+  }
 }
 
 /**
@@ -65,7 +69,8 @@ function readPem(path: string, setting: string, what: string): Buffer {
  */
 function naming(setting: string, e: unknown): unknown {
   const code = String((e as { code?: unknown })?.code ?? '');
-  const aboutFile = e instanceof SnapshotError || e instanceof KeyStoreError || code.startsWith('SQLITE_') || /^E[A-Z]+$/.test(code);
+  const aboutFile =
+    e instanceof SnapshotError || e instanceof KeyStoreError || code.startsWith('SQLITE_') || /^E[A-Z]+$/.test(code);
   if (aboutFile) (e as Error).message = `${setting}: ${(e as Error).message}`;
   return e;
 }
@@ -73,7 +78,11 @@ function naming(setting: string, e: unknown): unknown {
 export async function startService(config: Config, opts: ServiceOptions): Promise<Service> {
   let snapshots: SnapshotSource;
   try {
-    snapshots = new SnapshotSource(config.SNAPSHOT_PATH, { checkIntervalMs: config.SNAPSHOT_CHECK_MS, log: opts.log, now: opts.now });
+    snapshots = new SnapshotSource(config.SNAPSHOT_PATH, {
+      checkIntervalMs: config.SNAPSHOT_CHECK_MS,
+      log: opts.log,
+      now: opts.now,
+    });
   } catch (e) {
     throw naming('SNAPSHOT_PATH', e);
   }
@@ -87,19 +96,44 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   const tls = config.TLS_CERT_PATH !== undefined && config.TLS_KEY_PATH !== undefined;
   const guard = accessGuard({
     lookup: keys.lookup,
-    limits: createLimits({ perKey: config.RATE_LIMIT_PER_MINUTE, authFailures: config.AUTH_FAILURES_PER_MINUTE, windowSeconds: opts.rateWindowSeconds }),
-    tls, trustProxy: config.TRUST_PROXY, playgroundOrigin: config.PLAYGROUND_ORIGIN, now: opts.now,
+    limits: createLimits({
+      perKey: config.RATE_LIMIT_PER_MINUTE,
+      authFailures: config.AUTH_FAILURES_PER_MINUTE,
+      windowSeconds: opts.rateWindowSeconds,
+    }),
+    tls,
+    trustProxy: config.TRUST_PROXY,
+    playgroundOrigin: config.PLAYGROUND_ORIGIN,
+    now: opts.now,
   });
   // No built-in default: a secret written in the source would let anyone forge cursors (any position, no expiry).
   let cursorSecret = config.CURSOR_SECRET;
   if (cursorSecret === undefined) {
     cursorSecret = randomBytes(32).toString('base64url');
-    opts.log({ level: 'warn', msg: 'CURSOR_SECRET is not set: paging cursors are signed with a random secret of this process, so they stop working when it restarts and are not accepted by other instances; set CURSOR_SECRET to a long random value' });
+    opts.log({
+      level: 'warn',
+      msg: 'CURSOR_SECRET is not set: paging cursors are signed with a random secret of this process, so they stop working when it restarts and are not accepted by other instances; set CURSOR_SECRET to a long random value',
+    });
   }
-  const app = createApp({ snapshots, cursor: cursorCodec(cursorSecret, opts.now), log: opts.log, requestLog: opts.requestLog, logRequests: config.LOG_REQUESTS, guard });
+  const app = createApp({
+    snapshots,
+    cursor: cursorCodec(cursorSecret, opts.now),
+    log: opts.log,
+    requestLog: opts.requestLog,
+    logRequests: config.LOG_REQUESTS,
+    guard,
+  });
   const servers: Server[] = [];
   const close = async () => {
-    await Promise.all(servers.map((s) => new Promise<void>((r) => { s.closeAllConnections?.(); s.close(() => r()); })));
+    await Promise.all(
+      servers.map(
+        (s) =>
+          new Promise<void>((r) => {
+            s.closeAllConnections?.();
+            s.close(() => r());
+          }),
+      ),
+    );
     snapshots.close();
     keys.close();
   };
@@ -108,16 +142,22 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     const t = { ...TIMEOUTS, ...opts.timeouts };
     // requireHostHeader: the app answers a missing Host itself, with the error envelope (node's answer is a bare 400).
     const httpOptions = {
-      headersTimeout: t.headersMs, requestTimeout: t.requestMs, connectionsCheckingInterval: t.checkMs, keepAliveTimeout: t.keepAliveMs,
+      headersTimeout: t.headersMs,
+      requestTimeout: t.requestMs,
+      connectionsCheckingInterval: t.checkMs,
+      keepAliveTimeout: t.keepAliveMs,
       requireHostHeader: false,
     };
     let server: Server;
     if (tls) {
-      const cert = readPem(config.TLS_CERT_PATH!, 'TLS_CERT_PATH', 'TLS certificate'), key = readPem(config.TLS_KEY_PATH!, 'TLS_KEY_PATH', 'TLS key');
+      const cert = readPem(config.TLS_CERT_PATH!, 'TLS_CERT_PATH', 'TLS certificate'),
+        key = readPem(config.TLS_KEY_PATH!, 'TLS_KEY_PATH', 'TLS key');
       try {
         server = createHttpsServer({ cert, key, handshakeTimeout: t.handshakeMs, ...httpOptions }, app.handler);
       } catch (e) {
-        throw new Error(`TLS_CERT_PATH / TLS_KEY_PATH: not a usable PEM certificate and matching key (${(e as Error).message})`);
+        throw new Error(
+          `TLS_CERT_PATH / TLS_KEY_PATH: not a usable PEM certificate and matching key (${(e as Error).message})`,
+        );
       }
     } else server = createServer(httpOptions, app.handler);
     // Beyond MAX_CONNECTIONS open connections, new ones are closed at once: file descriptors stay for the
@@ -143,7 +183,11 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       redirectUrl = `http://${host}:${await listen(plain, config.HTTP_REDIRECT_PORT, config.HOST, 'HOST / HTTP_REDIRECT_PORT')}`;
     }
     if (!tls && !config.TRUST_PROXY && !isLoopback(config.HOST)) {
-      opts.log({ level: 'warn', msg: 'serving plain HTTP on a non-loopback address: API keys would cross the network in clear text; set TLS_CERT_PATH/TLS_KEY_PATH, or TRUST_PROXY=1 behind a TLS-terminating proxy', host: config.HOST });
+      opts.log({
+        level: 'warn',
+        msg: 'serving plain HTTP on a non-loopback address: API keys would cross the network in clear text; set TLS_CERT_PATH/TLS_KEY_PATH, or TRUST_PROXY=1 behind a TLS-terminating proxy',
+        host: config.HOST,
+      });
     }
     return { url: `${tls ? 'https' : 'http'}://${host}:${port}`, redirectUrl, snapshots, keys, servers, close };
   } catch (e) {

@@ -24,7 +24,10 @@ function expiry(raw: string | undefined, now: number): string | null {
   if (raw === undefined) return null;
   const t = Date.parse(raw);
   // Date.parse rolls 2027-02-30 over to 2 March: the calendar date must exist as written.
-  if (!ISO.test(raw) || Number.isNaN(t) || !isRealDate(raw.slice(0, 10))) throw new UsageError(`--expires-at must be an ISO-8601 date or date-time with a zone, e.g. 2027-01-31 or 2027-01-31T12:00:00Z (got ${JSON.stringify(raw)})`);
+  if (!ISO.test(raw) || Number.isNaN(t) || !isRealDate(raw.slice(0, 10)))
+    throw new UsageError(
+      `--expires-at must be an ISO-8601 date or date-time with a zone, e.g. 2027-01-31 or 2027-01-31T12:00:00Z (got ${JSON.stringify(raw)})`,
+    );
   if (t <= now) throw new UsageError(`--expires-at must be in the future (got ${raw})`);
   return new Date(t).toISOString();
 }
@@ -32,25 +35,40 @@ function expiry(raw: string | undefined, now: number): string | null {
 function keyName(raw: string | undefined): string {
   const name = raw?.trim();
   if (!name) throw new UsageError('create needs --name NAME (who or what the key is for)');
-  if (name.length > 100 || /[\u0000-\u001f\u007f]/.test(name)) throw new UsageError('--name must be at most 100 characters without control characters');
+  if (name.length > 100 || /[\u0000-\u001f\u007f]/.test(name))
+    throw new UsageError('--name must be at most 100 characters without control characters');
   return name;
 }
 
-function run(argv: string[], env: Record<string, string | undefined>, out: (s: string) => void, err: (s: string) => void): number {
+function run(
+  argv: string[],
+  env: Record<string, string | undefined>,
+  out: (s: string) => void,
+  err: (s: string) => void,
+): number {
   try {
     let parsed;
     try {
-      parsed = parseCliArgs({ args: argv, allowPositionals: true, strict: true, options: { name: { type: 'string' }, 'expires-at': { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+      parsed = parseCliArgs({
+        args: argv,
+        allowPositionals: true,
+        strict: true,
+        options: { name: { type: 'string' }, 'expires-at': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      });
     } catch (e) {
       throw new UsageError((e as Error).message);
     }
     const { values, positionals } = parsed;
-    if (values.help) { out(USAGE); return 0; }
+    if (values.help) {
+      out(USAGE);
+      return 0;
+    }
     const [command, ...rest] = positionals;
     const path = env.KEYS_PATH || SETTINGS.KEYS_PATH.default;
     const now = Date.now();
     const noOptions = () => {
-      if (values.name !== undefined || values['expires-at'] !== undefined) throw new UsageError(`${command} takes no --name or --expires-at`);
+      if (values.name !== undefined || values['expires-at'] !== undefined)
+        throw new UsageError(`${command} takes no --name or --expires-at`);
     };
 
     switch (command) {
@@ -58,7 +76,11 @@ function run(argv: string[], env: Record<string, string | undefined>, out: (s: s
         if (rest.length) throw new UsageError(`create takes no positional arguments (got ${rest.join(' ')})`);
         const opts = { name: keyName(values.name), expiresAt: expiry(values['expires-at'], now), now };
         const db = openKeyStore(path, { create: true });
-        try { out(JSON.stringify(createKey(db, opts)) + '\n'); } finally { db.close(); }
+        try {
+          out(JSON.stringify(createKey(db, opts)) + '\n');
+        } finally {
+          db.close();
+        }
         err('Store this key now: it is shown only this once and cannot be recovered.\n');
         return 0;
       }
@@ -66,25 +88,46 @@ function run(argv: string[], env: Record<string, string | undefined>, out: (s: s
         noOptions();
         if (rest.length) throw new UsageError('list takes no arguments');
         const db = openKeyStore(path, { create: false });
-        try { for (const k of listKeys(db, now)) out(JSON.stringify(k) + '\n'); } finally { db.close(); }
+        try {
+          for (const k of listKeys(db, now)) out(JSON.stringify(k) + '\n');
+        } finally {
+          db.close();
+        }
         return 0;
       }
-      case 'disable': case 'enable': case 'revoke': {
+      case 'disable':
+      case 'enable':
+      case 'revoke': {
         noOptions();
-        if (rest.length !== 1 || !rest[0]) throw new UsageError(`${command} needs exactly one key id, e.g. npm run keys -- ${command} key_XXXXXXXXXXXXXXXX`);
+        if (rest.length !== 1 || !rest[0])
+          throw new UsageError(
+            `${command} needs exactly one key id, e.g. npm run keys -- ${command} key_XXXXXXXXXXXXXXXX`,
+          );
         const db = openKeyStore(path, { create: false });
-        try { out(JSON.stringify(changeKey(db, rest[0], command, now)) + '\n'); } finally { db.close(); }
+        try {
+          out(JSON.stringify(changeKey(db, rest[0], command, now)) + '\n');
+        } finally {
+          db.close();
+        }
         return 0;
       }
       default:
         throw new UsageError(command === undefined ? 'missing command' : `unknown command ${JSON.stringify(command)}`);
     }
   } catch (e) {
-    if (e instanceof UsageError) { err(`keys: ${e.message}\n\n${USAGE}`); return 2; }
+    if (e instanceof UsageError) {
+      err(`keys: ${e.message}\n\n${USAGE}`);
+      return 2;
+    }
     err(`keys: ${e instanceof KeyStoreError ? e.message : `failed: ${(e as Error).message}`}\n`);
     return 1;
   }
 }
 
 // An entry point only (never imported): a main-module check could silently do nothing under a symlinked path or a bundle.
-process.exitCode = run(process.argv.slice(2), process.env, (s) => process.stdout.write(s), (s) => process.stderr.write(s));
+process.exitCode = run(
+  process.argv.slice(2),
+  process.env,
+  (s) => process.stdout.write(s),
+  (s) => process.stderr.write(s),
+);

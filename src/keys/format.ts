@@ -12,7 +12,10 @@ export const KEY_PATTERN = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{${SECRET_LENGTH
 
 function base62(n: number, width: number): string {
   let s = '';
-  for (let i = 0; i < width; i++) { s = ALPHABET[n % 62] + s; n = Math.floor(n / 62); }
+  for (let i = 0; i < width; i++) {
+    s = ALPHABET[n % 62] + s;
+    n = Math.floor(n / 62);
+  }
   return s;
 }
 
@@ -55,10 +58,14 @@ export function parseBearer(header: string | undefined): string | null {
 }
 
 /** What the key store returns for a digest: enough to decide, never the digest or key. */
-export interface KeyRecord { id: string; expires_at: string | null; disabled_at: string | null; revoked_at: string | null }
+export interface KeyRecord {
+  id: string;
+  expires_at: string | null;
+  disabled_at: string | null;
+  revoked_at: string | null;
+}
 /** Looks a key up by its SHA-256 digest; throws a 503 ApiError when the store cannot be read. */
 export type KeyLookup = (digestBase64: string) => KeyRecord | undefined;
-
 
 /**
  * The key id for a usable key, or null for every kind of failure (the caller answers one 401).

@@ -5,7 +5,8 @@ import { ApiError } from '../http/errors.ts';
 import type { KeyRecord } from './format.ts';
 import { checkSchema, KeyStoreError, openKeyStore } from './store.ts';
 
-const unavailable = () => new ApiError('service_unavailable', 'The key store is unavailable; try again shortly.', { 'Retry-After': '1' });
+const unavailable = () =>
+  new ApiError('service_unavailable', 'The key store is unavailable; try again shortly.', { 'Retry-After': '1' });
 const isBusy = (e: unknown) => /^SQLITE_(BUSY|LOCKED)/.test(String((e as { code?: unknown })?.code ?? ''));
 
 /** The longest the key store's stat is reused within one event-loop turn (see KeyReader.lookup). */
@@ -13,7 +14,12 @@ const REUSE_STAT_MS = 1;
 
 /** Which file is at `path` now (device and inode), or null when there is none. */
 function fileIdentity(path: string): string | null {
-  try { const s = statSync(path); return `${s.dev}:${s.ino}`; } catch { return null; }
+  try {
+    const s = statSync(path);
+    return `${s.dev}:${s.ino}`;
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -42,7 +48,10 @@ export class KeyReader {
   private lastAttempt = 0;
   private failure: string | null = null;
 
-  constructor(readonly path: string, private readonly opts: { retryMs?: number; log?: (l: Record<string, unknown>) => void; now?: () => number } = {}) {
+  constructor(
+    readonly path: string,
+    private readonly opts: { retryMs?: number; log?: (l: Record<string, unknown>) => void; now?: () => number } = {},
+  ) {
     if (!existsSync(path)) {
       openKeyStore(path, { create: true }).close();
       opts.log?.({ level: 'info', msg: 'created an empty key store', path });
@@ -55,13 +64,17 @@ export class KeyReader {
     }
   }
 
-  private now() { return (this.opts.now ?? Date.now)(); }
+  private now() {
+    return (this.opts.now ?? Date.now)();
+  }
 
   /** The file change counter in the SQLite header, or -1 when it cannot be read (then the store is re-read). */
   private readCounter(fd: number | null): number {
     try {
       return fd !== null && readSync(fd, this.header, 0, 4, 24) === 4 ? this.header.readUInt32BE(0) : -1;
-    } catch { return -1; }
+    } catch {
+      return -1;
+    }
   }
 
   private load(): void {
@@ -78,11 +91,21 @@ export class KeyReader {
       // The change counter is only bumped per transaction in rollback-journal mode; in WAL mode a revoke
       // would go unseen. openKeyStore never sets WAL, but a store switched by hand is refused (fail closed).
       const mode = String(db.pragma('journal_mode', { simple: true })).toLowerCase();
-      if (mode === 'wal') throw new KeyStoreError(`key store ${this.path} is in WAL mode; switch it back with: sqlite3 ${this.path} 'PRAGMA journal_mode=DELETE'`);
+      if (mode === 'wal')
+        throw new KeyStoreError(
+          `key store ${this.path} is in WAL mode; switch it back with: sqlite3 ${this.path} 'PRAGMA journal_mode=DELETE'`,
+        );
       const counter = this.readCounter(fd);
       const keys = new Map<string, KeyRecord>();
-      for (const r of db.prepare('SELECT id, digest, expires_at, disabled_at, revoked_at FROM api_keys').all() as (KeyRecord & { digest: Buffer })[]) {
-        keys.set(r.digest.toString('base64'), { id: r.id, expires_at: r.expires_at, disabled_at: r.disabled_at, revoked_at: r.revoked_at });
+      for (const r of db
+        .prepare('SELECT id, digest, expires_at, disabled_at, revoked_at FROM api_keys')
+        .all() as (KeyRecord & { digest: Buffer })[]) {
+        keys.set(r.digest.toString('base64'), {
+          id: r.id,
+          expires_at: r.expires_at,
+          disabled_at: r.disabled_at,
+          revoked_at: r.revoked_at,
+        });
       }
       db.close();
       if (this.fd !== null) closeSync(this.fd);
@@ -102,7 +125,8 @@ export class KeyReader {
   }
 
   private fail(reason: string): never {
-    if (this.failure !== reason) this.opts.log?.({ level: 'error', msg: 'key store unavailable; failing closed', reason });
+    if (this.failure !== reason)
+      this.opts.log?.({ level: 'error', msg: 'key store unavailable; failing closed', reason });
     this.failure = reason;
     this.keys = null;
     this.statted = false;
@@ -113,7 +137,13 @@ export class KeyReader {
 
   /** The key's record by digest, or undefined; throws a 503 ApiError when the store cannot be read. */
   lookup = (digestBase64: string): KeyRecord | undefined => {
-    if (this.keys === null || !this.statted || performance.now() - this.stattedAt >= REUSE_STAT_MS || this.readCounter(this.fd) !== this.counter) this.check();
+    if (
+      this.keys === null ||
+      !this.statted ||
+      performance.now() - this.stattedAt >= REUSE_STAT_MS ||
+      this.readCounter(this.fd) !== this.counter
+    )
+      this.check();
     return this.keys!.get(digestBase64);
   };
 
@@ -127,14 +157,18 @@ export class KeyReader {
    */
   private statted = false;
   private stattedAt = 0;
-  private readonly nextTurn = () => { this.statted = false; };
+  private readonly nextTurn = () => {
+    this.statted = false;
+  };
 
   private check(): void {
     const ident = fileIdentity(this.path);
     if (ident === null) this.fail(`key store file ${this.path} is missing`);
     if (!this.keys || ident !== this.ident || this.readCounter(this.fd) !== this.counter) {
       if (!this.keys && this.now() - this.lastAttempt < (this.opts.retryMs ?? 1000)) throw unavailable();
-      try { this.load(); } catch (e) {
+      try {
+        this.load();
+      } catch (e) {
         if (e instanceof ApiError) throw e; // busy: neither a failure nor a success
         this.lastAttempt = this.now();
         this.fail((e as Error).message);

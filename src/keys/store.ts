@@ -25,8 +25,21 @@ export class KeyStoreError extends Error {}
 
 export type KeyStatus = 'active' | 'expired' | 'disabled' | 'revoked';
 /** What `keys list` shows: never the key or its digest. */
-export interface KeyInfo { id: string; name: string; created: string; expires: string | null; status: KeyStatus }
-interface Row { id: string; name: string; created_at: string; expires_at: string | null; disabled_at: string | null; revoked_at: string | null }
+export interface KeyInfo {
+  id: string;
+  name: string;
+  created: string;
+  expires: string | null;
+  status: KeyStatus;
+}
+interface Row {
+  id: string;
+  name: string;
+  created_at: string;
+  expires_at: string | null;
+  disabled_at: string | null;
+  revoked_at: string | null;
+}
 
 export function checkSchema(db: Database.Database, path: string): void {
   const app = db.pragma('application_id', { simple: true }) as number;
@@ -43,17 +56,24 @@ export function checkSchema(db: Database.Database, path: string): void {
  */
 export function openKeyStore(path: string, opts: { create: boolean }): Database.Database {
   if (!existsSync(path)) {
-    if (!opts.create) throw new KeyStoreError(`no key store at ${path} (create a key first: npm run keys -- create --name NAME)`);
+    if (!opts.create)
+      throw new KeyStoreError(`no key store at ${path} (create a key first: npm run keys -- create --name NAME)`);
     // Readable by its owner only (the folder too, when it is made here): key names, ids and digests are
     // nobody else's business on a shared host. SQLite gives its journal the same mode.
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    try { closeSync(openSync(path, 'wx', 0o600)); } catch (e) { if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e; }
+    try {
+      closeSync(openSync(path, 'wx', 0o600));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
   }
   const db = new Database(path, { timeout: 5000 });
   try {
     db.pragma('journal_mode = DELETE');
     db.transaction(() => {
-      const empty = db.pragma('application_id', { simple: true }) === 0 && (db.prepare('SELECT count(*) FROM sqlite_schema').pluck().get() as number) === 0;
+      const empty =
+        db.pragma('application_id', { simple: true }) === 0 &&
+        (db.prepare('SELECT count(*) FROM sqlite_schema').pluck().get() as number) === 0;
       if (empty) db.exec(SCHEMA);
       checkSchema(db, path);
     }).immediate();
@@ -71,36 +91,68 @@ function statusOf(r: Row, now: number): KeyStatus {
   if (r.expires_at !== null && !(Date.parse(r.expires_at) > now)) return 'expired';
   return 'active';
 }
-const info = (r: Row, now: number): KeyInfo => ({ id: r.id, name: r.name, created: r.created_at, expires: r.expires_at, status: statusOf(r, now) });
+const info = (r: Row, now: number): KeyInfo => ({
+  id: r.id,
+  name: r.name,
+  created: r.created_at,
+  expires: r.expires_at,
+  status: statusOf(r, now),
+});
 const COLUMNS = 'id, name, created_at, expires_at, disabled_at, revoked_at';
 
 /** Issues a key; the returned `key` exists only in this return value (the store keeps its digest). */
-export function createKey(db: Database.Database, opts: { name: string; expiresAt?: string | null; now?: number }): KeyInfo & { key: string } {
+export function createKey(
+  db: Database.Database,
+  opts: { name: string; expiresAt?: string | null; now?: number },
+): KeyInfo & { key: string } {
   const now = opts.now ?? Date.now();
   const key = generateKey();
-  const row: Row = { id: `key_${randomBase62(16)}`, name: opts.name, created_at: new Date(now).toISOString(), expires_at: opts.expiresAt ?? null, disabled_at: null, revoked_at: null };
-  db.prepare('INSERT INTO api_keys (id, name, digest, created_at, expires_at) VALUES (@id, @name, @digest, @created_at, @expires_at)')
-    .run({ id: row.id, name: row.name, digest: digestKey(key), created_at: row.created_at, expires_at: row.expires_at });
+  const row: Row = {
+    id: `key_${randomBase62(16)}`,
+    name: opts.name,
+    created_at: new Date(now).toISOString(),
+    expires_at: opts.expiresAt ?? null,
+    disabled_at: null,
+    revoked_at: null,
+  };
+  db.prepare(
+    'INSERT INTO api_keys (id, name, digest, created_at, expires_at) VALUES (@id, @name, @digest, @created_at, @expires_at)',
+  ).run({ id: row.id, name: row.name, digest: digestKey(key), created_at: row.created_at, expires_at: row.expires_at });
   return { ...info(row, now), key };
 }
 
 export function listKeys(db: Database.Database, now = Date.now()): KeyInfo[] {
-  return (db.prepare(`SELECT ${COLUMNS} FROM api_keys ORDER BY created_at, id`).all() as Row[]).map((r) => info(r, now));
+  return (db.prepare(`SELECT ${COLUMNS} FROM api_keys ORDER BY created_at, id`).all() as Row[]).map((r) =>
+    info(r, now),
+  );
 }
 
-export const countKeys = (db: Database.Database): number => db.prepare('SELECT count(*) FROM api_keys').pluck().get() as number;
+export const countKeys = (db: Database.Database): number =>
+  db.prepare('SELECT count(*) FROM api_keys').pluck().get() as number;
 
 /** disable / enable / revoke one key. Revocation is final; repeating a change is harmless. */
-export function changeKey(db: Database.Database, id: string, action: 'disable' | 'enable' | 'revoke', now = Date.now()): KeyInfo {
+export function changeKey(
+  db: Database.Database,
+  id: string,
+  action: 'disable' | 'enable' | 'revoke',
+  now = Date.now(),
+): KeyInfo {
   const at = new Date(now).toISOString();
-  return db.transaction(() => {
-    const r = db.prepare(`SELECT ${COLUMNS} FROM api_keys WHERE id = ?`).get(id) as Row | undefined;
-    if (!r) throw new KeyStoreError(`no key with id ${JSON.stringify(id)} (see npm run keys -- list)`);
-    if (r.revoked_at !== null && action !== 'revoke') throw new KeyStoreError(`key ${id} is revoked; revocation is final (create a new key instead)`);
-    if (action === 'disable' && r.disabled_at === null) r.disabled_at = at;
-    if (action === 'enable') r.disabled_at = null;
-    if (action === 'revoke' && r.revoked_at === null) r.revoked_at = at;
-    db.prepare('UPDATE api_keys SET disabled_at = @disabled_at, revoked_at = @revoked_at WHERE id = @id').run({ id, disabled_at: r.disabled_at, revoked_at: r.revoked_at });
-    return info(r, now);
-  }).immediate();
+  return db
+    .transaction(() => {
+      const r = db.prepare(`SELECT ${COLUMNS} FROM api_keys WHERE id = ?`).get(id) as Row | undefined;
+      if (!r) throw new KeyStoreError(`no key with id ${JSON.stringify(id)} (see npm run keys -- list)`);
+      if (r.revoked_at !== null && action !== 'revoke')
+        throw new KeyStoreError(`key ${id} is revoked; revocation is final (create a new key instead)`);
+      if (action === 'disable' && r.disabled_at === null) r.disabled_at = at;
+      if (action === 'enable') r.disabled_at = null;
+      if (action === 'revoke' && r.revoked_at === null) r.revoked_at = at;
+      db.prepare('UPDATE api_keys SET disabled_at = @disabled_at, revoked_at = @revoked_at WHERE id = @id').run({
+        id,
+        disabled_at: r.disabled_at,
+        revoked_at: r.revoked_at,
+      });
+      return info(r, now);
+    })
+    .immediate();
 }

@@ -7,9 +7,22 @@ export const wordCount = (n: number) => (n + 31) >>> 5;
  * In positions [from, to) of `order` (rows sorted by value), the first whose value is >= x (> x when
  * `after`): the run of rows with a value in [lo, hi] is [search(lo, false), search(hi, true)).
  */
-export function searchOrder(order: Uint32Array, values: Float64Array, x: number, after: boolean, from = 0, to = order.length): number {
-  let a = from, b = to;
-  while (a < b) { const m = (a + b) >>> 1; const v = values[order[m]]; if (after ? v <= x : v < x) a = m + 1; else b = m; }
+export function searchOrder(
+  order: Uint32Array,
+  values: Float64Array,
+  x: number,
+  after: boolean,
+  from = 0,
+  to = order.length,
+): number {
+  let a = from,
+    b = to;
+  while (a < b) {
+    const m = (a + b) >>> 1;
+    const v = values[order[m]];
+    if (after ? v <= x : v < x) a = m + 1;
+    else b = m;
+  }
   return a;
 }
 
@@ -61,7 +74,12 @@ export class RangeBins {
    * straddles a bound is then a binary search within its run of the order instead of a test of each of
    * its rows, whose values are scattered over the column (a cache miss each: ~1 ms a bin at 751k).
    */
-  constructor(private readonly values: Float64Array, n: number, private readonly order: Uint32Array | null = null, maxBins = 32) {
+  constructor(
+    private readonly values: Float64Array,
+    n: number,
+    private readonly order: Uint32Array | null = null,
+    maxBins = 32,
+  ) {
     const sample: number[] = [];
     const step = Math.max(1, Math.floor(n / 16384));
     for (let i = 0; i < n; i += step) if (!Number.isNaN(values[i])) sample.push(values[i]);
@@ -94,15 +112,21 @@ export class RangeBins {
       if (v > this.max[k]) this.max[k] = v;
     }
     for (let k = 1; k <= this.bins; k++) {
-      const prev = this.below[k - 1], cur = this.below[k];
+      const prev = this.below[k - 1],
+        cur = this.below[k];
       for (let w = 0; w < W; w++) cur[w] |= prev[w];
     }
   }
 
   /** The number of cuts <= v: the bin of v. */
   private binOf(v: number): number {
-    let a = 0, b = this.cuts.length;
-    while (a < b) { const m = (a + b) >>> 1; if (this.cuts[m] <= v) a = m + 1; else b = m; }
+    let a = 0,
+      b = this.cuts.length;
+    while (a < b) {
+      const m = (a + b) >>> 1;
+      if (this.cuts[m] <= v) a = m + 1;
+      else b = m;
+    }
     return a;
   }
   /** out = the rows with lo <= value <= hi (a NaN value never matches). */
@@ -110,11 +134,13 @@ export class RangeBins {
     const W = out.length;
     // Bins are in value order. Whole bins: after the last bin holding a value below lo, and before the
     // first bin holding a value above hi (an empty bin, min +Infinity and max -Infinity, is neither).
-    let first = 0, end = this.bins;
+    let first = 0,
+      end = this.bins;
     for (let k = 0; k < this.bins; k++) if (this.min[k] < lo) first = k + 1;
     for (let k = this.bins - 1; k >= 0; k--) if (this.max[k] > hi) end = k;
     if (end > first) {
-      const hiSet = this.below[end], loSet = this.below[first];
+      const hiSet = this.below[end],
+        loSet = this.below[first];
       for (let w = 0; w < W; w++) out[w] = hiSet[w] & ~loSet[w];
     } else out.fill(0);
     // At most two bins straddle a bound: bin first - 1 (values below lo) and bin end (values above hi).
@@ -126,7 +152,8 @@ export class RangeBins {
   private partBin(k: number, lo: number, hi: number, out: Uint32Array): void {
     if (this.max[k] < lo || this.min[k] > hi) return;
     if (this.min[k] >= lo && this.max[k] <= hi) {
-      const upTo = this.below[k + 1], under = this.below[k];
+      const upTo = this.below[k + 1],
+        under = this.below[k];
       for (let w = 0; w < out.length; w++) out[w] |= upTo[w] & ~under[w];
       return;
     }
@@ -134,15 +161,22 @@ export class RangeBins {
   }
 
   private testBin(k: number, lo: number, hi: number, out: Uint32Array): void {
-    const order = this.order, values = this.values;
+    const order = this.order,
+      values = this.values;
     if (order) {
       // The bin's rows are one run of the order; its rows within [lo, hi] a sub-run of it.
-      const from = searchOrder(order, values, this.min[k], false), to = searchOrder(order, values, this.max[k], true);
-      const start = searchOrder(order, values, lo, false, from, to), end = searchOrder(order, values, hi, true, start, to);
-      for (let pos = start; pos < end; pos++) { const i = order[pos]; out[i >>> 5] |= 1 << (i & 31); }
+      const from = searchOrder(order, values, this.min[k], false),
+        to = searchOrder(order, values, this.max[k], true);
+      const start = searchOrder(order, values, lo, false, from, to),
+        end = searchOrder(order, values, hi, true, start, to);
+      for (let pos = start; pos < end; pos++) {
+        const i = order[pos];
+        out[i >>> 5] |= 1 << (i & 31);
+      }
       return;
     }
-    const upTo = this.below[k + 1], under = this.below[k];
+    const upTo = this.below[k + 1],
+      under = this.below[k];
     for (let w = 0; w < out.length; w++) {
       let x = upTo[w] & ~under[w];
       while (x !== 0) {
@@ -169,8 +203,19 @@ export function eqBits(arr: Uint16Array | Uint32Array, code: number, n: number):
  * isolate, count leading zeros, clear). Expanding each word bit by bit into a row list first measured
  * slower (6.6 against 5.2 ms for 373k rows).
  */
-export function accumulateBits(words: Uint32Array, n: number, side: number, rank: Uint32Array, price: Float64Array, bucketBits: number, buckets: Uint32Array, acc: Float64Array): void {
-  let count = 0, priced = 0, sum = 0;
+export function accumulateBits(
+  words: Uint32Array,
+  n: number,
+  side: number,
+  rank: Uint32Array,
+  price: Float64Array,
+  bucketBits: number,
+  buckets: Uint32Array,
+  acc: Float64Array,
+): void {
+  let count = 0,
+    priced = 0,
+    sum = 0;
   const W = wordCount(n);
   const flip = side ? -1 : 0;
   for (let w = 0; w < W; w++) {
@@ -182,8 +227,14 @@ export function accumulateBits(words: Uint32Array, n: number, side: number, rank
       const i = (w << 5) + 31 - Math.clz32(t);
       count++;
       const r = rank[i];
-      if (r !== 0xffffffff) { priced++; sum += price[i]; buckets[r >>> bucketBits]++; }
+      if (r !== 0xffffffff) {
+        priced++;
+        sum += price[i];
+        buckets[r >>> bucketBits]++;
+      }
     }
   }
-  acc[0] += count; acc[1] += priced; acc[2] += sum;
+  acc[0] += count;
+  acc[1] += priced;
+  acc[2] += sum;
 }

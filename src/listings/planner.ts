@@ -3,7 +3,16 @@ import type { Database, Statement } from 'better-sqlite3';
 import { ListingScan, type PrimaryHint, type ScanStats } from './scan.ts';
 import { statsOf } from '../../snapshot-format/price-stats.ts';
 import {
-  type Driver, EQ_KEYS, eqColumn, explainPage, type ListingFilters, matchSql, pageSql, params, RANGES, type RangeCol,
+  type Driver,
+  EQ_KEYS,
+  eqColumn,
+  explainPage,
+  type ListingFilters,
+  matchSql,
+  pageSql,
+  params,
+  RANGES,
+  type RangeCol,
 } from '../../snapshot-format/listing-sql.ts';
 
 /**
@@ -14,7 +23,10 @@ import {
  */
 const COST = { row: 1, ftsRow: 1.5, ftsCheck: 20, sortRow: 0.2, ftsMergeDoc: 0.005 };
 
-interface Quantiles { values: Float64Array; nonnull: number }
+interface Quantiles {
+  values: Float64Array;
+  nonnull: number;
+}
 
 /** Chooses drivers from build-time statistics and runs cached statements (one per shape). */
 export class ListingQueries {
@@ -26,10 +38,15 @@ export class ListingQueries {
   readonly scan: ListingScan;
   constructor(private readonly db: Database) {
     this.scan = new ListingScan(db);
-    this.total = (db.prepare("SELECT count FROM listing_stats WHERE scope = ''").pluck().get() as number | undefined) ?? 0;
+    this.total =
+      (db.prepare("SELECT count FROM listing_stats WHERE scope = ''").pluck().get() as number | undefined) ?? 0;
     this.valueCount = db.prepare('SELECT n FROM listing_value_counts WHERE column = ? AND value = ?').pluck();
     this.termDocs = db.prepare('SELECT docs FROM listing_terms WHERE term = ?').pluck();
-    const rows = db.prepare('SELECT column, value, nonnull FROM listing_quantiles ORDER BY column, k').all() as { column: string; value: number; nonnull: number }[];
+    const rows = db.prepare('SELECT column, value, nonnull FROM listing_quantiles ORDER BY column, k').all() as {
+      column: string;
+      value: number;
+      nonnull: number;
+    }[];
     const by = new Map<string, { v: number[]; nonnull: number }>();
     for (const r of rows) {
       const e = by.get(r.column) ?? { v: [], nonnull: r.nonnull };
@@ -83,7 +100,13 @@ export class ListingQueries {
     if (f.location_column === 'city_id' && f.property_type !== undefined) {
       let n = (this.valueCount.get('city_type', `${f.location_id}\u0001${f.property_type}`) as number | undefined) ?? 0;
       if (f.min_price !== undefined || f.max_price !== undefined) {
-        n = Math.min(n, Math.ceil((n * this.rangeEstimate('price_eur', f.min_price, f.max_price)) / Math.max(1, this.quantiles.get('price_eur')?.nonnull ?? 1)) + 1);
+        n = Math.min(
+          n,
+          Math.ceil(
+            (n * this.rangeEstimate('price_eur', f.min_price, f.max_price)) /
+              Math.max(1, this.quantiles.get('price_eur')?.nonnull ?? 1),
+          ) + 1,
+        );
       }
       out.push({ driver: { kind: 'city_type' }, n });
     }
@@ -108,10 +131,21 @@ export class ListingQueries {
   plan(f: ListingFilters, limit: number | null): { driver: Driver; cost: number; worst: number; hint: PrimaryHint } {
     const est = this.estimates(f);
     const N = Math.max(1, this.total);
-    if (est.length === 0) return { driver: { kind: 'rowid' }, cost: limit === null ? N : limit, worst: limit === null ? N : limit, hint: null };
-    const matches = Math.max(est.reduce((m, e) => m * (e.n / N), N), 1e-9);
-    const perRow = (d: Driver) => (d.kind === 'fts' ? COST.ftsRow : COST.row) + (f.fts && d.kind !== 'fts' ? COST.ftsCheck : 0);
-    const read = (n: number, ordered: boolean) => (limit === null ? n : ordered ? Math.min(n, (limit * n) / matches) : n);
+    if (est.length === 0)
+      return {
+        driver: { kind: 'rowid' },
+        cost: limit === null ? N : limit,
+        worst: limit === null ? N : limit,
+        hint: null,
+      };
+    const matches = Math.max(
+      est.reduce((m, e) => m * (e.n / N), N),
+      1e-9,
+    );
+    const perRow = (d: Driver) =>
+      (d.kind === 'fts' ? COST.ftsRow : COST.row) + (f.fts && d.kind !== 'fts' ? COST.ftsCheck : 0);
+    const read = (n: number, ordered: boolean) =>
+      limit === null ? n : ordered ? Math.min(n, (limit * n) / matches) : n;
     let best: Driver = { kind: 'rowid' };
     let bestCost = read(N, true) * perRow(best);
     let bestN = N;
@@ -120,16 +154,29 @@ export class ListingQueries {
     let bestMerge = 0;
     for (const e of est) {
       const ordered = e.driver.kind === 'eq' || e.driver.kind === 'fts';
-      const cost = read(e.n, ordered) * perRow(e.driver) + (ordered || limit === null ? 0 : e.n * COST.sortRow) + (e.merge ?? 0);
-      if (cost < bestCost) { best = e.driver; bestCost = cost; bestN = e.n; bestMerge = e.merge ?? 0; }
+      const cost =
+        read(e.n, ordered) * perRow(e.driver) + (ordered || limit === null ? 0 : e.n * COST.sortRow) + (e.merge ?? 0);
+      if (cost < bestCost) {
+        best = e.driver;
+        bestCost = cost;
+        bestN = e.n;
+        bestMerge = e.merge ?? 0;
+      }
       const h = hintOf(e.driver);
-      if (h && e.n < hintN) { hint = h; hintN = e.n; }
+      if (h && e.n < hintN) {
+        hint = h;
+        hintN = e.n;
+      }
     }
     // q checked per row through FTS costs about a millisecond a row for common words: never do that,
     // the scan checks q against a bitmap instead.
     if (f.fts && best.kind !== 'fts') return { driver: best, cost: bestCost, worst: Infinity, hint };
     const alone = est.length === 1 && limit !== null && best.kind !== 'range' && best.kind !== 'city_type';
-    const worst = alone ? bestCost : bestN * perRow(best) + (best.kind === 'range' || best.kind === 'city_type' ? bestN * COST.sortRow : 0) + bestMerge;
+    const worst = alone
+      ? bestCost
+      : bestN * perRow(best) +
+        (best.kind === 'range' || best.kind === 'city_type' ? bestN * COST.sortRow : 0) +
+        bestMerge;
     return { driver: best, cost: bestCost, worst, hint };
   }
 
@@ -183,10 +230,20 @@ export class ListingQueries {
 
 function hintOf(d: Driver): PrimaryHint {
   switch (d.kind) {
-    case 'fts': return 'fts';
-    case 'eq': return d.col === 'owner_id' ? 'owner_id' : d.col === 'property_type' ? 'property_type' : d.col === 'furnishing' ? 'furnishing' : 'location_id';
-    case 'range': return d.col === 'price_eur' ? 'price' : d.col === 'size_m2' ? 'size' : 'rooms';
-    default: return null;
+    case 'fts':
+      return 'fts';
+    case 'eq':
+      return d.col === 'owner_id'
+        ? 'owner_id'
+        : d.col === 'property_type'
+          ? 'property_type'
+          : d.col === 'furnishing'
+            ? 'furnishing'
+            : 'location_id';
+    case 'range':
+      return d.col === 'price_eur' ? 'price' : d.col === 'size_m2' ? 'size' : 'rooms';
+    default:
+      return null;
   }
 }
 
@@ -216,11 +273,14 @@ export function statsFromPrices(all: (number | null)[]): ScanStats {
 
 /** The shape of a filter set: which filters are present (values excluded). */
 export function shapeKey(f: ListingFilters): string {
-  return Object.keys(f).filter((k) => f[k as keyof ListingFilters] !== undefined).map((k) => (k === 'location_id' ? `location_id:${f.location_column}` : k)).sort().join(',');
+  return Object.keys(f)
+    .filter((k) => f[k as keyof ListingFilters] !== undefined)
+    .map((k) => (k === 'location_id' ? `location_id:${f.location_column}` : k))
+    .sort()
+    .join(',');
 }
 
 /** EXPLAIN QUERY PLAN detail lines of the page statement the planner picks for a filter set. */
 export function planOf(db: Database, f: ListingFilters, limit = 21): string[] {
   return explainPage(db, f, new ListingQueries(db).choose(f, limit), limit);
 }
-

@@ -9,10 +9,17 @@ const BUCKET_BITS = 10; // price ranks are counted in buckets of 1,024 listings 
 
 interface Columns {
   n: number;
-  price: Float64Array; size: Float64Array; rooms: Float64Array;
-  city_id: Uint16Array; province_id: Uint16Array; neighbourhood_id: Uint16Array;
-  property_type: Uint16Array; furnishing: Uint16Array; owner_id: Uint32Array;
-  order: Uint32Array; rank: Uint32Array;
+  price: Float64Array;
+  size: Float64Array;
+  rooms: Float64Array;
+  city_id: Uint16Array;
+  province_id: Uint16Array;
+  neighbourhood_id: Uint16Array;
+  property_type: Uint16Array;
+  furnishing: Uint16Array;
+  owner_id: Uint32Array;
+  order: Uint32Array;
+  rank: Uint32Array;
   /** Rows with a size, in size order (for the size range bins). */
   sizeOrder: Uint32Array;
 }
@@ -21,9 +28,16 @@ interface Columns {
 interface Pred {
   /** The condition the scan loops over (the most selective one by the planner's estimates). */
   primary: Primary;
-  loc: Uint16Array | null; locCode: number;
-  owner: number; type: number; furn: number;
-  pLo: number; pHi: number; sLo: number; sHi: number; rLo: number;
+  loc: Uint16Array | null;
+  locCode: number;
+  owner: number;
+  type: number;
+  furn: number;
+  pLo: number;
+  pHi: number;
+  sLo: number;
+  sHi: number;
+  rLo: number;
   bits: Uint8Array | null;
   /** Which conditions are present, one bit each in CONDITIONS order. */
   shape: number;
@@ -44,12 +58,19 @@ const CHUNK = 8192;
 // often as likely true as false, and a mispredicted branch per row made them 3-4 times slower.
 function eqCollect(arr: Uint16Array | Uint32Array, code: number, start: number, end: number, out: Uint32Array): number {
   let k = 0;
-  for (let i = start; i < end; i++) { out[k] = i; k += +(arr[i] === code); }
+  for (let i = start; i < end; i++) {
+    out[k] = i;
+    k += +(arr[i] === code);
+  }
   return k;
 }
 function rangeCollect(arr: Float64Array, lo: number, hi: number, start: number, end: number, out: Uint32Array): number {
   let k = 0;
-  for (let i = start; i < end; i++) { const x = arr[i]; out[k] = i; k += +(x >= lo) & +(x <= hi); }
+  for (let i = start; i < end; i++) {
+    const x = arr[i];
+    out[k] = i;
+    k += +(x >= lo) & +(x <= hi);
+  }
   return k;
 }
 /**
@@ -58,40 +79,76 @@ function rangeCollect(arr: Float64Array, lo: number, hi: number, start: number, 
  * test per row for a term in 13 % of the listings). `words` views the same bytes (null when the
  * bytes are not 4-byte aligned or the machine is big-endian: then a row at a time).
  */
-function bitsCollect(bits: Uint8Array, words: Uint32Array | null, start: number, end: number, out: Uint32Array): number {
-  let k = 0, i = start;
+function bitsCollect(
+  bits: Uint8Array,
+  words: Uint32Array | null,
+  start: number,
+  end: number,
+  out: Uint32Array,
+): number {
+  let k = 0,
+    i = start;
   if (words) {
     for (; i < end && (i & 31) !== 0; i++) if (bits[i >> 3] & (1 << (i & 7))) out[k++] = i;
     for (; i + 32 <= end; i += 32) {
       let w = words[i >> 5];
-      while (w !== 0) { const t = w & -w; out[k++] = i + 31 - Math.clz32(t); w ^= t; }
+      while (w !== 0) {
+        const t = w & -w;
+        out[k++] = i + 31 - Math.clz32(t);
+        w ^= t;
+      }
     }
   }
   for (; i < end; i++) {
     const b = bits[i >> 3];
-    if (b === 0) { i |= 7; continue; } // skip the rest of an empty byte
+    if (b === 0) {
+      i |= 7;
+      continue;
+    } // skip the rest of an empty byte
     if (b & (1 << (i & 7))) out[k++] = i;
   }
   return k;
 }
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
-const wordsOf = (bits: Uint8Array) => (LITTLE_ENDIAN && bits.byteOffset % 4 === 0 ? new Uint32Array(bits.buffer, bits.byteOffset, bits.byteLength >> 2) : null);
+const wordsOf = (bits: Uint8Array) =>
+  LITTLE_ENDIAN && bits.byteOffset % 4 === 0
+    ? new Uint32Array(bits.buffer, bits.byteOffset, bits.byteLength >> 2)
+    : null;
 /** out &= b over b's bytes (out at least as long), a word at a time where both allow it. */
 function andWords(out: Uint8Array, b: Uint8Array): void {
-  const wo = wordsOf(out), wb = wordsOf(b);
+  const wo = wordsOf(out),
+    wb = wordsOf(b);
   let k = 0;
-  if (wo && wb) { const W = b.length >> 2; for (let w = 0; w < W; w++) wo[w] &= wb[w]; k = W << 2; }
+  if (wo && wb) {
+    const W = b.length >> 2;
+    for (let w = 0; w < W; w++) wo[w] &= wb[w];
+    k = W << 2;
+  }
   for (; k < b.length; k++) out[k] &= b[k];
 }
 /** Adds a chunk's matching rows to the stats: count, priced count and price sum, and rank-bucket counts. */
-function accumulate(cand: Uint32Array, k: number, rank: Uint32Array, price: Float64Array, buckets: Uint32Array, acc: Float64Array): void {
-  let priced = 0, sum = 0;
+function accumulate(
+  cand: Uint32Array,
+  k: number,
+  rank: Uint32Array,
+  price: Float64Array,
+  buckets: Uint32Array,
+  acc: Float64Array,
+): void {
+  let priced = 0,
+    sum = 0;
   for (let j = 0; j < k; j++) {
     const i = cand[j];
     const r = rank[i];
-    if (r !== NONE) { priced++; sum += price[i]; buckets[r >>> BUCKET_BITS]++; }
+    if (r !== NONE) {
+      priced++;
+      sum += price[i];
+      buckets[r >>> BUCKET_BITS]++;
+    }
   }
-  acc[0] += k; acc[1] += priced; acc[2] += sum;
+  acc[0] += k;
+  acc[1] += priced;
+  acc[2] += sum;
 }
 
 /**
@@ -127,15 +184,36 @@ function narrowFor(shape: number): Narrow {
   const used = CONDITIONS.filter((_, b) => shape & (1 << b));
   const test = used.map((x) => x.expr).join(' & ');
   const locals = used.map((x) => x.locals).join(', ');
-  f = new Function('c', 'p', 'cand', 'k', `'use strict'; const ${locals}; let m = 0; for (let j = 0; j < k; j++) { const i = cand[j]; cand[m] = i; m += ${test}; } return m;`) as Narrow;
+  f = new Function(
+    'c',
+    'p',
+    'cand',
+    'k',
+    `'use strict'; const ${locals}; let m = 0; for (let j = 0; j < k; j++) { const i = cand[j]; cand[m] = i; m += ${test}; } return m;`,
+  ) as Narrow;
   narrows.set(shape, f);
   return f;
 }
 
 /** Which filter the primary loop runs over: the planner's estimate of rows per filter (lower is better). */
-export type PrimaryHint = 'fts' | 'location_id' | 'owner_id' | 'property_type' | 'furnishing' | 'price' | 'size' | 'rooms' | null;
+export type PrimaryHint =
+  | 'fts'
+  | 'location_id'
+  | 'owner_id'
+  | 'property_type'
+  | 'furnishing'
+  | 'price'
+  | 'size'
+  | 'rooms'
+  | null;
 
-export interface ScanStats { count: number; min: number | null; max: number | null; average: number | null; median: number | null }
+export interface ScanStats {
+  count: number;
+  min: number | null;
+  max: number | null;
+  average: number | null;
+  median: number | null;
+}
 
 /**
  * Loaded lazily on first use (start-up stays fast); about 64 bytes per listing, plus ~3 MB per range
@@ -160,15 +238,39 @@ export class ListingScan {
     if (this.cols) return this.cols;
     const get = this.db.prepare('SELECT data FROM listing_columns WHERE name = ?').pluck();
     // Copy into fresh (aligned) buffers: a Buffer from SQLite may start at any byte offset.
-    const f64 = (name: string) => { const b = get.get(name) as Buffer; const a = new Float64Array(b.byteLength / 8); new Uint8Array(a.buffer).set(b); return a; };
-    const u16 = (name: string) => { const b = get.get(name) as Buffer; const a = new Uint16Array(b.byteLength / 2); new Uint8Array(a.buffer).set(b); return a; };
-    const u32 = (name: string) => { const b = get.get(name) as Buffer; const a = new Uint32Array(b.byteLength / 4); new Uint8Array(a.buffer).set(b); return a; };
+    const f64 = (name: string) => {
+      const b = get.get(name) as Buffer;
+      const a = new Float64Array(b.byteLength / 8);
+      new Uint8Array(a.buffer).set(b);
+      return a;
+    };
+    const u16 = (name: string) => {
+      const b = get.get(name) as Buffer;
+      const a = new Uint16Array(b.byteLength / 2);
+      new Uint8Array(a.buffer).set(b);
+      return a;
+    };
+    const u32 = (name: string) => {
+      const b = get.get(name) as Buffer;
+      const a = new Uint32Array(b.byteLength / 4);
+      new Uint8Array(a.buffer).set(b);
+      return a;
+    };
     const price = f64('price_eur');
     this.cols = {
-      n: price.length, price, size: f64('size_m2'), rooms: f64('rooms'),
-      city_id: u16('city_id'), province_id: u16('province_id'), neighbourhood_id: u16('neighbourhood_id'),
-      property_type: u16('property_type'), furnishing: u16('furnishing'), owner_id: u32('owner_id'),
-      order: u32('price_order'), rank: u32('price_rank'), sizeOrder: u32('size_order'),
+      n: price.length,
+      price,
+      size: f64('size_m2'),
+      rooms: f64('rooms'),
+      city_id: u16('city_id'),
+      province_id: u16('province_id'),
+      neighbourhood_id: u16('neighbourhood_id'),
+      property_type: u16('property_type'),
+      furnishing: u16('furnishing'),
+      owner_id: u32('owner_id'),
+      order: u32('price_order'),
+      rank: u32('price_rank'),
+      sizeOrder: u32('size_order'),
     };
     return this.cols;
   }
@@ -199,7 +301,11 @@ export class ListingScan {
   private termsBits(terms: string[], n: number): { bits: Uint8Array; list: Uint32Array | null } {
     const frequent: Uint8Array[] = [];
     const rare: string[] = [];
-    for (const t of terms) { const b = this.termBitmap(t); if (b) frequent.push(b); else rare.push(t); }
+    for (const t of terms) {
+      const b = this.termBitmap(t);
+      if (b) frequent.push(b);
+      else rare.push(t);
+    }
     // One frequent term: its bitmap as is (read-only from here on), no 94 KB copy per request.
     if (!rare.length && frequent.length === 1) return { bits: frequent[0], list: null };
     // A scratch buffer, valid for this request only (nothing keeps a compiled filter set): no 94 KB of
@@ -226,7 +332,10 @@ export class ListingScan {
       list = kept.subarray(0, m);
     }
     out.fill(0);
-    for (let j = 0; j < list.length; j++) { const i = list[j]; out[i >> 3] |= 1 << (i & 7); }
+    for (let j = 0; j < list.length; j++) {
+      const i = list[j];
+      out[i >> 3] |= 1 << (i & 7);
+    }
     return { bits: out, list };
   }
 
@@ -238,7 +347,10 @@ export class ListingScan {
     const key = [...rare].sort().join(' ');
     let rows = this.rareCache.get(key);
     if (!rows) {
-      rows = Uint32Array.from(this.ftsRows.all(rare.map((t) => `"${t}"`).join(' ')) as number[], (rid) => rid - 1).sort();
+      rows = Uint32Array.from(
+        this.ftsRows.all(rare.map((t) => `"${t}"`).join(' ')) as number[],
+        (rid) => rid - 1,
+      ).sort();
       if (this.rareCache.size >= 256) this.rareCache.clear();
       this.rareCache.set(key, rows);
     }
@@ -264,27 +376,65 @@ export class ListingScan {
     const hasP = f.min_price !== undefined || f.max_price !== undefined;
     const hasS = f.min_size !== undefined || f.max_size !== undefined;
     const hasR = f.min_rooms !== undefined;
-    const shape = (loc ? BIT.loc : 0) | (owner ? BIT.owner : 0) | (type ? BIT.type : 0) | (furn ? BIT.furn : 0)
-      | (hasP ? BIT.price : 0) | (hasS ? BIT.size : 0) | (hasR ? BIT.rooms : 0) | (bits ? BIT.q : 0);
+    const shape =
+      (loc ? BIT.loc : 0) |
+      (owner ? BIT.owner : 0) |
+      (type ? BIT.type : 0) |
+      (furn ? BIT.furn : 0) |
+      (hasP ? BIT.price : 0) |
+      (hasS ? BIT.size : 0) |
+      (hasR ? BIT.rooms : 0) |
+      (bits ? BIT.q : 0);
     // The loop's primary condition, and its bit: the one condition narrow() need not apply again.
-    let primary: Primary = { kind: 'all' }, covered = 0;
-    if (hint === 'fts' && bits) { primary = ftsPrimary; covered = BIT.q; }
-    else if (hint === 'location_id' && loc) { primary = { kind: 'eq', arr: loc, code: locCode }; covered = BIT.loc; }
-    else if (hint === 'owner_id' && owner) { primary = { kind: 'eq', arr: c.owner_id, code: owner }; covered = BIT.owner; }
-    else if (hint === 'property_type' && type) { primary = { kind: 'eq', arr: c.property_type, code: type }; covered = BIT.type; }
-    else if (hint === 'furnishing' && furn) { primary = { kind: 'eq', arr: c.furnishing, code: furn }; covered = BIT.furn; }
-    else if (hint === 'price' && hasP) { primary = { kind: 'range', arr: c.price, lo: f.min_price ?? -Infinity, hi: f.max_price ?? Infinity }; covered = BIT.price; }
-    else if (hint === 'size' && hasS) { primary = { kind: 'range', arr: c.size, lo: f.min_size ?? -Infinity, hi: f.max_size ?? Infinity }; covered = BIT.size; }
-    else if (hint === 'rooms' && hasR) { primary = { kind: 'range', arr: c.rooms, lo: f.min_rooms ?? -Infinity, hi: Infinity }; covered = BIT.rooms; }
-    else if (bits) { primary = ftsPrimary; covered = BIT.q; }
-    else if (loc) { primary = { kind: 'eq', arr: loc, code: locCode }; covered = BIT.loc; }
+    let primary: Primary = { kind: 'all' },
+      covered = 0;
+    if (hint === 'fts' && bits) {
+      primary = ftsPrimary;
+      covered = BIT.q;
+    } else if (hint === 'location_id' && loc) {
+      primary = { kind: 'eq', arr: loc, code: locCode };
+      covered = BIT.loc;
+    } else if (hint === 'owner_id' && owner) {
+      primary = { kind: 'eq', arr: c.owner_id, code: owner };
+      covered = BIT.owner;
+    } else if (hint === 'property_type' && type) {
+      primary = { kind: 'eq', arr: c.property_type, code: type };
+      covered = BIT.type;
+    } else if (hint === 'furnishing' && furn) {
+      primary = { kind: 'eq', arr: c.furnishing, code: furn };
+      covered = BIT.furn;
+    } else if (hint === 'price' && hasP) {
+      primary = { kind: 'range', arr: c.price, lo: f.min_price ?? -Infinity, hi: f.max_price ?? Infinity };
+      covered = BIT.price;
+    } else if (hint === 'size' && hasS) {
+      primary = { kind: 'range', arr: c.size, lo: f.min_size ?? -Infinity, hi: f.max_size ?? Infinity };
+      covered = BIT.size;
+    } else if (hint === 'rooms' && hasR) {
+      primary = { kind: 'range', arr: c.rooms, lo: f.min_rooms ?? -Infinity, hi: Infinity };
+      covered = BIT.rooms;
+    } else if (bits) {
+      primary = ftsPrimary;
+      covered = BIT.q;
+    } else if (loc) {
+      primary = { kind: 'eq', arr: loc, code: locCode };
+      covered = BIT.loc;
+    }
     const residual = shape & ~covered;
     return {
-      primary, loc, locCode, owner, type, furn,
-      pLo: f.min_price ?? -Infinity, pHi: f.max_price ?? Infinity,
-      sLo: f.min_size ?? -Infinity, sHi: f.max_size ?? Infinity,
+      primary,
+      loc,
+      locCode,
+      owner,
+      type,
+      furn,
+      pLo: f.min_price ?? -Infinity,
+      pHi: f.max_price ?? Infinity,
+      sLo: f.min_size ?? -Infinity,
+      sHi: f.max_size ?? Infinity,
       rLo: f.min_rooms ?? -Infinity,
-      bits, shape, narrow: residual ? narrowFor(residual) : null,
+      bits,
+      shape,
+      narrow: residual ? narrowFor(residual) : null,
     };
   }
 
@@ -292,14 +442,16 @@ export class ListingScan {
   private test(p: Pred, c: Columns, i: number): boolean {
     // One shared function, not generated per shape: it runs a few thousand times per request (sampling,
     // the median walk), too few for a new shape's code to be optimised, and is warm for every shape.
-    return (p.loc === null || p.loc[i] === p.locCode)
-      && (p.owner === 0 || c.owner_id[i] === p.owner)
-      && (p.type === 0 || c.property_type[i] === p.type)
-      && (p.furn === 0 || c.furnishing[i] === p.furn)
-      && ((p.shape & BIT.price) === 0 || (c.price[i] >= p.pLo && c.price[i] <= p.pHi))
-      && ((p.shape & BIT.size) === 0 || (c.size[i] >= p.sLo && c.size[i] <= p.sHi))
-      && ((p.shape & BIT.rooms) === 0 || c.rooms[i] >= p.rLo)
-      && (p.bits === null || (p.bits[i >> 3] & (1 << (i & 7))) !== 0);
+    return (
+      (p.loc === null || p.loc[i] === p.locCode) &&
+      (p.owner === 0 || c.owner_id[i] === p.owner) &&
+      (p.type === 0 || c.property_type[i] === p.type) &&
+      (p.furn === 0 || c.furnishing[i] === p.furn) &&
+      ((p.shape & BIT.price) === 0 || (c.price[i] >= p.pLo && c.price[i] <= p.pHi)) &&
+      ((p.shape & BIT.size) === 0 || (c.size[i] >= p.sLo && c.size[i] <= p.sHi)) &&
+      ((p.shape & BIT.rooms) === 0 || c.rooms[i] >= p.rLo) &&
+      (p.bits === null || (p.bits[i >> 3] & (1 << (i & 7))) !== 0)
+    );
   }
 
   /**
@@ -315,15 +467,31 @@ export class ListingScan {
     const words = pr.kind === 'bits' ? wordsOf(p.bits!) : null;
     // A row list (q with rare terms) is walked in chunks of its own positions, from the first row >= from.
     let pos = 0;
-    if (pr.kind === 'list') { let a = 0, b = pr.rows.length; while (a < b) { const m = (a + b) >>> 1; if (pr.rows[m] < from) a = m + 1; else b = m; } pos = a; }
+    if (pr.kind === 'list') {
+      let a = 0,
+        b = pr.rows.length;
+      while (a < b) {
+        const m = (a + b) >>> 1;
+        if (pr.rows[m] < from) a = m + 1;
+        else b = m;
+      }
+      pos = a;
+    }
     for (let start = from; pr.kind === 'list' ? pos < pr.rows.length : start < c.n; start += CHUNK) {
       const end = Math.min(c.n, start + CHUNK);
       let k: number;
-      if (pr.kind === 'list') { const stop = Math.min(pr.rows.length, pos + CHUNK); k = stop - pos; cand.set(pr.rows.subarray(pos, stop)); pos = stop; }
-      else if (pr.kind === 'eq') k = eqCollect(pr.arr, pr.code, start, end, cand);
+      if (pr.kind === 'list') {
+        const stop = Math.min(pr.rows.length, pos + CHUNK);
+        k = stop - pos;
+        cand.set(pr.rows.subarray(pos, stop));
+        pos = stop;
+      } else if (pr.kind === 'eq') k = eqCollect(pr.arr, pr.code, start, end, cand);
       else if (pr.kind === 'range') k = rangeCollect(pr.arr, pr.lo, pr.hi, start, end, cand);
       else if (pr.kind === 'bits') k = bitsCollect(p.bits!, words, start, end, cand);
-      else { k = 0; for (let i = start; i < end; i++) cand[k++] = i; }
+      else {
+        k = 0;
+        for (let i = start; i < end; i++) cand[k++] = i;
+      }
       if (k && narrow) k = narrow(c, p, cand, k);
       if (k && cb(cand, k)) return;
     }
@@ -367,8 +535,9 @@ export class ListingScan {
     if (!p) return empty;
     const c = this.cols!;
     // A price bound excludes listings without a price; with no filter at all they count, so that is not this case.
-    const onlyPrice = (f.min_price !== undefined || f.max_price !== undefined)
-      && Object.entries(f).every(([k, v]) => v === undefined || k === 'min_price' || k === 'max_price');
+    const onlyPrice =
+      (f.min_price !== undefined || f.max_price !== undefined) &&
+      Object.entries(f).every(([k, v]) => v === undefined || k === 'min_price' || k === 'max_price');
     if (onlyPrice) return this.priceRange(c, f.min_price ?? -Infinity, f.max_price ?? Infinity);
     const buckets = (this.bucketsBuf ??= new Uint32Array((c.order.length >> BUCKET_BITS) + 1)).fill(0);
     const acc = this.accBuf.fill(0); // count, priced, sum
@@ -381,7 +550,9 @@ export class ListingScan {
         const t = this.totals(c);
         accumulateBits(res, c.n, 1, c.rank, c.price, BUCKET_BITS, buckets, acc);
         for (let b = 0; b < buckets.length; b++) buckets[b] = t.buckets[b] - buckets[b];
-        acc[0] = c.n - acc[0]; acc[1] = t.priced - acc[1]; acc[2] = t.sum - acc[2];
+        acc[0] = c.n - acc[0];
+        acc[1] = t.priced - acc[1];
+        acc[2] = t.sum - acc[2];
       }
       inSet = (i) => ((res[i >>> 5] >>> (i & 31)) & 1) === 1;
     } else {
@@ -425,10 +596,23 @@ export class ListingScan {
     if (p.owner) and(this.eqWords(c.owner_id, p.owner, c.n));
     if (p.type) and(this.eqWords(c.property_type, p.type, c.n));
     if (p.furn) and(this.eqWords(c.furnishing, p.furn, c.n));
-    if (p.shape & BIT.price) { this.rangeBins(c.price, c.n).select(p.pLo, p.pHi, tmp); and(tmp); }
-    if (p.shape & BIT.size) { this.rangeBins(c.size, c.n).select(p.sLo, p.sHi, tmp); and(tmp); }
-    if (p.shape & BIT.rooms) { this.rangeBins(c.rooms, c.n).select(p.rLo, Infinity, tmp); and(tmp); }
-    if (p.bits) { tmp.fill(0); new Uint8Array(tmp.buffer).set(p.bits); and(tmp); }
+    if (p.shape & BIT.price) {
+      this.rangeBins(c.price, c.n).select(p.pLo, p.pHi, tmp);
+      and(tmp);
+    }
+    if (p.shape & BIT.size) {
+      this.rangeBins(c.size, c.n).select(p.sLo, p.sHi, tmp);
+      and(tmp);
+    }
+    if (p.shape & BIT.rooms) {
+      this.rangeBins(c.rooms, c.n).select(p.rLo, Infinity, tmp);
+      and(tmp);
+    }
+    if (p.bits) {
+      tmp.fill(0);
+      new Uint8Array(tmp.buffer).set(p.bits);
+      and(tmp);
+    }
     if (first) res.fill(-1);
     return res;
   }
@@ -439,7 +623,8 @@ export class ListingScan {
   private eqWords(arr: Uint16Array | Uint32Array, code: number, n: number): Uint32Array {
     const key = `${this.columnId(arr)}:${code}`;
     let bits = this.eqCache.get(key);
-    if (bits) this.eqCache.delete(key); // re-inserted below: most recently used last
+    if (bits)
+      this.eqCache.delete(key); // re-inserted below: most recently used last
     else {
       bits = eqBits(arr, code, n);
       if (this.eqCache.size >= 48) this.eqCache.delete(this.eqCache.keys().next().value!); // ~94 KB each at 751k listings
@@ -459,7 +644,11 @@ export class ListingScan {
   private rangeBins(values: Float64Array, n: number): RangeBins {
     let bins = this.binsCache.get(values);
     const c = this.cols!;
-    if (!bins) this.binsCache.set(values, (bins = new RangeBins(values, n, values === c.price ? c.order : values === c.size ? c.sizeOrder : null)));
+    if (!bins)
+      this.binsCache.set(
+        values,
+        (bins = new RangeBins(values, n, values === c.price ? c.order : values === c.size ? c.sizeOrder : null)),
+      );
     return bins;
   }
   private readonly binsCache = new Map<Float64Array, RangeBins>();
@@ -471,7 +660,8 @@ export class ListingScan {
    */
   private priceRange(c: Columns, lo: number, hi: number): ScanStats {
     const at = (pos: number) => c.price[c.order[pos]];
-    const from = searchOrder(c.order, c.price, lo, false), to = searchOrder(c.order, c.price, hi, true); // [from, to)
+    const from = searchOrder(c.order, c.price, lo, false),
+      to = searchOrder(c.order, c.price, hi, true); // [from, to)
     const n = to - from;
     if (n <= 0) return { count: 0, min: null, max: null, average: null, median: null };
     if (!this.prefix) {
@@ -481,7 +671,10 @@ export class ListingScan {
     }
     const mid = from + (n >> 1);
     return {
-      count: n, min: at(from), max: at(to - 1), average: round2((this.prefix[to] - this.prefix[from]) / n),
+      count: n,
+      min: at(from),
+      max: at(to - 1),
+      average: round2((this.prefix[to] - this.prefix[from]) / n),
       median: n % 2 ? at(mid) : (at(mid - 1) + at(mid)) / 2,
     };
   }

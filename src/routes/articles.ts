@@ -19,8 +19,21 @@ export function prepare(db: Database) {
 
 export const routes = (_deps: AppDeps) => [
   defineRoute<v.InferOutput<typeof DetailQuery>>({
-    path: '/v1/articles/:id', tag: 'Articles', kind: 'detail', query: DetailQuery,
-    item: J.object({ id: { type: 'string' }, slug: J.str, title: J.str, description: J.str, content: J.str, category: J.str, location_id: J.str, created_at: J.ts, updated_at: J.ts }),
+    path: '/v1/articles/:id',
+    tag: 'Articles',
+    kind: 'detail',
+    query: DetailQuery,
+    item: J.object({
+      id: { type: 'string' },
+      slug: J.str,
+      title: J.str,
+      description: J.str,
+      content: J.str,
+      category: J.str,
+      location_id: J.str,
+      created_at: J.ts,
+      updated_at: J.ts,
+    }),
     summary: 'One article by id',
     handle(ctx) {
       const r = ctx.snap.use(prepare).byId.get({ id: ctx.params.id, locale: ctx.meta.locale });

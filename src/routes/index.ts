@@ -11,7 +11,23 @@ import * as articles from './articles.ts';
 import * as market from './market.ts';
 import * as locations from './locations.ts';
 
-export interface RouteModule { routes: (deps: AppDeps) => RouteDef[]; prepare: ((db: Database) => unknown)[] }
-const mod = (m: { routes: (deps: AppDeps) => RouteDef[]; prepare?: (db: Database) => unknown }): RouteModule => ({ routes: m.routes, prepare: m.prepare ? [m.prepare] : [] });
+export interface RouteModule {
+  routes: (deps: AppDeps) => RouteDef[];
+  prepare: ((db: Database) => unknown)[];
+}
+const mod = (m: { routes: (deps: AppDeps) => RouteDef[]; prepare?: (db: Database) => unknown }): RouteModule => ({
+  routes: m.routes,
+  prepare: m.prepare ? [m.prepare] : [],
+});
 
-export const ROUTE_MODULES: RouteModule[] = [ping, listings, owners, internet, insurance, platforms, articles, market, locations].map(mod);
+export const ROUTE_MODULES: RouteModule[] = [
+  ping,
+  listings,
+  owners,
+  internet,
+  insurance,
+  platforms,
+  articles,
+  market,
+  locations,
+].map(mod);

@@ -10,8 +10,13 @@ import { i18nJoin, tr } from './i18n-sql.ts';
 import { searchPage, smallSearch } from './small-search.ts';
 
 const ProductQuery = v.strictObject({
-  locale, q, limit: limit(100, 20), cursor,
-  provider_id: v.optional(id120), insurance_type: v.optional(str(1, 120)), availability: v.optional(str(1, 120)),
+  locale,
+  q,
+  limit: limit(100, 20),
+  cursor,
+  provider_id: v.optional(id120),
+  insurance_type: v.optional(str(1, 120)),
+  availability: v.optional(str(1, 120)),
 });
 const DetailQuery = v.strictObject({ locale });
 
@@ -22,34 +27,67 @@ const PRODUCT_SELECT = `SELECT p.id, p.slug, p.provider_id, p.name, p.official_n
 export function prepare(db: Database) {
   return {
     products: smallSearch(db, {
-      select: PRODUCT_SELECT, alias: 'p', fts: 'insurance_products_fts',
-      clauses: { provider_id: 'p.provider_id = @provider_id', insurance_type: 'p.insurance_type = @insurance_type', availability: 'p.availability = @availability' },
+      select: PRODUCT_SELECT,
+      alias: 'p',
+      fts: 'insurance_products_fts',
+      clauses: {
+        provider_id: 'p.provider_id = @provider_id',
+        insurance_type: 'p.insurance_type = @insurance_type',
+        availability: 'p.availability = @availability',
+      },
     }),
-    provider: db.prepare(`SELECT id, slug, name, website_url, logo_url, customer_service_url, complaints_url, last_verified_at, updated_at
+    provider:
+      db.prepare(`SELECT id, slug, name, website_url, logo_url, customer_service_url, complaints_url, last_verified_at, updated_at
       FROM insurance_providers WHERE id = ?`),
   };
 }
 type Row = Record<string, any>;
 const PRODUCT = J.object({
-  id: { type: 'string' }, slug: J.str, provider_id: J.str, name: J.str, official_name: J.str, insurance_type: J.str,
-  product_kind: J.str, availability: J.str, official_url: J.str, quote_url: J.str, headline: J.str, summary: J.str,
-  last_verified_at: J.ts, updated_at: J.ts,
+  id: { type: 'string' },
+  slug: J.str,
+  provider_id: J.str,
+  name: J.str,
+  official_name: J.str,
+  insurance_type: J.str,
+  product_kind: J.str,
+  availability: J.str,
+  official_url: J.str,
+  quote_url: J.str,
+  headline: J.str,
+  summary: J.str,
+  last_verified_at: J.ts,
+  updated_at: J.ts,
 });
 const PROVIDER = J.object({
-  id: { type: 'string' }, slug: J.str, name: J.str, website_url: J.str, logo_url: J.str, customer_service_url: J.str,
-  complaints_url: J.str, last_verified_at: J.ts, updated_at: J.ts,
+  id: { type: 'string' },
+  slug: J.str,
+  name: J.str,
+  website_url: J.str,
+  logo_url: J.str,
+  customer_service_url: J.str,
+  complaints_url: J.str,
+  last_verified_at: J.ts,
+  updated_at: J.ts,
 });
 
 export const routes = (_deps: AppDeps) => [
   defineRoute<v.InferOutput<typeof ProductQuery>>({
-    path: '/v1/insurance/products', tag: 'Insurance', kind: 'collection', query: ProductQuery, item: PRODUCT,
+    path: '/v1/insurance/products',
+    tag: 'Insurance',
+    kind: 'collection',
+    query: ProductQuery,
+    item: PRODUCT,
     summary: 'Search insurance products',
     handle(ctx) {
       return searchPage(ctx, ctx.snap.use(prepare).products);
     },
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({
-    path: '/v1/insurance/providers/:id', tag: 'Insurance', kind: 'detail', query: DetailQuery, item: PROVIDER,
+    path: '/v1/insurance/providers/:id',
+    tag: 'Insurance',
+    kind: 'detail',
+    query: DetailQuery,
+    item: PROVIDER,
     summary: 'One insurance provider by id',
     handle(ctx) {
       const r = ctx.snap.use(prepare).provider.get(ctx.params.id) as Row | undefined;

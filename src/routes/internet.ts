@@ -11,7 +11,10 @@ import { searchPage, smallSearch } from './small-search.ts';
 
 const ProviderQuery = v.strictObject({ locale, q, limit: limit(100, 20), cursor });
 const PlanQuery = v.strictObject({
-  locale, q, limit: limit(100, 20), cursor,
+  locale,
+  q,
+  limit: limit(100, 20),
+  cursor,
   provider_id: v.optional(id120),
   connection_type: v.optional(str(1, 120)),
   min_download_mbps: v.optional(num(0, 100_000)),
@@ -33,7 +36,9 @@ export function prepare(db: Database) {
     providers: smallSearch(db, { select: PROVIDER_SELECT, alias: 'p', fts: 'internet_providers_fts', clauses: {} }),
     provider: db.prepare(`${PROVIDER_SELECT} WHERE p.id = @id`),
     plans: smallSearch(db, {
-      select: PLAN_SELECT, alias: 'p', fts: 'internet_plans_fts',
+      select: PLAN_SELECT,
+      alias: 'p',
+      fts: 'internet_plans_fts',
       clauses: {
         provider_id: 'p.provider_id = @provider_id',
         connection_type: 'p.connection_type = @connection_type',
@@ -46,50 +51,113 @@ export function prepare(db: Database) {
 }
 type Row = Record<string, any>;
 const provider = (r: Row) => ({
-  id: r.id, slug: r.slug, name: r.name, website_url: r.website_url, postcode_check_url: r.postcode_check_url,
-  logo_url: r.logo_url, customer_service_url: r.customer_service_url, support_languages: parseJson(r.support_languages),
-  description: r.description, last_verified_at: r.last_verified_at, updated_at: r.updated_at,
+  id: r.id,
+  slug: r.slug,
+  name: r.name,
+  website_url: r.website_url,
+  postcode_check_url: r.postcode_check_url,
+  logo_url: r.logo_url,
+  customer_service_url: r.customer_service_url,
+  support_languages: parseJson(r.support_languages),
+  description: r.description,
+  last_verified_at: r.last_verified_at,
+  updated_at: r.updated_at,
 });
 const plan = (r: Row) => ({
-  id: r.id, provider_id: r.provider_id, name: r.name, connection_type: r.connection_type, download_mbps: r.download_mbps,
-  upload_mbps: r.upload_mbps, minimum_contract_months: r.minimum_contract_months,
-  regular_monthly_price_cents: r.regular_monthly_price_cents, intro_monthly_price_cents: r.intro_monthly_price_cents,
-  intro_duration_months: r.intro_duration_months, activation_fee_cents: r.activation_fee_cents,
-  installation_fee_cents: r.installation_fee_cents, currency: r.currency, official_url: r.official_url,
-  postcode_check_url: r.postcode_check_url, availability_status: r.availability_status, description: r.description,
-  last_verified_at: r.last_verified_at, updated_at: r.updated_at,
+  id: r.id,
+  provider_id: r.provider_id,
+  name: r.name,
+  connection_type: r.connection_type,
+  download_mbps: r.download_mbps,
+  upload_mbps: r.upload_mbps,
+  minimum_contract_months: r.minimum_contract_months,
+  regular_monthly_price_cents: r.regular_monthly_price_cents,
+  intro_monthly_price_cents: r.intro_monthly_price_cents,
+  intro_duration_months: r.intro_duration_months,
+  activation_fee_cents: r.activation_fee_cents,
+  installation_fee_cents: r.installation_fee_cents,
+  currency: r.currency,
+  official_url: r.official_url,
+  postcode_check_url: r.postcode_check_url,
+  availability_status: r.availability_status,
+  description: r.description,
+  last_verified_at: r.last_verified_at,
+  updated_at: r.updated_at,
 });
 const PROVIDER = {
-  id: { type: 'string' }, slug: J.str, name: J.str, website_url: J.str, postcode_check_url: J.str, logo_url: J.str,
-  customer_service_url: J.str, support_languages: J.strs, description: J.str, last_verified_at: J.ts, updated_at: J.ts,
+  id: { type: 'string' },
+  slug: J.str,
+  name: J.str,
+  website_url: J.str,
+  postcode_check_url: J.str,
+  logo_url: J.str,
+  customer_service_url: J.str,
+  support_languages: J.strs,
+  description: J.str,
+  last_verified_at: J.ts,
+  updated_at: J.ts,
 };
 const PLAN = J.object({
-  id: { type: 'string' }, provider_id: J.str, name: J.str, connection_type: J.str, download_mbps: J.num, upload_mbps: J.num,
-  minimum_contract_months: J.num, regular_monthly_price_cents: J.int, intro_monthly_price_cents: J.int,
-  intro_duration_months: J.int, activation_fee_cents: J.int, installation_fee_cents: J.int, currency: J.str,
-  official_url: J.str, postcode_check_url: J.str, availability_status: J.str, description: J.str, last_verified_at: J.ts, updated_at: J.ts,
+  id: { type: 'string' },
+  provider_id: J.str,
+  name: J.str,
+  connection_type: J.str,
+  download_mbps: J.num,
+  upload_mbps: J.num,
+  minimum_contract_months: J.num,
+  regular_monthly_price_cents: J.int,
+  intro_monthly_price_cents: J.int,
+  intro_duration_months: J.int,
+  activation_fee_cents: J.int,
+  installation_fee_cents: J.int,
+  currency: J.str,
+  official_url: J.str,
+  postcode_check_url: J.str,
+  availability_status: J.str,
+  description: J.str,
+  last_verified_at: J.ts,
+  updated_at: J.ts,
 });
 
 export const routes = (_deps: AppDeps) => [
   defineRoute<v.InferOutput<typeof ProviderQuery>>({
-    path: '/v1/internet/providers', tag: 'Internet', kind: 'collection', query: ProviderQuery, item: J.object(PROVIDER),
+    path: '/v1/internet/providers',
+    tag: 'Internet',
+    kind: 'collection',
+    query: ProviderQuery,
+    item: J.object(PROVIDER),
     summary: 'Search internet providers',
     handle(ctx) {
       return searchPage(ctx, ctx.snap.use(prepare).providers, provider);
     },
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({
-    path: '/v1/internet/providers/:id', tag: 'Internet', kind: 'detail', query: DetailQuery,
+    path: '/v1/internet/providers/:id',
+    tag: 'Internet',
+    kind: 'detail',
+    query: DetailQuery,
     item: J.object({ ...PROVIDER, support_details: J.str, strengths: J.strs, considerations: J.strs }),
     summary: 'One internet provider by id',
     handle(ctx) {
       const r = ctx.snap.use(prepare).provider.get({ id: ctx.params.id, locale: ctx.meta.locale }) as Row | undefined;
       if (!r) throw notFound('internet provider');
-      return detail({ ...provider(r), support_details: r.support_details, strengths: parseJson(r.strengths), considerations: parseJson(r.considerations) }, ctx.meta);
+      return detail(
+        {
+          ...provider(r),
+          support_details: r.support_details,
+          strengths: parseJson(r.strengths),
+          considerations: parseJson(r.considerations),
+        },
+        ctx.meta,
+      );
     },
   }),
   defineRoute<v.InferOutput<typeof PlanQuery>>({
-    path: '/v1/internet/plans', tag: 'Internet', kind: 'collection', query: PlanQuery, item: PLAN,
+    path: '/v1/internet/plans',
+    tag: 'Internet',
+    kind: 'collection',
+    query: PlanQuery,
+    item: PLAN,
     summary: 'Search internet plans',
     description: 'max_monthly_price_cents compares the regular monthly price (after any introductory period).',
     handle(ctx) {

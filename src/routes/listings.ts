@@ -39,8 +39,17 @@ export const StatsQuery = withMinMax(filterEntries);
 const DetailQuery = v.strictObject({ locale });
 const SimilarQuery = v.strictObject({ locale, limit: limit(20, 10) });
 type Filters = {
-  locale: string; q?: string; location_id?: string; owner_id?: string; min_price?: number; max_price?: number;
-  min_size?: number; max_size?: number; min_rooms?: number; furnishing?: string; property_type?: string;
+  locale: string;
+  q?: string;
+  location_id?: string;
+  owner_id?: string;
+  min_price?: number;
+  max_price?: number;
+  min_size?: number;
+  max_size?: number;
+  min_rooms?: number;
+  furnishing?: string;
+  property_type?: string;
 };
 
 // A listing's summary is JSON text written by the compiler (listing_text.summary, see snapshot-format/summary-json.ts):
@@ -51,13 +60,21 @@ type Filters = {
 type Localised<T> = { en: T; other: T };
 const localised = <T>(build: (title: string, description: string, join: string) => T): Localised<T> => ({
   en: build('l.title', 'l.description', 'WHERE @locale IS NOT NULL AND'),
-  other: build('COALESCE(t.title, l.title)', 'COALESCE(t.description, l.description)', `${i18nJoin('listings', 'l')} WHERE`),
+  other: build(
+    'COALESCE(t.title, l.title)',
+    'COALESCE(t.description, l.description)',
+    `${i18nJoin('listings', 'l')} WHERE`,
+  ),
 });
 const forLocale = <T>(s: Localised<T>, locale: string) => (locale === 'en' ? s.en : s.other);
 
 /** Display names of every location in every locale as JSON text (a few hundred rows), read once per snapshot. */
 function cityNames(db: Database): (id: string, locale: string) => string {
-  const rows = db.prepare(`SELECT l.id, l.name, t.locale, t.name AS tname FROM locations l LEFT JOIN locations_i18n t ON t.rid = l.rid`).all() as { id: string; name: string; locale: string | null; tname: string | null }[];
+  const rows = db
+    .prepare(
+      `SELECT l.id, l.name, t.locale, t.name AS tname FROM locations l LEFT JOIN locations_i18n t ON t.rid = l.rid`,
+    )
+    .all() as { id: string; name: string; locale: string | null; tname: string | null }[];
   const names = new Map<string, string>();
   for (const r of rows) {
     names.set(r.id + '|en', JSON.stringify(r.name));
@@ -72,16 +89,26 @@ export function prepare(db: Database) {
     // A whole page as one string (one value to hand to JS instead of five per row): per listing its
     // summary values, title (JSON), city id and rid joined by SEP; listings joined by ROW_SEP.
     // What is shown is in listing_text (l here; schema.sql), keyed by the same rid as listings (f).
-    byRids: localised((title, _d, where) => db.prepare(`SELECT group_concat(l.summary || ${sqlChar(SEP)} || json_quote(${title}) || ${sqlChar(SEP)} || l.city_id || ${sqlChar(SEP)} || l.rid, ${sqlChar(ROW_SEP)})
-      FROM listing_text l ${where} l.rid IN (SELECT value FROM json_each(@rids))`).pluck()),
+    byRids: localised((title, _d, where) =>
+      db
+        .prepare(`SELECT group_concat(l.summary || ${sqlChar(SEP)} || json_quote(${title}) || ${sqlChar(SEP)} || l.city_id || ${sqlChar(SEP)} || l.rid, ${sqlChar(ROW_SEP)})
+      FROM listing_text l ${where} l.rid IN (SELECT value FROM json_each(@rids))`)
+        .pluck(),
+    ),
     // [rid, id, summary, title, city_id, description, images, attributes, sources]
-    byId: localised((title, description, where) => db.prepare(`SELECT l.rid, f.id, l.summary, ${title}, l.city_id, ${description}, l.images, l.attributes, l.sources
-      FROM listings f CROSS JOIN listing_text l ON l.rid = f.rid ${where} f.id = @id`).raw()),
+    byId: localised((title, description, where) =>
+      db
+        .prepare(`SELECT l.rid, f.id, l.summary, ${title}, l.city_id, ${description}, l.images, l.attributes, l.sources
+      FROM listings f CROSS JOIN listing_text l ON l.rid = f.rid ${where} f.id = @id`)
+        .raw(),
+    ),
     city: cityNames(db),
     ridAtOrBefore: db.prepare('SELECT rid FROM listings WHERE id <= ? ORDER BY id DESC LIMIT 1').pluck(),
     /** Type (province, city, neighbourhood) of each location: a few hundred rows, held per snapshot. */
-    locationType: new Map((db.prepare('SELECT id, type FROM locations').raw().all() as [string, string][])),
-    precomputed: db.prepare('SELECT count, min_price_eur, max_price_eur, average_price_eur, median_price_eur FROM listing_stats WHERE scope = ?'),
+    locationType: new Map(db.prepare('SELECT id, type FROM locations').raw().all() as [string, string][]),
+    precomputed: db.prepare(
+      'SELECT count, min_price_eur, max_price_eur, average_price_eur, median_price_eur FROM listing_stats WHERE scope = ?',
+    ),
     similarBand: db.prepare(`SELECT rid, price_eur, size_m2, id FROM listings INDEXED BY listings_city_type_price
       WHERE city_id = @city AND property_type = @type AND price_eur BETWEEN @lo AND @hi AND rid <> @rid
       ORDER BY price_eur LIMIT @n`),
@@ -96,9 +123,16 @@ type Stmts = ReturnType<typeof prepare>;
 type Row = Record<string, any>;
 
 type SummaryRow = [rid: number, id: string, template: string, title: string, city_id: string];
-type DetailRow = [...SummaryRow, description: string | null, images: string | null, attributes: string | null, sources: string | null];
+type DetailRow = [
+  ...SummaryRow,
+  description: string | null,
+  images: string | null,
+  attributes: string | null,
+  sources: string | null,
+];
 /** One listing's summary JSON in the locale. */
-const summaryJson = (st: Stmts, r: SummaryRow | DetailRow, locale: string) => fillSummary(r[2], JSON.stringify(r[3]), st.city(r[4], locale));
+const summaryJson = (st: Stmts, r: SummaryRow | DetailRow, locale: string) =>
+  fillSummary(r[2], JSON.stringify(r[3]), st.city(r[4], locale));
 /** The detail JSON: the summary plus description and the JSON columns as stored (already JSON text). */
 function detailOf(st: Stmts, r: DetailRow, locale: string): string {
   const s = summaryJson(st, r, locale);
@@ -108,13 +142,20 @@ function detailOf(st: Stmts, r: DetailRow, locale: string): string {
 /** Validated query → planner filters; an unknown location_id matches nothing (it names no level). */
 export function toFilters(st: Stmts, f: Filters): ListingFilters {
   const out: ListingFilters = {
-    owner_id: f.owner_id, min_price: f.min_price, max_price: f.max_price, min_size: f.min_size, max_size: f.max_size,
-    min_rooms: f.min_rooms, furnishing: f.furnishing, property_type: f.property_type,
+    owner_id: f.owner_id,
+    min_price: f.min_price,
+    max_price: f.max_price,
+    min_size: f.min_size,
+    max_size: f.max_size,
+    min_rooms: f.min_rooms,
+    furnishing: f.furnishing,
+    property_type: f.property_type,
   };
   if (f.q !== undefined) out.fts = ftsQuery(f.q);
   if (f.location_id !== undefined) {
     const type = st.locationType.get(f.location_id);
-    out.location_column = type === 'province' ? 'province_id' : type === 'neighbourhood' ? 'neighbourhood_id' : 'city_id';
+    out.location_column =
+      type === 'province' ? 'province_id' : type === 'neighbourhood' ? 'neighbourhood_id' : 'city_id';
     out.location_id = f.location_id;
   }
   return out;
@@ -131,8 +172,16 @@ function rowsByRids(st: Stmts, rids: number[], locale: string): { rid: number; i
     return { rid: Number(v[n - 1]), v, n };
   });
   // The rows come in rid order from the IN list's index, but SQL does not promise it: check, sort if not.
-  for (let i = 1; i < rows.length; i++) if (rows[i].rid < rows[i - 1].rid) { rows.sort((a, b) => a.rid - b.rid); break; }
-  return rows.map(({ rid, v, n }) => ({ rid, id: JSON.parse(v[0]) as string, json: fillValues(v, v[n - 3], st.city(v[n - 2], locale)) }));
+  for (let i = 1; i < rows.length; i++)
+    if (rows[i].rid < rows[i - 1].rid) {
+      rows.sort((a, b) => a.rid - b.rid);
+      break;
+    }
+  return rows.map(({ rid, v, n }) => ({
+    rid,
+    id: JSON.parse(v[0]) as string,
+    json: fillValues(v, v[n - 3], st.city(v[n - 2], locale)),
+  }));
 }
 
 /**
@@ -156,53 +205,120 @@ function similar(st: Stmts, id: string, n: number, locale: string): string[] {
   for (const r of [...up, ...down]) cands.set(r.rid, r);
   const hitLimit = (rows: Row[]) => rows.length === n && Math.abs(rows[rows.length - 1].price_eur - p) === bound;
   if (hitLimit(up) || hitLimit(down)) {
-    const all = st.similarBand.all({ ...base, lo: Math.max(p - bound, p * 0.75), hi: Math.min(p + bound, p * 1.25), n: 1_000_000 }) as Row[];
+    const all = st.similarBand.all({
+      ...base,
+      lo: Math.max(p - bound, p * 0.75),
+      hi: Math.min(p + bound, p * 1.25),
+      n: 1_000_000,
+    }) as Row[];
     for (const r of all) cands.set(r.rid, r);
   }
-  const sizeDiff = (r: Row) => (r.size_m2 === null || ref.size_m2 === null ? Infinity : Math.abs(r.size_m2 - ref.size_m2));
+  const sizeDiff = (r: Row) =>
+    r.size_m2 === null || ref.size_m2 === null ? Infinity : Math.abs(r.size_m2 - ref.size_m2);
   const ranked = [...cands.values()]
     .filter((r) => Math.abs(r.price_eur - p) <= bound)
-    .sort((a, b) => Math.abs(a.price_eur - p) - Math.abs(b.price_eur - p) || sizeDiff(a) - sizeDiff(b) || (a.id < b.id ? -1 : 1))
+    .sort(
+      (a, b) =>
+        Math.abs(a.price_eur - p) - Math.abs(b.price_eur - p) || sizeDiff(a) - sizeDiff(b) || (a.id < b.id ? -1 : 1),
+    )
     .slice(0, n);
-  const rows = rowsByRids(st, ranked.map((r) => r.rid), locale);
+  const rows = rowsByRids(
+    st,
+    ranked.map((r) => r.rid),
+    locale,
+  );
   const byRid = new Map(rows.map((r) => [r.rid, r.json]));
   return ranked.map((r) => byRid.get(r.rid)!).filter(Boolean);
 }
 
 export function stats(st: Stmts, f: Filters) {
   const filters = toFilters(st, f);
-  const keys = Object.entries(filters).filter(([, x]) => x !== undefined).map(([k]) => k);
+  const keys = Object.entries(filters)
+    .filter(([, x]) => x !== undefined)
+    .map(([k]) => k);
   // Precomputed at build time: no filter, one location (any level), or one property type, furnishing or owner.
   const onlyLocation = keys.every((k) => k === 'location_id' || k === 'location_column');
-  const single = keys.length === 1 && ['property_type', 'furnishing', 'owner_id'].includes(keys[0]) ? keys[0] as 'property_type' | 'furnishing' | 'owner_id' : null;
+  const single =
+    keys.length === 1 && ['property_type', 'furnishing', 'owner_id'].includes(keys[0])
+      ? (keys[0] as 'property_type' | 'furnishing' | 'owner_id')
+      : null;
   if (onlyLocation || single) {
-    const scope = single ? `${single}:${filters[single]}` : filters.location_id === undefined ? '' : 'location:' + filters.location_id;
+    const scope = single
+      ? `${single}:${filters[single]}`
+      : filters.location_id === undefined
+        ? ''
+        : 'location:' + filters.location_id;
     const pre = st.precomputed.get(scope) as Row | undefined;
-    if (pre) return { count: pre.count, min_price_eur: pre.min_price_eur, max_price_eur: pre.max_price_eur, average_price_eur: pre.average_price_eur, median_price_eur: pre.median_price_eur };
+    if (pre)
+      return {
+        count: pre.count,
+        min_price_eur: pre.min_price_eur,
+        max_price_eur: pre.max_price_eur,
+        average_price_eur: pre.average_price_eur,
+        median_price_eur: pre.median_price_eur,
+      };
     return { count: 0, min_price_eur: null, max_price_eur: null, average_price_eur: null, median_price_eur: null }; // a value no listing has
   }
   const s = st.planner.stats(filters);
-  return { count: s.count, min_price_eur: s.min, max_price_eur: s.max, average_price_eur: s.average, median_price_eur: s.median };
+  return {
+    count: s.count,
+    min_price_eur: s.min,
+    max_price_eur: s.max,
+    average_price_eur: s.average,
+    median_price_eur: s.median,
+  };
 }
 
-const LOCATION = J.object({ city: J.str, street: J.str, number: J.str, postcode: J.str, latitude: J.num, longitude: J.num });
+const LOCATION = J.object({
+  city: J.str,
+  street: J.str,
+  number: J.str,
+  postcode: J.str,
+  latitude: J.num,
+  longitude: J.num,
+});
 const SUMMARY_PROPS = {
-  id: { type: 'string' }, slug: J.str, title: J.str, price_eur: J.num, size_m2: J.num, rooms: J.num, furnishing: J.str,
-  property_type: J.str, energy_label: J.str, owner_id: J.str, image_url: J.str, created_at: J.ts, updated_at: J.ts,
+  id: { type: 'string' },
+  slug: J.str,
+  title: J.str,
+  price_eur: J.num,
+  size_m2: J.num,
+  rooms: J.num,
+  furnishing: J.str,
+  property_type: J.str,
+  energy_label: J.str,
+  owner_id: J.str,
+  image_url: J.str,
+  created_at: J.ts,
+  updated_at: J.ts,
   location: LOCATION,
 };
 export const LISTING_SUMMARY = J.object(SUMMARY_PROPS);
 const LISTING_DETAIL = J.object({
-  ...SUMMARY_PROPS, description: J.str, images: J.strs, attributes: J.obj,
+  ...SUMMARY_PROPS,
+  description: J.str,
+  images: J.strs,
+  attributes: J.obj,
   sources: { type: ['array', 'null'], items: J.object({ url: { type: 'string' }, type: { type: 'string' } }) },
 });
-const STATS = J.object({ count: { type: 'integer' }, min_price_eur: J.num, max_price_eur: J.num, average_price_eur: J.num, median_price_eur: J.num });
+const STATS = J.object({
+  count: { type: 'integer' },
+  min_price_eur: J.num,
+  max_price_eur: J.num,
+  average_price_eur: J.num,
+  median_price_eur: J.num,
+});
 
 export const routes = (_deps: AppDeps) => [
   defineRoute<Filters & { limit: number; cursor?: string }>({
-    path: '/v1/listings', tag: 'Listings', kind: 'collection', query: SearchQuery, item: LISTING_SUMMARY,
+    path: '/v1/listings',
+    tag: 'Listings',
+    kind: 'collection',
+    query: SearchQuery,
+    item: LISTING_SUMMARY,
     summary: 'Search active, published rental listings',
-    description: 'Ordered by ascending id. location_id may name a province, city or neighbourhood and covers everything inside it.',
+    description:
+      'Ordered by ascending id. location_id may name a province, city or neighbourhood and covers everything inside it.',
     handle(ctx) {
       const st = ctx.snap.use(prepare);
       const filters = toFilters(st, ctx.query);
@@ -210,30 +326,51 @@ export const routes = (_deps: AppDeps) => [
         const afterRid = afterId === null ? 0 : ((st.ridAtOrBefore.get(afterId) as number | undefined) ?? 0);
         return rowsByRids(st, st.planner.page(filters, afterRid, n), ctx.meta.locale);
       });
-      return collectionJson(rows.map((r) => r.json), pagination, ctx.meta);
+      return collectionJson(
+        rows.map((r) => r.json),
+        pagination,
+        ctx.meta,
+      );
     },
   }),
   defineRoute<Filters>({
-    path: '/v1/listings/stats', tag: 'Listings', kind: 'detail', query: StatsQuery, item: STATS,
+    path: '/v1/listings/stats',
+    tag: 'Listings',
+    kind: 'detail',
+    query: StatsQuery,
+    item: STATS,
     summary: 'Asking-rent statistics over the listings a search with the same filters returns',
-    description: 'count includes listings without a price; the price figures use listings with a price. The median of an even count is the mean of the two middle prices; average is rounded to cents. All price figures are null when no listing has a price.',
+    description:
+      'count includes listings without a price; the price figures use listings with a price. The median of an even count is the mean of the two middle prices; average is rounded to cents. All price figures are null when no listing has a price.',
     handle: (ctx) => detail(stats(ctx.snap.use(prepare), ctx.query), ctx.meta),
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({
-    path: '/v1/listings/:id', tag: 'Listings', kind: 'detail', query: DetailQuery, item: LISTING_DETAIL,
+    path: '/v1/listings/:id',
+    tag: 'Listings',
+    kind: 'detail',
+    query: DetailQuery,
+    item: LISTING_DETAIL,
     summary: 'One listing by id',
     handle(ctx) {
       const st = ctx.snap.use(prepare);
-      const row = forLocale(st.byId, ctx.meta.locale).get({ id: ctx.params.id, locale: ctx.meta.locale }) as DetailRow | undefined;
+      const row = forLocale(st.byId, ctx.meta.locale).get({ id: ctx.params.id, locale: ctx.meta.locale }) as
+        | DetailRow
+        | undefined;
       if (!row) throw notFound('listing');
       return detailJson(detailOf(st, row, ctx.meta.locale), ctx.meta);
     },
   }),
   defineRoute<v.InferOutput<typeof SimilarQuery>>({
-    path: '/v1/listings/:id/similar', tag: 'Listings', kind: 'bounded', query: SimilarQuery, item: LISTING_SUMMARY,
+    path: '/v1/listings/:id/similar',
+    tag: 'Listings',
+    kind: 'bounded',
+    query: SimilarQuery,
+    item: LISTING_SUMMARY,
     summary: 'Active listings like this one',
-    description: 'Same city and property type, price within 25 % of the reference, ranked by relative price difference, then size difference, then id. The reference itself is excluded. A reference without a price or property type has no similar listings (empty array).',
-    handle: (ctx) => boundedJson(similar(ctx.snap.use(prepare), ctx.params.id, ctx.query.limit, ctx.meta.locale), ctx.meta),
+    description:
+      'Same city and property type, price within 25 % of the reference, ranked by relative price difference, then size difference, then id. The reference itself is excluded. A reference without a price or property type has no similar listings (empty array).',
+    handle: (ctx) =>
+      boundedJson(similar(ctx.snap.use(prepare), ctx.params.id, ctx.query.limit, ctx.meta.locale), ctx.meta),
   }),
 ];
 export type { Ctx };

@@ -9,7 +9,14 @@ import { J, parseJson } from './fields.ts';
 import { i18nJoin } from './i18n-sql.ts';
 import { searchPage, smallSearch } from './small-search.ts';
 
-const SearchQuery = v.strictObject({ locale, q, limit: limit(100, 20), cursor, type: v.optional(oneOf(['province', 'city', 'neighbourhood'] as const)), parent_id: v.optional(id120) });
+const SearchQuery = v.strictObject({
+  locale,
+  q,
+  limit: limit(100, 20),
+  cursor,
+  type: v.optional(oneOf(['province', 'city', 'neighbourhood'] as const)),
+  parent_id: v.optional(id120),
+});
 const DetailQuery = v.strictObject({ locale });
 
 const SELECT = `SELECT l.id, l.slug, l.type, COALESCE(t.name, l.name) AS name, l.parent_id, l.latitude, l.longitude, l.postcode_prefixes
@@ -17,7 +24,13 @@ const SELECT = `SELECT l.id, l.slug, l.type, COALESCE(t.name, l.name) AS name, l
 
 export function prepare(db: Database) {
   return {
-    search: smallSearch(db, { select: SELECT, where: 'l.published = 1', alias: 'l', fts: 'locations_fts', clauses: { type: 'l.type = @type', parent_id: 'l.parent_id = @parent_id' } }),
+    search: smallSearch(db, {
+      select: SELECT,
+      where: 'l.published = 1',
+      alias: 'l',
+      fts: 'locations_fts',
+      clauses: { type: 'l.type = @type', parent_id: 'l.parent_id = @parent_id' },
+    }),
     byId: db.prepare(`${SELECT} WHERE l.id = @id AND l.published = 1`),
     parents: db.prepare(`SELECT l.id, l.slug, l.type, COALESCE(t.name, l.name) AS name FROM location_closure c
       JOIN locations l ON l.id = c.ancestor_id ${i18nJoin('locations', 'l')}
@@ -26,32 +39,57 @@ export function prepare(db: Database) {
 }
 type Row = Record<string, any>;
 const location = (r: Row) => ({
-  id: r.id, slug: r.slug, type: r.type, name: r.name, parent_id: r.parent_id, latitude: r.latitude, longitude: r.longitude,
+  id: r.id,
+  slug: r.slug,
+  type: r.type,
+  name: r.name,
+  parent_id: r.parent_id,
+  latitude: r.latitude,
+  longitude: r.longitude,
   postcode_prefixes: parseJson(r.postcode_prefixes),
 });
 const LOCATION = {
-  id: { type: 'string' }, slug: J.str, type: { type: 'string', enum: ['province', 'city', 'neighbourhood'] }, name: J.str,
-  parent_id: J.str, latitude: J.num, longitude: J.num, postcode_prefixes: J.strs,
+  id: { type: 'string' },
+  slug: J.str,
+  type: { type: 'string', enum: ['province', 'city', 'neighbourhood'] },
+  name: J.str,
+  parent_id: J.str,
+  latitude: J.num,
+  longitude: J.num,
+  postcode_prefixes: J.strs,
 };
 const PARENT = J.object({ id: { type: 'string' }, slug: J.str, type: { type: 'string' }, name: J.str });
 
 export const routes = (_deps: AppDeps) => [
   defineRoute<v.InferOutput<typeof SearchQuery>>({
-    path: '/v1/locations', tag: 'Locations', kind: 'collection', query: SearchQuery, item: J.object(LOCATION),
+    path: '/v1/locations',
+    tag: 'Locations',
+    kind: 'collection',
+    query: SearchQuery,
+    item: J.object(LOCATION),
     summary: 'Search provinces, cities and neighbourhoods (the ids that location_id filters take)',
     handle(ctx) {
       return searchPage(ctx, ctx.snap.use(prepare).search, location);
     },
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({
-    path: '/v1/locations/:id', tag: 'Locations', kind: 'detail', query: DetailQuery,
-    item: J.object({ ...LOCATION, parents: { type: 'array', items: PARENT, description: 'From the province down to the direct parent.' } }),
+    path: '/v1/locations/:id',
+    tag: 'Locations',
+    kind: 'detail',
+    query: DetailQuery,
+    item: J.object({
+      ...LOCATION,
+      parents: { type: 'array', items: PARENT, description: 'From the province down to the direct parent.' },
+    }),
     summary: 'One location with its parent chain',
     handle(ctx) {
       const st = ctx.snap.use(prepare);
       const r = st.byId.get({ id: ctx.params.id, locale: ctx.meta.locale }) as Row | undefined;
       if (!r) throw notFound('location');
-      return detail({ ...location(r), parents: st.parents.all({ id: ctx.params.id, locale: ctx.meta.locale }) }, ctx.meta);
+      return detail(
+        { ...location(r), parents: st.parents.all({ id: ctx.params.id, locale: ctx.meta.locale }) },
+        ctx.meta,
+      );
     },
   }),
 ];

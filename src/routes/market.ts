@@ -14,9 +14,16 @@ const monthIndex = (d: string) => Number(d.slice(0, 4)) * 12 + Number(d.slice(5,
 const ListQuery = v.strictObject({ locale });
 const ObservationsQuery = v.pipe(
   v.strictObject({ locale, location_id: id120, from: date(), to: date() }),
-  v.forward(v.partialCheck([['from'], ['to']], (i) => i.from <= i.to, 'must not be after to'), ['from']),
   v.forward(
-    v.partialCheck([['from'], ['to']], (i) => monthIndex(i.to) - monthIndex(i.from) + 1 <= MAX_MONTHS, `must be at most ${MAX_MONTHS - 1} months before to: the range spans at most ${MAX_MONTHS} calendar months, both included`),
+    v.partialCheck([['from'], ['to']], (i) => i.from <= i.to, 'must not be after to'),
+    ['from'],
+  ),
+  v.forward(
+    v.partialCheck(
+      [['from'], ['to']],
+      (i) => monthIndex(i.to) - monthIndex(i.from) + 1 <= MAX_MONTHS,
+      `must be at most ${MAX_MONTHS - 1} months before to: the range spans at most ${MAX_MONTHS} calendar months, both included`,
+    ),
     ['from'],
   ),
 );
@@ -32,27 +39,51 @@ export function prepare(db: Database) {
   };
 }
 
-const METRIC = J.object({ id: { type: 'string' }, name: J.str, description: J.str, unit: J.str, min_sample_size: { type: 'integer' } });
-const OBSERVATION = J.object({ date: { type: 'string', format: 'date' }, value: { type: 'number' }, sample_size: { type: 'integer' } });
+const METRIC = J.object({
+  id: { type: 'string' },
+  name: J.str,
+  description: J.str,
+  unit: J.str,
+  min_sample_size: { type: 'integer' },
+});
+const OBSERVATION = J.object({
+  date: { type: 'string', format: 'date' },
+  value: { type: 'number' },
+  sample_size: { type: 'integer' },
+});
 
 export const routes = (_deps: AppDeps) => [
   defineRoute<v.InferOutput<typeof ListQuery>>({
-    path: '/v1/market/metrics', tag: 'Market', kind: 'bounded', query: ListQuery, item: METRIC,
+    path: '/v1/market/metrics',
+    tag: 'Market',
+    kind: 'bounded',
+    query: ListQuery,
+    item: METRIC,
     summary: 'The market indicators that have observations',
     handle: (ctx) => bounded(ctx.snap.use(prepare).metrics.all({ locale: ctx.meta.locale }), ctx.meta),
   }),
   defineRoute<v.InferOutput<typeof ObservationsQuery>>({
-    path: '/v1/market/metrics/:id/observations', tag: 'Market', kind: 'bounded', query: ObservationsQuery, item: OBSERVATION,
+    path: '/v1/market/metrics/:id/observations',
+    tag: 'Market',
+    kind: 'bounded',
+    query: ObservationsQuery,
+    item: OBSERVATION,
     summary: 'Monthly observations of one indicator for one city',
-    description: 'Cohorts of published rent listings (active or not) by the month they were first seen. date is the first day of the month; a month is included when it lies between the months of from and to (inclusive); the range spans at most 24 months. Months whose sample is below the indicator\'s minimum are omitted.',
+    description:
+      "Cohorts of published rent listings (active or not) by the month they were first seen. date is the first day of the month; a month is included when it lies between the months of from and to (inclusive); the range spans at most 24 months. Months whose sample is below the indicator's minimum are omitted.",
     handle(ctx) {
       const st = ctx.snap.use(prepare);
       if (!st.metric.get(ctx.params.id)) throw notFound('metric');
       const type = st.location.get(ctx.query.location_id) as string | undefined;
-      if (type === undefined) throw badRequest(`Parameter "location_id" names no known location (got "${ctx.query.location_id}").`);
-      if (type !== 'city') throw badRequest(`Parameter "location_id" must be a city; "${ctx.query.location_id}" is a ${type}.`);
+      if (type === undefined)
+        throw badRequest(`Parameter "location_id" names no known location (got "${ctx.query.location_id}").`);
+      if (type !== 'city')
+        throw badRequest(`Parameter "location_id" must be a city; "${ctx.query.location_id}" is a ${type}.`);
       const rows = st.observations.all({
-        metric: ctx.params.id, city: ctx.query.location_id, from: ctx.query.from.slice(0, 7) + '-01', to: ctx.query.to.slice(0, 7) + '-01',
+        metric: ctx.params.id,
+        city: ctx.query.location_id,
+        from: ctx.query.from.slice(0, 7) + '-01',
+        to: ctx.query.to.slice(0, 7) + '-01',
       });
       return bounded(rows, ctx.meta);
     },

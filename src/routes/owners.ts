@@ -24,25 +24,52 @@ export function prepare(db: Database) {
 }
 type Row = Record<string, any>;
 const summary = (r: Row) => ({
-  id: r.id, slug: r.slug, name: r.name, type: r.type, website_url: r.website_url, image_url: r.image_url,
-  phone_numbers: parseJson(r.phone_numbers), emails: parseJson(r.emails), areas_served: parseJson(r.areas_served),
-  certifications: parseJson(r.certifications), description_short: r.description_short, updated_at: r.updated_at,
+  id: r.id,
+  slug: r.slug,
+  name: r.name,
+  type: r.type,
+  website_url: r.website_url,
+  image_url: r.image_url,
+  phone_numbers: parseJson(r.phone_numbers),
+  emails: parseJson(r.emails),
+  areas_served: parseJson(r.areas_served),
+  certifications: parseJson(r.certifications),
+  description_short: r.description_short,
+  updated_at: r.updated_at,
 });
 const SUMMARY = {
-  id: { type: 'string' }, slug: J.str, name: J.str, type: J.str, website_url: J.str, image_url: J.str, phone_numbers: J.strs,
-  emails: J.strs, areas_served: J.strs, certifications: J.strs, description_short: J.str, updated_at: J.ts,
+  id: { type: 'string' },
+  slug: J.str,
+  name: J.str,
+  type: J.str,
+  website_url: J.str,
+  image_url: J.str,
+  phone_numbers: J.strs,
+  emails: J.strs,
+  areas_served: J.strs,
+  certifications: J.strs,
+  description_short: J.str,
+  updated_at: J.ts,
 };
 
 export const routes = (_deps: AppDeps) => [
   defineRoute<v.InferOutput<typeof SearchQuery>>({
-    path: '/v1/owners', tag: 'Owners', kind: 'collection', query: SearchQuery, item: J.object(SUMMARY),
+    path: '/v1/owners',
+    tag: 'Owners',
+    kind: 'collection',
+    query: SearchQuery,
+    item: J.object(SUMMARY),
     summary: 'Search owners and agencies',
     handle(ctx) {
       return searchPage(ctx, ctx.snap.use(prepare).search, summary);
     },
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({
-    path: '/v1/owners/:id', tag: 'Owners', kind: 'detail', query: DetailQuery, item: J.object({ ...SUMMARY, description: J.str }),
+    path: '/v1/owners/:id',
+    tag: 'Owners',
+    kind: 'detail',
+    query: DetailQuery,
+    item: J.object({ ...SUMMARY, description: J.str }),
     summary: 'One owner or agency by id',
     handle(ctx) {
       const row = ctx.snap.use(prepare).byId.get({ id: ctx.params.id, locale: ctx.meta.locale }) as Row | undefined;

@@ -7,7 +7,10 @@ import type { Ctx } from '../http/route.ts';
  * ascending by id; one extra row tells has_more. The cursor is bound to the endpoint, the filters,
  * the locale and the limit.
  */
-export function pageRows<T extends { id: string }>(ctx: Ctx<{ limit: number; cursor?: string }>, fetch: (afterId: string | null, n: number) => T[]) {
+export function pageRows<T extends { id: string }>(
+  ctx: Ctx<{ limit: number; cursor?: string }>,
+  fetch: (afterId: string | null, n: number) => T[],
+) {
   const { query, deps, req } = ctx;
   const scope = deps.cursor.scope(req.path, query as Record<string, unknown>);
   const after = query.cursor === undefined ? null : deps.cursor.verify(query.cursor, scope);

@@ -7,7 +7,11 @@ export const SERVICE_ID = 'nl-rental-data-api';
 
 export const routes = (_deps: AppDeps) => [
   defineRoute({
-    path: '/v1/ping', tag: 'Service', kind: 'plain', public: true, query: v.strictObject({}),
+    path: '/v1/ping',
+    tag: 'Service',
+    kind: 'plain',
+    public: true,
+    query: v.strictObject({}),
     item: J.object({ service: { type: 'string', const: SERVICE_ID }, status: { type: 'string', const: 'ok' } }),
     summary: 'Availability check (no key needed)',
     handle: () => ({ service: SERVICE_ID, status: 'ok' }),

@@ -9,7 +9,14 @@ import { bool, J, parseJson } from './fields.ts';
 import { i18nJoin, tr } from './i18n-sql.ts';
 import { searchPage, smallSearch } from './small-search.ts';
 
-const SearchQuery = v.strictObject({ locale, q, limit: limit(100, 20), cursor, type: v.optional(str(1, 120)), category: v.optional(str(1, 120)) });
+const SearchQuery = v.strictObject({
+  locale,
+  q,
+  limit: limit(100, 20),
+  cursor,
+  type: v.optional(str(1, 120)),
+  category: v.optional(str(1, 120)),
+});
 const DetailQuery = v.strictObject({ locale });
 
 const SELECT = `SELECT p.id, p.slug, p.name, p.url, p.logo_url, p.type, p.category, p.registration_required,
@@ -19,39 +26,83 @@ const SELECT = `SELECT p.id, p.slug, p.name, p.url, p.logo_url, p.type, p.catego
 
 export function prepare(db: Database) {
   return {
-    search: smallSearch(db, { select: SELECT, alias: 'p', fts: 'platforms_fts', clauses: { type: 'p.type = @type', category: 'p.category = @category' } }),
+    search: smallSearch(db, {
+      select: SELECT,
+      alias: 'p',
+      fts: 'platforms_fts',
+      clauses: { type: 'p.type = @type', category: 'p.category = @category' },
+    }),
     byId: db.prepare(`${SELECT} WHERE p.id = @id`),
   };
 }
 type Row = Record<string, any>;
 const summary = (r: Row) => ({
-  id: r.id, slug: r.slug, name: r.name, url: r.url, logo_url: r.logo_url, type: r.type, category: r.category,
-  registration_required: bool(r.registration_required), registration_fee_amount: r.registration_fee_amount,
-  subscription_fee_from: r.subscription_fee_from, fee_currency: r.fee_currency, headline: r.headline,
-  features: parseJson(r.features), last_verified_at: r.last_verified_at, updated_at: r.updated_at,
+  id: r.id,
+  slug: r.slug,
+  name: r.name,
+  url: r.url,
+  logo_url: r.logo_url,
+  type: r.type,
+  category: r.category,
+  registration_required: bool(r.registration_required),
+  registration_fee_amount: r.registration_fee_amount,
+  subscription_fee_from: r.subscription_fee_from,
+  fee_currency: r.fee_currency,
+  headline: r.headline,
+  features: parseJson(r.features),
+  last_verified_at: r.last_verified_at,
+  updated_at: r.updated_at,
 });
 const SUMMARY = {
-  id: { type: 'string' }, slug: J.str, name: J.str, url: J.str, logo_url: J.str, type: J.str, category: J.str,
-  registration_required: J.bool, registration_fee_amount: J.num, subscription_fee_from: J.num, fee_currency: J.str,
-  headline: J.str, features: J.strs, last_verified_at: J.ts, updated_at: J.ts,
+  id: { type: 'string' },
+  slug: J.str,
+  name: J.str,
+  url: J.str,
+  logo_url: J.str,
+  type: J.str,
+  category: J.str,
+  registration_required: J.bool,
+  registration_fee_amount: J.num,
+  subscription_fee_from: J.num,
+  fee_currency: J.str,
+  headline: J.str,
+  features: J.strs,
+  last_verified_at: J.ts,
+  updated_at: J.ts,
 };
 
 export const routes = (_deps: AppDeps) => [
   defineRoute<v.InferOutput<typeof SearchQuery>>({
-    path: '/v1/platforms', tag: 'Platforms', kind: 'collection', query: SearchQuery, item: J.object(SUMMARY),
+    path: '/v1/platforms',
+    tag: 'Platforms',
+    kind: 'collection',
+    query: SearchQuery,
+    item: J.object(SUMMARY),
     summary: 'Search rental platforms',
     handle(ctx) {
       return searchPage(ctx, ctx.snap.use(prepare).search, summary);
     },
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({
-    path: '/v1/platforms/:id', tag: 'Platforms', kind: 'detail', query: DetailQuery,
+    path: '/v1/platforms/:id',
+    tag: 'Platforms',
+    kind: 'detail',
+    query: DetailQuery,
     item: J.object({ ...SUMMARY, attributes: J.obj, description: J.str, pricing_details: J.str, content: J.str }),
     summary: 'One rental platform by id',
     handle(ctx) {
       const r = ctx.snap.use(prepare).byId.get({ id: ctx.params.id, locale: ctx.meta.locale }) as Row | undefined;
       if (!r) throw notFound('platform');
-      return detail({ ...summary(r), attributes: parseJson(r.attributes), description: r.description, pricing_details: r.pricing_details, content: r.content }, ctx.meta);
+      return detail(
+        {
+          ...summary(r),
+          attributes: parseJson(r.attributes),
+          description: r.description,
+          pricing_details: r.pricing_details,
+          content: r.content,
+        },
+        ctx.meta,
+      );
     },
   }),
 ];

@@ -10,8 +10,15 @@ type SmallSearch = ReturnType<typeof smallSearch>;
  * One page of a small-table search for the validated query: `q` becomes an FTS expression first (a
  * q without letters or digits is a 400), the other filters are the search's clause names.
  */
-export function searchPage(ctx: Ctx<{ limit: number; cursor?: string; q?: string }>, search: SmallSearch, map?: (row: Record<string, any>) => unknown) {
-  const filters = { ...(ctx.query as Record<string, unknown>), fts: ctx.query.q === undefined ? undefined : ftsQuery(ctx.query.q).expr };
+export function searchPage(
+  ctx: Ctx<{ limit: number; cursor?: string; q?: string }>,
+  search: SmallSearch,
+  map?: (row: Record<string, any>) => unknown,
+) {
+  const filters = {
+    ...(ctx.query as Record<string, unknown>),
+    fts: ctx.query.q === undefined ? undefined : ftsQuery(ctx.query.q).expr,
+  };
   return page(ctx, (after, n) => search(filters, after, n, ctx.meta.locale), map);
 }
 
@@ -20,9 +27,17 @@ export function searchPage(ctx: Ctx<{ limit: number; cursor?: string; q?: string
  * on id. One statement per present-filter set, prepared on first use and cached per snapshot.
  * `where` is a condition that always applies (the select itself must not have a WHERE clause).
  */
-export function smallSearch(db: Database, opts: { select: string; alias: string; fts?: string; clauses: Record<string, string>; where?: string }) {
+export function smallSearch(
+  db: Database,
+  opts: { select: string; alias: string; fts?: string; clauses: Record<string, string>; where?: string },
+) {
   const cache = new Map<string, Statement>();
-  return (filters: Record<string, unknown>, afterId: string | null, n: number, locale: string): Record<string, unknown>[] => {
+  return (
+    filters: Record<string, unknown>,
+    afterId: string | null,
+    n: number,
+    locale: string,
+  ): Record<string, unknown>[] => {
     const present = Object.keys(opts.clauses).filter((k) => filters[k] !== undefined);
     const useFts = filters.fts !== undefined && opts.fts;
     const key = present.join(',') + (useFts ? '|fts' : '') + (afterId === null ? '' : '|after');
@@ -33,7 +48,9 @@ export function smallSearch(db: Database, opts: { select: string; alias: string;
       if (afterId !== null) where.push(`${opts.alias}.id > @after`);
       // rid order is id order (the compiler assigns rid by id), and every (filter column) index holds
       // rid, so ORDER BY rid is served by the filter's index without a sort.
-      stmt = db.prepare(`${opts.select}${where.length ? ' WHERE ' + where.join(' AND ') : ''} ORDER BY ${opts.alias}.rid LIMIT @n`);
+      stmt = db.prepare(
+        `${opts.select}${where.length ? ' WHERE ' + where.join(' AND ') : ''} ORDER BY ${opts.alias}.rid LIMIT @n`,
+      );
       cache.set(key, stmt);
     }
     const params: Record<string, unknown> = { n, locale };

@@ -6,7 +6,12 @@ import { ApiError } from '../http/errors.ts';
 
 export class SnapshotError extends Error {}
 
-export interface SnapshotMeta { snapshot_id: string; schema_version: number; built_at: string; counts: Record<string, number> }
+export interface SnapshotMeta {
+  snapshot_id: string;
+  schema_version: number;
+  built_at: string;
+  counts: Record<string, number>;
+}
 type Preparer<T> = (db: Database.Database) => T;
 
 export interface Snapshot {
@@ -20,13 +25,20 @@ function identity(path: string): string | null {
   try {
     const s = statSync(path);
     return `${s.dev}:${s.ino}:${s.size}:${s.mtimeMs}`;
-  } catch { return null; }
+  } catch {
+    return null;
+  }
 }
 
 function open(path: string, preparers: Set<Preparer<unknown>>, nativeBinding?: string): Snapshot {
   let db: Database.Database;
   try {
-    db = new Database(path, { readonly: true, fileMustExist: true, timeout: 100, ...(nativeBinding ? { nativeBinding } : {}) });
+    db = new Database(path, {
+      readonly: true,
+      fileMustExist: true,
+      timeout: 100,
+      ...(nativeBinding ? { nativeBinding } : {}),
+    });
   } catch (e) {
     if (!aboutTheFile(e)) throw e;
     throw new SnapshotError(`cannot open snapshot ${path}: ${(e as Error).message}`);
@@ -46,9 +58,16 @@ function open(path: string, preparers: Set<Preparer<unknown>>, nativeBinding?: s
     }
     const m = Object.fromEntries(rows.map((r) => [r.key, r.value]));
     if (Number(m.schema_version) !== SCHEMA_VERSION) {
-      throw new SnapshotError(`${path} has schema version ${m.schema_version ?? 'none'}; this server reads version ${SCHEMA_VERSION}. Rebuild it with npm run build-snapshot.`);
+      throw new SnapshotError(
+        `${path} has schema version ${m.schema_version ?? 'none'}; this server reads version ${SCHEMA_VERSION}. Rebuild it with npm run build-snapshot.`,
+      );
     }
-    const meta: SnapshotMeta = { snapshot_id: m.snapshot_id, schema_version: SCHEMA_VERSION, built_at: m.built_at, counts: JSON.parse(m.counts ?? '{}') };
+    const meta: SnapshotMeta = {
+      snapshot_id: m.snapshot_id,
+      schema_version: SCHEMA_VERSION,
+      built_at: m.built_at,
+      counts: JSON.parse(m.counts ?? '{}'),
+    };
     const prepared = new Map<Preparer<unknown>, unknown>();
     const snap: Snapshot = {
       db,
@@ -81,14 +100,21 @@ export class SnapshotSource {
 
   constructor(
     readonly path: string,
-    private readonly opts: { checkIntervalMs?: number; log?: (l: Record<string, unknown>) => void; now?: () => number; nativeBinding?: string } = {},
+    private readonly opts: {
+      checkIntervalMs?: number;
+      log?: (l: Record<string, unknown>) => void;
+      now?: () => number;
+      nativeBinding?: string;
+    } = {},
   ) {
     this.currentId = identity(path);
     this.current = open(path, this.preparers, opts.nativeBinding); // start-up: a bad file stops the process
     this.lastCheck = this.now();
   }
 
-  private now() { return (this.opts.now ?? Date.now)(); }
+  private now() {
+    return (this.opts.now ?? Date.now)();
+  }
 
   /** Registers a route's statements: prepared now on the open snapshot and on every future swap. */
   prepare<T>(p: Preparer<T>): Preparer<T> {
@@ -100,7 +126,10 @@ export class SnapshotSource {
   get(): Snapshot {
     const interval = this.opts.checkIntervalMs ?? 1000;
     if (this.now() - this.lastCheck >= interval) this.refresh();
-    if (!this.current) throw new ApiError('service_unavailable', 'The data snapshot is unavailable; try again shortly.', { 'Retry-After': '5' });
+    if (!this.current)
+      throw new ApiError('service_unavailable', 'The data snapshot is unavailable; try again shortly.', {
+        'Retry-After': '5',
+      });
     return this.current;
   }
 
@@ -125,7 +154,8 @@ export class SnapshotSource {
   }
 
   private fail(reason: string): false {
-    if (this.failure !== reason) this.opts.log?.({ level: 'error', msg: 'snapshot unavailable; failing closed', reason });
+    if (this.failure !== reason)
+      this.opts.log?.({ level: 'error', msg: 'snapshot unavailable; failing closed', reason });
     this.failure = reason;
     this.current?.db.close();
     this.current = null;
@@ -133,5 +163,8 @@ export class SnapshotSource {
     return false;
   }
 
-  close() { this.current?.db.close(); this.current = null; }
+  close() {
+    this.current?.db.close();
+    this.current = null;
+  }
 }
