@@ -69,7 +69,7 @@ const speedAfter = speedCheck();
 console.log(`machine speed check after: ${speedAfter.toFixed(0)} ms`);
 writeFileSync(
   join(RESULTS, 'build-last.json'),
-  JSON.stringify(
+  `${JSON.stringify(
     {
       at: new Date().toISOString(),
       speed_check_ms: { before: +speedBefore.toFixed(0), after: +speedAfter.toFixed(0) },
@@ -77,6 +77,6 @@ writeFileSync(
     },
     null,
     2,
-  ) + '\n',
+  )}\n`,
 );
 console.log('targets: 1M listings ≤ 60 s, peak RSS ≤ 512 MiB, snapshot ≤ 1.5 GB');

@@ -54,7 +54,7 @@ export async function waitForOtherBuild(out: string, say: (s: string) => void): 
 export async function ensureSnapshot(
   listings: number,
   seed: number,
-  say: (s: string) => void = (s) => process.stderr.write(s + '\n'),
+  say: (s: string) => void = (s) => process.stderr.write(`${s}\n`),
 ): Promise<string> {
   mkdirSync(CACHE, { recursive: true });
   const out = snapshotPath(listings, seed);

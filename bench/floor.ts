@@ -6,7 +6,7 @@
 // ratio to SPIN 0. On a small machine the ratio falls faster than the CPU time alone explains: autocannon shares
 // the cores, so a slower server lets it fall idle, and each response then also pays for waking it.
 // Bounded: each run lasts --seconds (plus a one-second warm-up); the servers are children killed after their run.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
@@ -37,7 +37,7 @@ function child(spinUs: number) {
   });
   server.keepAliveTimeout = 65_000;
   server.listen(0, '127.0.0.1', () =>
-    process.stdout.write(JSON.stringify({ port: (server.address() as AddressInfo).port }) + '\n'),
+    process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`),
   );
   process.stdin.on('end', () => process.exit(0)); // never outlive the bench
   process.stdin.resume();

@@ -3,26 +3,26 @@
 // statements (the route modules' prepare(db), the planner in src/listings/planner.ts); prints max / p99 and the slowest
 // sets with their driver and EXPLAIN QUERY PLAN. Used by bench/serve.ts too (runQueryFuzz). The statements run in a
 // child process per endpoint (this file with --child), so a runaway one can be killed at the --cap.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFileSync, mkdirSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { type Driver, type ListingFilters, matchSql, pageSql } from '../snapshot-format/listing-sql.ts';
+import { statsOf } from '../snapshot-format/price-stats.ts';
 import { shapeKey } from '../src/listings/planner.ts';
 import { ftsQuery } from '../src/routes/full-text.ts';
-import { statsOf } from '../snapshot-format/price-stats.ts';
 // app.ts first: it imports routes/index.ts, which imports every route module (the order the server loads them in;
 // importing a route module first would evaluate routes/index.ts before that module's exports exist).
 import '../src/http/app.ts';
-import * as listingsRoute from '../src/routes/listings.ts';
-import * as ownersRoute from '../src/routes/owners.ts';
-import * as internetRoute from '../src/routes/internet.ts';
-import * as insuranceRoute from '../src/routes/insurance.ts';
-import * as platformsRoute from '../src/routes/platforms.ts';
-import * as locationsRoute from '../src/routes/locations.ts';
 import { ADJECTIVES, FEATURES, PROPERTY_TYPES, RARE, SURROUNDINGS } from '../generate/listing-text.ts';
+import * as insuranceRoute from '../src/routes/insurance.ts';
+import * as internetRoute from '../src/routes/internet.ts';
+import * as listingsRoute from '../src/routes/listings.ts';
+import * as locationsRoute from '../src/routes/locations.ts';
+import * as ownersRoute from '../src/routes/owners.ts';
+import * as platformsRoute from '../src/routes/platforms.ts';
 import {
   ensureSnapshot,
   fmt,
@@ -31,12 +31,12 @@ import {
   pad,
   pct,
   RESULTS,
+  type Rng,
   ROOT,
   rng,
   snapshotProblem,
   termDocs,
   verdict,
-  type Rng,
 } from './common.ts';
 
 export const SHAPE_TARGET_MS = 5;
@@ -354,7 +354,7 @@ function listingStats(st: ListingStmts, q: Query, f: ListingFilters): unknown {
     .filter(([, x]) => x !== undefined)
     .map(([k]) => k);
   if (keys.every((k) => k === 'location_id' || k === 'location_column')) {
-    const pre = st.precomputed.get(f.location_id === undefined ? '' : 'location:' + f.location_id);
+    const pre = st.precomputed.get(f.location_id === undefined ? '' : `location:${f.location_id}`);
     if (pre || f.location_id !== undefined) return pre ?? { count: 0 };
   }
   const planner = st.planner as unknown as Record<string, AnyFn>;
@@ -483,7 +483,7 @@ function fuzzChild(dbPath: string, endpoint: string, seed: number, from: number,
   const ep = endpoints(db, pools(db, endpoint.startsWith('listings'))).find((e) => e.name === endpoint);
   if (!ep) throw new Error(`unknown endpoint ${endpoint}; one of ${ENDPOINTS.join(', ')}`);
   const r = rng(seed);
-  const write = (o: unknown) => process.stdout.write(JSON.stringify(o) + '\n');
+  const write = (o: unknown) => process.stdout.write(`${JSON.stringify(o)}\n`);
   for (let i = 0; i < n; i++) {
     const query = ep.gen(r);
     if (i < from) continue;
@@ -628,7 +628,7 @@ process.on('exit', () => {
 });
 
 export async function runQueryFuzz(dbPath: string, o: FuzzOptions): Promise<FuzzReport> {
-  const log = o.log ?? ((s: string) => process.stderr.write(s + '\n'));
+  const log = o.log ?? ((s: string) => process.stderr.write(`${s}\n`));
   const reports: EndpointReport[] = [];
   for (const endpoint of ENDPOINTS) {
     if (o.only && !o.only.includes(endpoint)) continue;
@@ -680,7 +680,7 @@ function explainSlowest(db: Database.Database, reports: EndpointReport[], capS: 
         .estimates(f)
         .map((e) => `${driverName(e.driver)}≈${e.n}`)
         .join(', ');
-      const eqp = (db.prepare('EXPLAIN QUERY PLAN ' + sql).all(params) as { detail: string }[]).map((r) => r.detail);
+      const eqp = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as { detail: string }[]).map((r) => r.detail);
       s.plan = planned.scan
         ? ['in-memory column scan (ListingScan); the index plan it replaces:', sql, ...eqp]
         : [sql, ...eqp];
@@ -797,7 +797,7 @@ if (isMain(import.meta.url)) {
     mkdirSync(RESULTS, { recursive: true });
     writeFileSync(
       join(RESULTS, 'queries-last.json'),
-      JSON.stringify({ at: new Date().toISOString(), ...rep }, null, 2) + '\n',
+      `${JSON.stringify({ at: new Date().toISOString(), ...rep }, null, 2)}\n`,
     );
   }
 }

@@ -115,7 +115,7 @@ const qs = (o: Record<string, string | number | null | undefined>) => {
   const parts = Object.entries(o)
     .filter(([, v]) => v !== null && v !== undefined)
     .map(([k, v]) => `${k}=${encodeURIComponent(String(v))}`);
-  return parts.length ? '?' + parts.join('&') : '';
+  return parts.length ? `?${parts.join('&')}` : '';
 };
 
 export function scenarios(p: Picks): Scenario[] {
@@ -165,11 +165,11 @@ export function scenarios(p: Picks): Scenario[] {
       { deepPages: 50 },
     ),
     s('stats (no filter)', 'stats', `${L}/stats`),
-    s('stats city', 'stats', `${L}/stats` + qs({ location_id: city })),
+    s('stats city', 'stats', `${L}/stats${qs({ location_id: city })}`),
     s(
       'stats city+type+min_price',
       'stats',
-      `${L}/stats` + qs({ location_id: city, property_type: 'apartment', min_price: 2000 }),
+      `${L}/stats${qs({ location_id: city, property_type: 'apartment', min_price: 2000 })}`,
     ),
     s('similar', 'other', `${L}/${encodeURIComponent(p.listing_id)}/similar`),
     s(
@@ -179,7 +179,7 @@ export function scenarios(p: Picks): Scenario[] {
         qs({ location_id: city, from: p.from, to: p.to }),
     ),
     s('market metrics', 'other', '/v1/market/metrics'),
-    s('owners search', 'other', '/v1/owners' + qs({ type: p.owner_type })),
+    s('owners search', 'other', `/v1/owners${qs({ type: p.owner_type })}`),
     s('owner detail', 'other', `/v1/owners/${encodeURIComponent(p.big_owner.id)}`),
     s('internet providers', 'other', '/v1/internet/providers'),
     s(
@@ -188,15 +188,15 @@ export function scenarios(p: Picks): Scenario[] {
       '/v1/internet/plans' +
         qs({ connection_type: p.connection_type, min_download_mbps: 100, max_monthly_price_cents: 6000 }),
     ),
-    s('insurance products', 'other', '/v1/insurance/products' + qs({ insurance_type: p.insurance_type })),
+    s('insurance products', 'other', `/v1/insurance/products${qs({ insurance_type: p.insurance_type })}`),
     s(
       'insurance provider detail',
       'other',
       `/v1/insurance/providers/${encodeURIComponent(p.insurance_provider ?? 'none')}`,
     ),
-    s('platforms', 'other', '/v1/platforms' + qs({ type: p.platform_type })),
+    s('platforms', 'other', `/v1/platforms${qs({ type: p.platform_type })}`),
     s('platform detail', 'other', `/v1/platforms/${encodeURIComponent(p.platform ?? 'none')}`),
     s('article detail', 'other', `/v1/articles/${encodeURIComponent(p.article ?? 'none')}`),
-    s('locations search', 'other', '/v1/locations' + qs({ q: p.big_city.name })),
+    s('locations search', 'other', `/v1/locations${qs({ q: p.big_city.name })}`),
   ];
 }

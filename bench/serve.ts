@@ -2,8 +2,8 @@
 // The real server as a child process on loopback, driven by autocannon over a fixed scenario mix and compared with a
 // bare node:http server that replays the same bytes; plus cold start, RSS, event-loop delay and the in-process
 // worst case per query shape (bench/queries.ts). Prints a table with the targets; writes .bench-cache/results/*.json.
-import autocannon from 'autocannon';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -12,6 +12,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
 import { build } from 'esbuild';
 import { BUNDLE_OPTIONS } from '../scripts/bundle-options.ts';
 import { createKey, openKeyStore } from '../src/keys/store.ts';
@@ -31,8 +32,8 @@ import {
   verdict,
   waitForOtherBuild,
 } from './common.ts';
-import { formatFuzz, runQueryFuzz, SHAPE_TARGET_MS, type FuzzReport } from './queries.ts';
-import { pick, scenarios, type Scenario } from './scenarios.ts';
+import { type FuzzReport, formatFuzz, runQueryFuzz, SHAPE_TARGET_MS } from './queries.ts';
+import { pick, scenarios } from './scenarios.ts';
 
 const TARGETS = { detail_ratio: 0.6, search_ratio: 0.4, shape_ms: SHAPE_TARGET_MS, cold_start_ms: 300, rss_mb: 200 };
 
@@ -87,7 +88,7 @@ const opt = {
   skipFuzz: a['skip-fuzz']!,
   only: a.only?.split(',').map((s) => s.toLowerCase()),
 };
-const say = (s: string) => process.stderr.write(s + '\n');
+const say = (s: string) => process.stderr.write(`${s}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // ------------------------------------------------------------------------------------------ child processes
@@ -341,7 +342,7 @@ async function settle(base: string): Promise<number> {
   let fast = 0;
   while (fast < 2 && performance.now() - t0 < 120_000) {
     const t = performance.now();
-    await (await fetch(base + '/v1/ping')).arrayBuffer();
+    await (await fetch(`${base}/v1/ping`)).arrayBuffer();
     fast = performance.now() - t < 20 ? fast + 1 : 0;
   }
   return performance.now() - t0;
@@ -552,7 +553,7 @@ async function main() {
 
   // Load: per scenario, warm both, then rounds of ours → reference. The server's event-loop monitor runs only during our runs.
   const eldCmd = async (cmd: 'start' | 'stop') => {
-    server.proc.stdin!.write(cmd + '\n');
+    server.proc.stdin!.write(`${cmd}\n`);
     return nextMessage(server, (m) => m.eld === (cmd === 'start' ? 'started' : 'stopped'));
   };
   let rssPeakSampled = rssIdle.rss_mb;
@@ -598,7 +599,7 @@ async function main() {
     r.ref_cpu_us = med((x) => x.ref.server_cpu_us);
     r.client_cpu_us = med((x) => x.ours.client_cpu_us);
     say(
-      `  [${i + 1}/${live.length}] ${pad(r.name, 46)} ${lpad(r.ours_rps.toFixed(0), 7)} req/s  ratio ${r.ratio.toFixed(2)}  server CPU ${r.ours_cpu_us.toFixed(0)} µs/req (reference ${r.ref_cpu_us.toFixed(0)}), autocannon ${r.client_cpu_us.toFixed(0)}${r.problems.length ? '  PROBLEMS: ' + r.problems.join('; ') : ''}`,
+      `  [${i + 1}/${live.length}] ${pad(r.name, 46)} ${lpad(r.ours_rps.toFixed(0), 7)} req/s  ratio ${r.ratio.toFixed(2)}  server CPU ${r.ours_cpu_us.toFixed(0)} µs/req (reference ${r.ref_cpu_us.toFixed(0)}), autocannon ${r.client_cpu_us.toFixed(0)}${r.problems.length ? `  PROBLEMS: ${r.problems.join('; ')}` : ''}`,
     );
   }
   const mem = memory(server.proc.pid!);
@@ -680,7 +681,7 @@ async function main() {
     const prev = prevRps.get(r.name);
     const delta = prev ? `${r.ours_rps >= prev ? '+' : ''}${(((r.ours_rps - prev) / prev) * 100).toFixed(0)}%` : '';
     out.push(
-      `${pad(r.name, 46)} ${lpad(String(r.body_bytes), 7)} ${lpad(r.ours_rps.toFixed(0), 8)} ${lpad(fmt(r.ours_p50_ms), 7)} ${lpad(fmt(r.ours_p99_ms), 8)} ${lpad(r.ref_rps.toFixed(0), 9)} ${lpad(fmt(r.ratio), 6)} ${lpad(`${r.ours_cpu_us.toFixed(0)}/${r.ref_cpu_us.toFixed(0)}`, 9)} ${lpad(fmt(r.eld_p99_ms, 1), 8)} ${lpad(delta, 7)}  ${v}${r.problems.length ? '  ! ' + r.problems.length + ' problem(s)' : ''}${median(r.rounds.map((x) => x.drain_ms)) > 1000 ? `  (backlog drained ${(median(r.rounds.map((x) => x.drain_ms)) / 1000).toFixed(1)} s after each run)` : ''}`,
+      `${pad(r.name, 46)} ${lpad(String(r.body_bytes), 7)} ${lpad(r.ours_rps.toFixed(0), 8)} ${lpad(fmt(r.ours_p50_ms), 7)} ${lpad(fmt(r.ours_p99_ms), 8)} ${lpad(r.ref_rps.toFixed(0), 9)} ${lpad(fmt(r.ratio), 6)} ${lpad(`${r.ours_cpu_us.toFixed(0)}/${r.ref_cpu_us.toFixed(0)}`, 9)} ${lpad(fmt(r.eld_p99_ms, 1), 8)} ${lpad(delta, 7)}  ${v}${r.problems.length ? `  ! ${r.problems.length} problem(s)` : ''}${median(r.rounds.map((x) => x.drain_ms)) > 1000 ? `  (backlog drained ${(median(r.rounds.map((x) => x.drain_ms)) / 1000).toFixed(1)} s after each run)` : ''}`,
     );
   }
   if (fuzz) out.push('', formatFuzz(fuzz, false));
@@ -765,7 +766,7 @@ async function main() {
   out.push(
     `machine speed check (bench/README.md): ${speedBefore.toFixed(0)} ms before, ${speedAfter.toFixed(0)} ms after (lower is faster)`,
   );
-  console.log('\n' + out.join('\n'));
+  console.log(`\n${out.join('\n')}`);
 
   const json = {
     at: new Date().toISOString(),
@@ -825,8 +826,8 @@ async function main() {
   };
   mkdirSync(RESULTS, { recursive: true });
   const file = join(RESULTS, `${stamp()}.json`);
-  writeFileSync(file, JSON.stringify(json, null, 2) + '\n');
-  writeFileSync(join(RESULTS, 'last.json'), JSON.stringify(json, null, 2) + '\n');
+  writeFileSync(file, `${JSON.stringify(json, null, 2)}\n`);
+  writeFileSync(join(RESULTS, 'last.json'), `${JSON.stringify(json, null, 2)}\n`);
   say(`results: ${file} (and .bench-cache/results/last.json)`);
 }
 

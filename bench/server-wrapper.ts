@@ -45,7 +45,7 @@ const summary = (h: RecordableHistogram) => ({
   p99_ms: h.count ? ms(h.percentile(99)) : null,
   max_ms: h.count ? ms(h.max) : null,
 });
-const out = (o: Record<string, unknown>) => process.stdout.write(JSON.stringify(o) + '\n');
+const out = (o: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(o)}\n`);
 const report = (eld: string) =>
   out({
     eld,
@@ -56,7 +56,7 @@ const report = (eld: string) =>
   });
 
 const log = (line: Record<string, unknown>) =>
-  process.stderr.write(JSON.stringify({ time: new Date().toISOString(), ...line }) + '\n');
+  process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`);
 const service = await startService(loadConfig(process.env), { log });
 out({ ready: service.url, pid: process.pid });
 

@@ -1,6 +1,7 @@
 // Post-build checks: SQLite integrity, referential sanity of derived tables, and query plans of hot statements.
-import Database from 'better-sqlite3';
+
 import { parentPort, workerData } from 'node:worker_threads';
+import Database from 'better-sqlite3';
 import { explainPage, HOT_QUERY_SAMPLES, indexDriver, planHasFullScan } from '../snapshot-format/listing-sql.ts';
 
 /**

@@ -2,31 +2,28 @@
 import { createHash } from 'node:crypto';
 import {
   accessSync,
+  closeSync,
   constants,
   existsSync,
-  readFileSync,
+  fsyncSync,
+  openSync,
   readdirSync,
   renameSync,
   rmSync,
   statSync,
-  openSync,
-  fsyncSync,
-  closeSync,
 } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
-import * as S from './source-schema.ts';
-import { Report, readSource } from './read-source.ts';
-import { LISTING_TEXT, TABLES, tableWriter, type TableName, type TableWriter } from './write.ts';
-import { CohortCollector, deriveBeforeIndexes, deriveFromIndexes } from './derive.ts';
-import { ftsBody, type Batch, type Done, type ListingsJob } from './listings-worker.ts';
-import { summaryTemplate } from '../snapshot-format/summary-json.ts';
 import { Worker } from 'node:worker_threads';
-import { FullTextBuilder, type FullTextJob } from './fts-worker.ts';
-import { PARALLEL_TABLE, runChecks, type CheckJob, type CheckResult } from './checks.ts';
-
+import Database from 'better-sqlite3';
 import { SCHEMA_VERSION, schemaSql, snapshotSchemaVersion } from '../snapshot-format/schema.ts';
+import { summaryTemplate } from '../snapshot-format/summary-json.ts';
+import { type CheckJob, type CheckResult, PARALLEL_TABLE, runChecks } from './checks.ts';
+import { CohortCollector, deriveBeforeIndexes, deriveFromIndexes } from './derive.ts';
+import { FullTextBuilder, type FullTextJob } from './fts-worker.ts';
+import { type Batch, type Done, ftsBody, type ListingsJob } from './listings-worker.ts';
+import { Report, readSource } from './read-source.ts';
+import * as S from './source-schema.ts';
+import { LISTING_TEXT, TABLES, type TableName, type TableWriter, tableWriter } from './write.ts';
 
 export interface BuildOptions {
   source: string;
@@ -54,12 +51,12 @@ const tempPrefix = (out: string) => join(dirname(resolve(out)), `.${basename(out
 export const tempPathFor = (out: string, pid = process.pid) => tempPrefix(out) + pid;
 
 /** The full-text worker's file beside a build's temporary file (see fts-worker.ts). */
-const fullTextPathFor = (tmp: string) => tmp + '-fts';
+const fullTextPathFor = (tmp: string) => `${tmp}-fts`;
 
 /** Removes a build's temporary files and their journals (after an interruption or a failure). */
 export function removeTemp(tmp: string): void {
   for (const f of [tmp, fullTextPathFor(tmp)])
-    for (const g of [f, f + '-journal', f + '-wal', f + '-shm']) {
+    for (const g of [f, `${f}-journal`, `${f}-wal`, `${f}-shm`]) {
       try {
         rmSync(g, { force: true });
       } catch {
@@ -101,7 +98,7 @@ function removeStaleTemps(out: string): void {
 
 /** Why `out` cannot be written or replaced, or null. An existing file must be a snapshot (of any schema version). */
 function outProblem(out: string, tmp: string): string | null {
-  let parent;
+  let parent: ReturnType<typeof statSync>;
   try {
     parent = statSync(dirname(out));
   } catch {
@@ -122,7 +119,7 @@ function outProblem(out: string, tmp: string): string | null {
   } catch (e) {
     return `cannot create a file in the folder ${dirname(out)} (${reason(e)}; the new snapshot is written beside the target, then renamed)`;
   }
-  let st;
+  let st: ReturnType<typeof statSync>;
   try {
     st = statSync(out);
   } catch {
@@ -165,7 +162,7 @@ export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
 async function build1(opts: BuildOptions, state: { stopped: boolean }): Promise<BuildResult> {
   const started = process.hrtime.bigint();
   const elapsed = () => Number(process.hrtime.bigint() - started) / 1e9;
-  const log = opts.log ?? ((l: string) => process.stderr.write(l + '\n'));
+  const log = opts.log ?? ((l: string) => process.stderr.write(`${l}\n`));
   // Each phase line carries the process's current resident memory (worker included), for operators sizing a build host.
   const phase = (name: string) =>
     log(`[${elapsed().toFixed(1)}s, rss ${Math.round(process.memoryUsage().rss / 2 ** 20)} MiB] ${name}`);
@@ -344,9 +341,9 @@ async function build1(opts: BuildOptions, state: { stopped: boolean }): Promise<
       if (table === 'locations') checkLocationTree(locations, (line, field, reason) => problem(line, field, reason));
       if (!report.failed) {
         held.sort((a, b) => ((a.id as string) < (b.id as string) ? -1 : 1));
-        held.forEach((rec, i) =>
-          writer.insert(i + 1, table === 'locations' ? { ...rec, depth: depthOf(rec.type as string) } : rec),
-        );
+        held.forEach((rec, i) => {
+          writer.insert(i + 1, table === 'locations' ? { ...rec, depth: depthOf(rec.type as string) } : rec);
+        });
         stored = held.length;
         if (table === 'locations') heldLocations = held;
       }
@@ -364,7 +361,7 @@ async function build1(opts: BuildOptions, state: { stopped: boolean }): Promise<
       );
     }
 
-    const snapshotId = 'snap_' + hash.digest('hex').slice(0, 24);
+    const snapshotId = `snap_${hash.digest('hex').slice(0, 24)}`;
     db.pragma('cache_size = -16384'); // 16 MiB from here on: also the sort memory of index creation
     phase('deriving: location closure, full-text indexes, market cohorts');
     deriveBeforeIndexes(db, cohorts, fullText !== undefined);

@@ -1,15 +1,15 @@
 // Derived tables: location closure, full-text indexes, market cohorts and precomputed listing statistics.
 import type { Database } from 'better-sqlite3';
+import { INDEX_OF } from '../snapshot-format/listing-sql.ts';
 import { median, round2 } from '../snapshot-format/price-stats.ts';
 import { indexText } from '../snapshot-format/text.ts';
-import { INDEX_OF } from '../snapshot-format/listing-sql.ts';
 
 /** Groups published rent listings (active or not) by city and first-seen month while the source streams. */
 export class CohortCollector {
   // city → month → values; prices and price per m² kept as plain arrays (a few numbers per listing).
   groups = new Map<string, Map<string, { n: number; prices: number[]; perM2: number[] }>>();
   add(cityId: string, firstSeenAt: string, price: number | null, size: number | null) {
-    const month = firstSeenAt.slice(0, 7) + '-01';
+    const month = `${firstSeenAt.slice(0, 7)}-01`;
     let byMonth = this.groups.get(cityId);
     if (!byMonth) this.groups.set(cityId, (byMonth = new Map()));
     let g = byMonth.get(month);

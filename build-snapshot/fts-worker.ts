@@ -3,9 +3,10 @@
 // seconds at 1M listings). The worker then derives the term tables from it (listing_terms and the term
 // bitmaps, ~7 s at 1M) while the main thread derives the rest and creates the indexes, and the main thread
 // copies the finished tables into the snapshot (copyFullText).
-import Database from 'better-sqlite3';
+
 import { rmSync } from 'node:fs';
-import { parentPort, Worker, workerData } from 'node:worker_threads';
+import { parentPort, type Worker, workerData } from 'node:worker_threads';
+import Database from 'better-sqlite3';
 import { indexText } from '../snapshot-format/text.ts';
 import { deriveTerms } from './derive.ts';
 

@@ -5,7 +5,8 @@ import { createHash } from 'node:crypto';
 import { closeSync, openSync, readSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import * as v from 'valibot';
-import { ListingSource } from './source-schema.ts';
+import { CohortCollector } from './derive.ts';
+import { IdIndex } from './id-index.ts';
 import {
   ChunkLines,
   describeIssues,
@@ -15,8 +16,7 @@ import {
   OVERLONG_REASON,
   type Problem,
 } from './read-source.ts';
-import { IdIndex } from './id-index.ts';
-import { CohortCollector } from './derive.ts';
+import { ListingSource } from './source-schema.ts';
 // One worker entry for every kind of compiler worker (the bundle ships one worker file): this one, kind
 // 'listings', the full-text worker, kind 'fts', and the integrity check of one table, kind 'check'.
 import './fts-worker.ts';

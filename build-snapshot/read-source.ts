@@ -1,7 +1,7 @@
 // Streams one NDJSON source file, validates each record with valibot and reports problems as file:line.
 import { isUtf8 } from 'node:buffer';
-import { open } from 'node:fs/promises';
 import type { Hash } from 'node:crypto';
+import { open } from 'node:fs/promises';
 import * as v from 'valibot';
 
 export interface Problem {

@@ -4,17 +4,17 @@
 import type { ArticleRec, GlossaryRec, Locale } from '../build-snapshot/source-schema.ts';
 import { CITIES } from './places.ts';
 import {
-  DAY_MS,
-  REFERENCE_MS,
   chance,
+  DAY_MS,
   int,
   iso,
+  type LocaleSet,
   localized,
   pad,
   pickLocales,
+  REFERENCE_MS,
   rngFor,
   slugify,
-  type LocaleSet,
   type Tr,
 } from './random.ts';
 

@@ -11,25 +11,23 @@ import { createWriteStream, mkdirSync, renameSync, statSync, writeFileSync } fro
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as v from 'valibot';
-import { ListingSource, RESOURCES, type ListingRec, type ResourceName } from '../build-snapshot/source-schema.ts';
+import { type ListingRec, ListingSource, RESOURCES, type ResourceName } from '../build-snapshot/source-schema.ts';
 import { buildArticles, buildGlossary } from './content.ts';
 import {
   ADJECTIVES,
   FEATURES,
-  PROPERTY_TYPES,
-  RARE,
-  SURROUNDINGS,
+  type ListingText,
   listingDescription,
   listingTitle,
-  type ListingText,
+  PROPERTY_TYPES,
   type PropertyType,
+  RARE,
+  SURROUNDINGS,
 } from './listing-text.ts';
-import { CITIES, buildGeography, type Geography } from './places.ts';
+import { buildGeography, CITIES, type Geography } from './places.ts';
 import {
-  DAY_MS,
-  REFERENCE_MS,
-  Weighted,
   chance,
+  DAY_MS,
   int,
   iso,
   isoDate,
@@ -38,17 +36,19 @@ import {
   pad,
   pick,
   pickLocales,
+  REFERENCE_MS,
   rngFor,
   round,
   slugify,
+  Weighted,
 } from './random.ts';
 import {
-  LISTING_SOURCE_PLATFORMS,
-  METRICS,
   buildInsurance,
   buildInternet,
   buildOwners,
   buildPlatforms,
+  LISTING_SOURCE_PLATFORMS,
+  METRICS,
   type Owners,
 } from './resources.ts';
 
@@ -416,7 +416,7 @@ async function main(): Promise<void> {
     if (name === 'listings') continue;
     const records = small[name]!;
     checkAll(name, schema, records);
-    const body = records.map((r) => JSON.stringify(r)).join('\n') + '\n';
+    const body = `${records.map((r) => JSON.stringify(r)).join('\n')}\n`;
     writeFileSync(tmp(file), body);
     bytes += Buffer.byteLength(body);
     counts.push(`${records.length} ${name}`);
@@ -432,7 +432,7 @@ async function main(): Promise<void> {
   for (let i = 1; i <= n; i++) {
     const rec = makeListing(i);
     if (i <= 1000) checkAll('listings', ListingSource, [rec]);
-    chunk += JSON.stringify(rec) + '\n';
+    chunk += `${JSON.stringify(rec)}\n`;
     if (chunk.length >= 262_144 || i === n) {
       if (!ws.write(chunk)) await Promise.race([once(ws, 'drain'), failed]);
       chunk = '';

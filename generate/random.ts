@@ -103,6 +103,7 @@ export function permutation(rng: Rng, n: number): Int32Array {
 export const pad = (n: number, width: number): string => String(n).padStart(width, '0');
 
 export function slugify(s: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the test is "any non-ASCII character"
   return (/[^\x00-\x7f]/.test(s) ? s.normalize('NFD') : s) // normalize only when needed: it is slow
     .replace(/[\u0300-\u036f]/g, '')
     .toLowerCase()

@@ -13,23 +13,23 @@ import type {
 } from '../build-snapshot/source-schema.ts';
 import { CITIES } from './places.ts';
 import {
-  DAY_MS,
-  REFERENCE_MS,
-  Weighted,
   chance,
+  DAY_MS,
   int,
   iso,
+  type LocaleSet,
   localized,
   only,
   pad,
   permutation,
   pick,
   pickLocales,
+  REFERENCE_MS,
+  type Rng,
   rngFor,
   slugify,
-  type LocaleSet,
-  type Rng,
   type Tr,
+  Weighted,
 } from './random.ts';
 
 const ALL: LocaleSet = ['en', 'nl', 'de', 'fr', 'es'];

@@ -1,7 +1,7 @@
 // npm run bundle: esbuild → dist/ — the server, the compiler and the key command as plain ESM files, plus the
 // compiler's worker and schema, and a package.json naming the one dependency that is not inside:
 // better-sqlite3 (a native addon), which `npm install --omit=dev` in the folder installs on the host.
-import { build } from 'esbuild';
+
 import {
   copyFileSync,
   existsSync,
@@ -13,6 +13,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { build } from 'esbuild';
 import { BUNDLE_OPTIONS as common } from './bundle-options.ts';
 
 const outdir = process.argv[2] ?? 'dist'; // npm run bundle [-- OUTDIR]
@@ -52,7 +53,7 @@ const project = JSON.parse(readFileSync('package.json', 'utf8'));
 const sqlite = JSON.parse(readFileSync('node_modules/better-sqlite3/package.json', 'utf8')).version as string;
 writeFileSync(
   join(outdir, 'package.json'),
-  JSON.stringify(
+  `${JSON.stringify(
     {
       name: `${project.name}-bundle`,
       version: project.version,
@@ -64,7 +65,7 @@ writeFileSync(
     },
     null,
     2,
-  ) + '\n',
+  )}\n`,
 );
 console.log(
   `${outdir}/: server.mjs, build-snapshot.mjs, keys.mjs, listings-worker.js, schema.sql, package.json (better-sqlite3 ${sqlite})`,

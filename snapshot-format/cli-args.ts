@@ -1,5 +1,5 @@
 // parseArgs for the command-line tools (build-snapshot, keys), refusing a repeated option.
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { type ParseArgsConfig, parseArgs } from 'node:util';
 
 /**
  * node's parseArgs with tokens, throwing for an option given twice: parseArgs keeps the last of a

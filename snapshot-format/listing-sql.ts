@@ -96,7 +96,7 @@ export function pageSql(f: ListingFilters, driver: Driver, limit?: number): stri
 }
 export function matchSql(f: ListingFilters, driver: Driver): string {
   const where = [...(driver.kind === 'fts' ? ['listings_fts MATCH @fts'] : []), ...conditions(f, driver)];
-  return `SELECT l.price_eur FROM ${source(driver)}${where.length ? ' WHERE ' + where.join(' AND ') : ''}`;
+  return `SELECT l.price_eur FROM ${source(driver)}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
 }
 
 /** True when the plan reads the listings table in rowid order with no index narrowing it. */

@@ -38,7 +38,7 @@ const TITLE = FIELDS.indexOf('title');
 const CITY = FIELDS.indexOf('city');
 /** What goes before each value. */
 const KEYS = FIELDS.map(
-  (f, i) => (i === 0 ? '{' : ',') + (f === 'city' ? '"location":{' : '') + JSON.stringify(f) + ':',
+  (f, i) => `${(i === 0 ? '{' : ',') + (f === 'city' ? '"location":{' : '') + JSON.stringify(f)}:`,
 );
 
 /** The summary fields as read from the source record (null or undefined where absent). */
@@ -57,5 +57,5 @@ export const fillSummary = (template: string, titleJson: string, cityJson: strin
 export function fillValues(values: string[], titleJson: string, cityJson: string): string {
   let out = '';
   for (let i = 0; i < KEYS.length; i++) out += KEYS[i] + (i === TITLE ? titleJson : i === CITY ? cityJson : values[i]);
-  return out + '}}';
+  return `${out}}}`;
 }

@@ -1,10 +1,10 @@
 // The only reader of process.env: loadConfig → startService → (dev key if the key store is empty).
 import { type Config, ConfigError, loadConfig } from './config.ts';
-import { SnapshotError } from './snapshot/source.ts';
 import { isLoopback, startService } from './http/server.ts';
 import { countKeys, createKey, KeyStoreError, openKeyStore } from './keys/store.ts';
+import { SnapshotError } from './snapshot/source.ts';
 
-const format = (line: Record<string, unknown>) => JSON.stringify({ time: new Date().toISOString(), ...line }) + '\n';
+const format = (line: Record<string, unknown>) => `${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`;
 const log = (line: Record<string, unknown>) => {
   requestLines.flush();
   process.stdout.write(format(line));
@@ -92,7 +92,7 @@ function createDevKey(config: Config): { id: string; key: string } | null {
 /** The one place a key is ever printed by the server: stderr, once, at its creation. */
 function printDevKey(k: { id: string; key: string }, url: string) {
   process.stderr.write(
-    [
+    `${[
       '',
       '  A local development API key was created (the key store was empty). It is shown only this once:',
       '',
@@ -103,7 +103,7 @@ function printDevKey(k: { id: string; key: string }, url: string) {
       '',
       `  Manage keys with npm run keys -- list | disable ${k.id} | revoke ${k.id}.`,
       '',
-    ].join('\n') + '\n',
+    ].join('\n')}\n`,
   );
 }
 

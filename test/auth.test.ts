@@ -1,13 +1,15 @@
 // Authentication, key-in-query refusal, rate limits and fail-closed key store, over HTTP against the real service.
-import { describe, it, before, after } from 'node:test';
+
 import assert from 'node:assert/strict';
-import Database from 'better-sqlite3';
-import fs, { copyFileSync, renameSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
-import { syncBuiltinESMExports } from 'node:module';
 import { createHash } from 'node:crypto';
+import fs, { copyFileSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { connect } from 'node:net';
-import { buildTestSnapshot, issueKey, startServer, tempDir, type TestServer } from './helpers.ts';
+import { after, before, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
 import { UNAUTHORIZED_MESSAGE } from '../src/http/access.ts';
+import { ApiError } from '../src/http/errors.ts';
+import { addressBucket, createLimits } from '../src/http/rate-limit.ts';
 import {
   digestKey,
   digestKeyBase64,
@@ -18,8 +20,7 @@ import {
 } from '../src/keys/format.ts';
 import { KeyReader } from '../src/keys/reader.ts';
 import { changeKey, openKeyStore } from '../src/keys/store.ts';
-import { ApiError } from '../src/http/errors.ts';
-import { addressBucket, createLimits } from '../src/http/rate-limit.ts';
+import { buildTestSnapshot, issueKey, startServer, type TestServer, tempDir } from './helpers.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let snapshotPath: string;
@@ -42,7 +43,7 @@ function rawGet(url: string, path: string, headerLines: string[]): Promise<{ sta
     let data = '';
     const s = connect(Number(port), hostname, () =>
       s.write(
-        `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${headerLines.map((h) => h + '\r\n').join('')}\r\n`,
+        `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${headerLines.map((h) => `${h}\r\n`).join('')}\r\n`,
       ),
     );
     s.on('data', (d) => {
@@ -83,8 +84,8 @@ describe('key format', () => {
       const c = k[i] === 'A' ? 'B' : 'A';
       assert.equal(isWellFormedKey(k.slice(0, i) + c + k.slice(i + 1)), false, `position ${i}`);
     }
-    assert.equal(isWellFormedKey('xyz_live_' + k.slice(9)), false);
-    assert.equal(isWellFormedKey(k + 'A'), false);
+    assert.equal(isWellFormedKey(`xyz_live_${k.slice(9)}`), false);
+    assert.equal(isWellFormedKey(`${k}A`), false);
   });
 
   it('parses only "Bearer <key>" with one space and no quotes', () => {
@@ -338,7 +339,7 @@ describe('fail closed: the key store', () => {
   it('answers 503 while the key store is missing or garbage, and recovers when it is back', async () => {
     const server = await startServer({ SNAPSHOT_PATH: snapshotPath }, { keysRetryMs: 50 });
     try {
-      const backup = tempDir() + '/keys.bak';
+      const backup = `${tempDir()}/keys.bak`;
       copyFileSync(server.keysPath, backup);
       const unavailable = async (what: string) => {
         const r = await server.get('/v1/listings');

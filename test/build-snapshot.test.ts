@@ -1,17 +1,18 @@
 // The snapshot compiler: public filtering, locale tables, closure, cohorts, determinism, and every class of bad input.
-import { describe, it, before, after } from 'node:test';
+
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync, readdirSync, existsSync, appendFileSync, rmSync, mkdirSync } from 'node:fs';
-import { join, dirname } from 'node:path';
-import { spawnSync } from 'node:child_process';
-import Database from 'better-sqlite3';
-import { buildSnapshot, checkInWorker, stopBuilds } from '../build-snapshot/compile.ts';
-import { SCHEMA_VERSION } from '../snapshot-format/schema.ts';
-import { IdIndex } from '../build-snapshot/id-index.ts';
-import { PARALLEL_TABLE, runChecks } from '../build-snapshot/checks.ts';
-import { LineSplitter, MAX_LINE, OVERLONG, OVERLONG_REASON, Utf8Check } from '../build-snapshot/read-source.ts';
 import { isUtf8 } from 'node:buffer';
-import { buildTestSnapshot, copyFixture, tempDir, FIXTURES, startServer, type TestServer } from './helpers.ts';
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import { PARALLEL_TABLE, runChecks } from '../build-snapshot/checks.ts';
+import { buildSnapshot, checkInWorker, stopBuilds } from '../build-snapshot/compile.ts';
+import { IdIndex } from '../build-snapshot/id-index.ts';
+import { LineSplitter, MAX_LINE, OVERLONG, OVERLONG_REASON, Utf8Check } from '../build-snapshot/read-source.ts';
+import { SCHEMA_VERSION } from '../snapshot-format/schema.ts';
+import { buildTestSnapshot, copyFixture, FIXTURES, startServer, type TestServer, tempDir } from './helpers.ts';
 
 const ROOT = join(FIXTURES, '..', '..');
 const open = (path: string) => new Database(path, { readonly: true });
@@ -301,7 +302,7 @@ describe('snapshot compiler: content', () => {
   it('uses a rollback journal and passes integrity_check', () => {
     assert.equal(db.pragma('journal_mode', { simple: true }), 'delete');
     assert.equal(db.pragma('integrity_check', { simple: true }), 'ok');
-    assert.ok(!existsSync(path + '-wal'));
+    assert.ok(!existsSync(`${path}-wal`));
     // The compiler writes its last tables in WAL mode (beside the listings' check on a worker): the file's
     // header says rollback journal again (bytes 18 and 19: 1, WAL would be 2), and no WAL file is left.
     const header = readFileSync(path).subarray(18, 20);
@@ -350,13 +351,13 @@ describe('snapshot compiler: determinism', () => {
     const src = copyFixture();
     appendFileSync(
       join(src, 'glossary.ndjson'),
-      JSON.stringify({
+      `${JSON.stringify({
         id: 'gl-2',
         slug: 'servicekosten',
         term: { en: 'Service costs' },
         definition: { en: 'Costs on top of rent.' },
         published: true,
-      }) + '\n',
+      })}\n`,
     );
     const a = await buildTestSnapshot();
     const b = await buildTestSnapshot(src);
@@ -366,7 +367,7 @@ describe('snapshot compiler: determinism', () => {
   it('orders rows by id even when the listings file is not sorted', async () => {
     const src = copyFixture();
     const lines = readFileSync(join(src, 'listings.ndjson'), 'utf8').trim().split('\n').reverse();
-    writeFileSync(join(src, 'listings.ndjson'), lines.join('\n') + '\n');
+    writeFileSync(join(src, 'listings.ndjson'), `${lines.join('\n')}\n`);
     const sorted = dump((await buildTestSnapshot()).path);
     const reversed = dump((await buildTestSnapshot(src)).path);
     assert.deepEqual(reversed.listings, sorted.listings);
@@ -387,7 +388,7 @@ describe('snapshot compiler: determinism', () => {
   it('builds the same full-text index in its worker as from the table (the unsorted path), and copies it whole', async () => {
     const src = copyFixture();
     const lines = readFileSync(join(src, 'listings.ndjson'), 'utf8').trim().split('\n').reverse();
-    writeFileSync(join(src, 'listings.ndjson'), lines.join('\n') + '\n');
+    writeFileSync(join(src, 'listings.ndjson'), `${lines.join('\n')}\n`);
     const { path: worker } = await buildTestSnapshot(); // sorted: the full-text worker's file, copied in
     const { path: table } = await buildTestSnapshot(src); // re-ranked: derived from the listings table
     assert.deepEqual(
@@ -439,7 +440,7 @@ async function refusedBuild(src: string) {
 async function failingBuild(file: string, edit: (lines: string[]) => string[]) {
   const src = copyFixture();
   const p = join(src, file);
-  writeFileSync(p, edit(readFileSync(p, 'utf8').trimEnd().split('\n')).join('\n') + '\n');
+  writeFileSync(p, `${edit(readFileSync(p, 'utf8').trimEnd().split('\n')).join('\n')}\n`);
   return refusedBuild(src);
 }
 const setLine = (n: number, f: (rec: any) => unknown) => (lines: string[]) =>
@@ -454,11 +455,11 @@ describe('snapshot compiler: timestamps as written in their own offset', () => {
       const p = join(src, file);
       writeFileSync(
         p,
-        readFileSync(p, 'utf8')
+        `${readFileSync(p, 'utf8')
           .trimEnd()
           .split('\n')
           .map((l) => JSON.stringify(f(JSON.parse(l))))
-          .join('\n') + '\n',
+          .join('\n')}\n`,
       );
     };
     // lst-012 (Amsterdam, 2,100 EUR) first seen at 00:30 on 1 February local time: still 31 January in UTC.
@@ -648,7 +649,7 @@ describe('snapshot compiler: bad input fails with file:line and leaves the old s
     assert.ok(readFileSync(out).equals(before));
   });
   it('reports many problems, capped, with a count of the rest', async () => {
-    const p = await failingBuild('listings.ndjson', (l) => Array.from({ length: 80 }, () => '{oops'));
+    const p = await failingBuild('listings.ndjson', (_l) => Array.from({ length: 80 }, () => '{oops'));
     assert.equal(p.length, 51);
     assert.equal(p[50], '… and 30 more problems');
   });
@@ -966,7 +967,7 @@ describe('snapshot compiler: reading listings in 4 MiB chunks', () => {
     const original = readFileSync(file);
     let text = '';
     for (let pad = 0; pad < 8; pad++) {
-      text = original.toString('utf8') + ' '.repeat(pad) + lines.join('\n') + '\n';
+      text = `${original.toString('utf8') + ' '.repeat(pad) + lines.join('\n')}\n`;
       const b = Buffer.from(text)[CHUNK];
       if ((b & 0xc0) === 0x80) break; // a continuation byte
     }
@@ -993,7 +994,7 @@ describe('snapshot compiler: reading listings in 4 MiB chunks', () => {
         .filter((l) => l !== '').length +
       1 +
       lines.length;
-    writeFileSync(file, text + '{"id": "lst-bad"\n');
+    writeFileSync(file, `${text}{"id": "lst-bad"\n`);
     const r = await buildSnapshot({ source: dir, out: join(tempDir(), 'x.db'), log: () => {} });
     assert.equal(r.ok, false);
     assert.ok(
@@ -1010,7 +1011,7 @@ describe('snapshot compiler: operator mistakes', () => {
     const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
     const at = lines[n - 1].indexOf(marker) + marker.length;
     const before = [...lines.slice(0, n - 1), lines[n - 1].slice(0, at)].join('\n');
-    const after = [lines[n - 1].slice(at), ...lines.slice(n)].join('\n') + '\n';
+    const after = `${[lines[n - 1].slice(at), ...lines.slice(n)].join('\n')}\n`;
     writeFileSync(file, Buffer.concat([Buffer.from(before), Buffer.from([0xe9]), Buffer.from(after)]));
   }
 
@@ -1033,7 +1034,7 @@ describe('snapshot compiler: operator mistakes', () => {
   });
   it('names a byte-order mark at the start of a file', async () => {
     const src = copyFixture();
-    writeFileSync(join(src, 'articles.ndjson'), '\ufeff' + readFileSync(join(src, 'articles.ndjson'), 'utf8'));
+    writeFileSync(join(src, 'articles.ndjson'), `\ufeff${readFileSync(join(src, 'articles.ndjson'), 'utf8')}`);
     assert.deepEqual(await refused(src), [
       'articles.ndjson:1: (record): the file starts with a UTF-8 byte-order mark (BOM); save it as UTF-8 without one',
     ]);
@@ -1092,13 +1093,13 @@ describe('snapshot compiler: operator mistakes', () => {
     const gone = spawnSync(process.execPath, ['-e', '0']).pid!;
     const dead = join(dirname(out), `.snapshot.db.tmp-${gone}`);
     const alive = join(dirname(out), `.snapshot.db.tmp-${process.ppid}`);
-    for (const f of [dead, dead + '-journal', dead + '-wal', dead + '-shm', dead + '-fts', alive, alive + '-fts'])
+    for (const f of [dead, `${dead}-journal`, `${dead}-wal`, `${dead}-shm`, `${dead}-fts`, alive, `${alive}-fts`])
       writeFileSync(f, 'x');
     const r = await buildSnapshot({ source: join(FIXTURES, 'basic'), out, log: () => {} });
     assert.equal(r.ok, true, r.problems.join('\n'));
-    for (const f of [dead, dead + '-journal', dead + '-wal', dead + '-shm', dead + '-fts'])
+    for (const f of [dead, `${dead}-journal`, `${dead}-wal`, `${dead}-shm`, `${dead}-fts`])
       assert.ok(!existsSync(f), `a dead build's files (its WAL and the full-text worker's too) are removed: ${f}`);
-    assert.ok(existsSync(alive) && existsSync(alive + '-fts'), "a running build's files are kept");
+    assert.ok(existsSync(alive) && existsSync(`${alive}-fts`), "a running build's files are kept");
   });
   it('fails cleanly when the disk fills up during the listings load or after it: a (build) problem, no temporary files, the target untouched', async () => {
     // 8,000 generated listings: the load outgrows the build's 4 MiB page cache, so SQLite writes during it.

@@ -1,9 +1,10 @@
 // The esbuild bundle (npm run bundle) is what self-hosters run: it must compile a snapshot and serve it.
-import { describe, it } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { describe, it } from 'node:test';
 import { FIXTURES, tempDir } from './helpers.ts';
 
 const ROOT = join(FIXTURES, '..', '..');
@@ -50,9 +51,9 @@ describe('bundle', () => {
         server.on('exit', (code) => reject(new Error(`server exited ${code}`)));
         setTimeout(() => reject(new Error('no listening line in 10 s')), 10_000).unref();
       });
-      const ping = await fetch(url + '/v1/ping');
+      const ping = await fetch(`${url}/v1/ping`);
       assert.deepEqual(await ping.json(), { service: 'nl-rental-data-api', status: 'ok' });
-      const res = await fetch(url + '/v1/listings/lst-001', { headers: { Authorization: `Bearer ${key}` } });
+      const res = await fetch(`${url}/v1/listings/lst-001`, { headers: { Authorization: `Bearer ${key}` } });
       assert.equal(res.status, 200);
       assert.equal((await res.json()).data.id, 'lst-001');
     } finally {

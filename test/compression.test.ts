@@ -1,11 +1,12 @@
 // Response compression: br or gzip as Accept-Encoding asks, for JSON bodies of 1 KB or more; the raw bytes on the wire.
-import { describe, it, before, after } from 'node:test';
+
 import assert from 'node:assert/strict';
-import { createServer, request, type IncomingHttpHeaders } from 'node:http';
+import { createServer, type IncomingHttpHeaders, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { buildTestSnapshot, startServer, type TestServer } from './helpers.ts';
 import { COMPRESS_MIN_BYTES, JsonText, negotiate, sendJson } from '../src/http/respond.ts';
+import { buildTestSnapshot, startServer, type TestServer } from './helpers.ts';
 
 interface Raw {
   status: number;

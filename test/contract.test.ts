@@ -5,6 +5,13 @@ import { after, before, describe, it } from 'node:test';
 import { buildTestSnapshot, startServer, type TestServer } from './helpers.ts';
 import {
   ARTICLE,
+  assert400,
+  assertBounded,
+  assertCollection,
+  assertDetail,
+  assertError,
+  assertShape,
+  filled,
   INSURANCE_PRODUCT,
   INSURANCE_PROVIDER,
   INTERNET_PLAN,
@@ -21,13 +28,6 @@ import {
   OWNER_SUMMARY,
   PLATFORM_DETAIL,
   PLATFORM_SUMMARY,
-  assert400,
-  assertBounded,
-  assertCollection,
-  assertDetail,
-  assertError,
-  assertShape,
-  filled,
   type Shape,
 } from './support.ts';
 
@@ -66,7 +66,7 @@ const ENDPOINTS: { path: string; kind: Kind; shape: Shape; min?: number }[] = [
   { path: '/v1/locations/loc-ams-pijp', kind: 'detail', shape: LOCATION_DETAIL },
   { path: '/v1/market/metrics', kind: 'bounded', shape: METRIC, min: 3 },
 ];
-const withLocale = (path: string, locale: string) => path + (path.includes('?') ? '&' : '?') + `locale=${locale}`;
+const withLocale = (path: string, locale: string) => `${path + (path.includes('?') ? '&' : '?')}locale=${locale}`;
 const pathOnly = (p: string) => p.split('?')[0];
 
 describe('success envelopes and field sets', () => {
@@ -239,7 +239,7 @@ describe('400 on paginated collections: limit, q and cursor rules', () => {
       assert.equal((await server.get(`${path}?q=${long(200)}`)).status, 200);
     });
     it(`GET ${path} counts q in characters (code points): 200 emoji pass, 201 do not`, async () => {
-      const emoji = (n: number) => encodeURIComponent('a' + '\u{1F600}'.repeat(n - 1)); // a letter, so q has a term
+      const emoji = (n: number) => encodeURIComponent(`a${'\u{1F600}'.repeat(n - 1)}`); // a letter, so q has a term
       assert.equal((await server.get(`${path}?q=${emoji(200)}`)).status, 200);
       assert400(await server.get(`${path}?q=${emoji(201)}`), 'q');
     });

@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { ApiError } from '../src/http/errors.ts';
 import { CURSOR_TTL_SECONDS, cursorCodec } from '../src/http/cursor.ts';
+import { ApiError } from '../src/http/errors.ts';
 import { buildTestSnapshot, startServer, type TestServer } from './helpers.ts';
 import { assert400 } from './support.ts';
 
@@ -84,7 +84,7 @@ describe('cursor codec (unit)', () => {
     }
   });
   it('rejects malformed cursors (no dot, empty parts, over 4096 characters)', () => {
-    for (const c of ['abc', '.abc', 'abc.', '', 'a'.repeat(5000) + '.x']) rejects(() => codec.verify(c, scope));
+    for (const c of ['abc', '.abc', 'abc.', '', `${'a'.repeat(5000)}.x`]) rejects(() => codec.verify(c, scope));
   });
   it('accepts a cursor until 24 hours after issue and rejects it after', () => {
     const start = t;

@@ -1,8 +1,9 @@
 // sendError: a SQLite failure (damaged page, I/O error) is a 503 to the client and a logged cause for the operator.
-import { describe, it } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { describe, it } from 'node:test';
 import { sendError } from '../src/http/errors.ts';
 
 describe('sendError with a SQLite error', () => {

@@ -1,12 +1,12 @@
 // Test helpers: fixture snapshots built by the real compiler, the real service on an ephemeral port, fetch.
-import { mkdtempSync, cpSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildSnapshot, type BuildResult } from '../build-snapshot/compile.ts';
+import { type BuildResult, buildSnapshot } from '../build-snapshot/compile.ts';
 import { loadConfig } from '../src/config.ts';
+import { type Service, type ServiceOptions, startService } from '../src/http/server.ts';
 import { createKey, openKeyStore } from '../src/keys/store.ts';
-import { startService, type Service, type ServiceOptions } from '../src/http/server.ts';
 
 export const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
 
@@ -104,7 +104,7 @@ export async function startServer(
       if (!explicit && init.key !== null) headers.Authorization = `Bearer ${init.key ?? key}`;
       const res = await fetch(service.url + path, { method: init.method ?? 'GET', headers });
       const text = await res.text();
-      let body: unknown = undefined;
+      let body: unknown;
       try {
         body = text ? JSON.parse(text) : undefined;
       } catch {

@@ -1,13 +1,14 @@
 // The operator's key command (spawned like npm run keys) and the development key made by npm start.
-import { describe, it, before } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { join, dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { readFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { buildTestSnapshot, startServer, tempDir } from './helpers.ts';
 import { digestKey, KEY_PATTERN } from '../src/keys/format.ts';
+import { buildTestSnapshot, startServer, tempDir } from './helpers.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 /** `tsx file.ts` without the extra wrapper process: node with tsx's loader, as `npm run keys` runs it. */

@@ -1,6 +1,7 @@
 // Word-parallel row sets (src/listings/bits.ts) against a row-at-a-time reference, on awkward data.
-import { describe, it } from 'node:test';
+
 import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
 import { accumulateBits, eqBits, popcount, RangeBins, wordCount } from '../src/listings/bits.ts';
 
 function rng(seed: number) {

@@ -1,12 +1,13 @@
 // The column scan (src/listings/scan.ts) must give exactly what the index plans give, for any filter set.
-import { describe, it, before } from 'node:test';
+
 import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import '../src/http/app.ts'; // the route modules are loaded through the app (they import each other)
-import { prepare as prepareListings, stats as routeStats } from '../src/routes/listings.ts';
 import type { ListingFilters } from '../snapshot-format/listing-sql.ts';
 import { ListingQueries, statsFromPrices } from '../src/listings/planner.ts';
 import type { PrimaryHint } from '../src/listings/scan.ts';
+import { prepare as prepareListings, stats as routeStats } from '../src/routes/listings.ts';
 
 /** Every column the scan can loop over; a hint for an absent filter falls back to another loop. */
 const HINTS: PrimaryHint[] = [
@@ -20,6 +21,7 @@ const HINTS: PrimaryHint[] = [
   'size',
   'rooms',
 ];
+
 import { ftsQuery } from '../src/routes/full-text.ts';
 import { buildTestSnapshot } from './helpers.ts';
 import { generatedSource } from './support.ts';

@@ -2,14 +2,14 @@
 // listing filters. Invariants run on a larger generated fixture; exact facts on the hand-written basic fixture.
 import assert from 'node:assert/strict';
 import { appendFileSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { HOT_QUERY_SAMPLES, type ListingFilters, planHasFullScan } from '../snapshot-format/listing-sql.ts';
 import { planOf } from '../src/listings/planner.ts';
-import { join } from 'node:path';
-import { FIXTURES, buildTestSnapshot, copyFixture, startServer, type TestServer } from './helpers.ts';
 // After helpers.ts, which loads the app first: the route modules import each other through it.
 import { prepare } from '../src/routes/listings.ts';
+import { buildTestSnapshot, copyFixture, FIXTURES, startServer, type TestServer } from './helpers.ts';
 import {
   assert400,
   assertAscendingIds,
@@ -18,11 +18,11 @@ import {
   generatedSource,
   listingText,
   loadSource,
+  type Rec,
+  type SourceModel,
   tokens,
   walk,
   withParams,
-  type Rec,
-  type SourceModel,
 } from './support.ts';
 
 let big: TestServer;
@@ -686,7 +686,7 @@ describe('GET /v1/listings/{id}/similar', () => {
       });
     appendFileSync(
       join(dir, 'listings.ndjson'),
-      [flat('sim-a', 1000), flat('sim-b', 1000), flat('sim-c', 1010), flat('sim-d', 950)].join('\n') + '\n',
+      `${[flat('sim-a', 1000), flat('sim-b', 1000), flat('sim-c', 1010), flat('sim-d', 950)].join('\n')}\n`,
     );
     const s = await startServer({ SNAPSHOT_PATH: (await buildTestSnapshot(dir)).path });
     try {
@@ -830,7 +830,7 @@ describe('listing rows are fetched by key: no statement of the listings routes s
       ];
       const scans: string[] = [];
       for (const [name, s, args] of statements) {
-        const plan = (db.prepare('EXPLAIN QUERY PLAN ' + s.source).all(args as never) as { detail: string }[]).map(
+        const plan = (db.prepare(`EXPLAIN QUERY PLAN ${s.source}`).all(args as never) as { detail: string }[]).map(
           (r) => r.detail,
         );
         assert.ok(plan.length > 0, name);
@@ -862,6 +862,7 @@ describe('pre-serialised summaries carry awkward text exactly', () => {
       postcode: '1015 AB',
       energy_label: null,
       image_url: 'https://img.example.nl/a"b.jpg',
+      // biome-ignore lint/correctness/noPrecisionLoss: more digits than a double holds, on purpose
       latitude: 52.123456789012345,
       longitude: -0.1,
       price_eur: 1234.5,
@@ -870,7 +871,7 @@ describe('pre-serialised summaries carry awkward text exactly', () => {
       attributes: { note: odd, nested: { list: [odd, 1, null, true] } },
       images: [`https://img.example.nl/${encodeURIComponent(odd)}.jpg`],
     };
-    appendFileSync(file, JSON.stringify(rec) + '\n');
+    appendFileSync(file, `${JSON.stringify(rec)}\n`);
     const built = await buildTestSnapshot(dir);
     const server = await startServer({ SNAPSHOT_PATH: built.path });
     try {
@@ -896,6 +897,7 @@ describe('pre-serialised summaries carry awkward text exactly', () => {
         assert.deepEqual(rest, want, locale);
         assert.equal(location.street, odd);
         assert.equal(location.number, '1"a');
+        // biome-ignore lint/correctness/noPrecisionLoss: the same literal as the source record
         assert.equal(location.latitude, 52.123456789012345);
         assert.equal(description, (rec.description as Record<string, string>)[locale] ?? rec.description.en);
         assert.deepEqual(images, rec.images);

@@ -16,7 +16,7 @@ after(async () => {
 
 const LOCALES = ['en', 'nl', 'de', 'fr', 'es'] as const;
 const data = async (path: string, locale?: string) => {
-  const res = await server.get(locale ? path + (path.includes('?') ? '&' : '?') + `locale=${locale}` : path);
+  const res = await server.get(locale ? `${path + (path.includes('?') ? '&' : '?')}locale=${locale}` : path);
   assert.equal(res.status, 200, `${path} ${locale}: ${res.text.slice(0, 300)}`);
   assert.equal(res.body.meta.locale, locale ?? 'en');
   return res.body.data;

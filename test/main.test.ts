@@ -1,10 +1,11 @@
 // The real entry point (npx tsx src/main.ts) as a process: buffered request log lines, and the sample snapshot.
-import { describe, it } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
+import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { SCHEMA_VERSION } from '../snapshot-format/schema.ts';
 import { buildTestSnapshot, issueKey, tempDir } from './helpers.ts';
@@ -138,7 +139,7 @@ describe('npm start: the sample snapshot', () => {
     assert.match(buildSample(cwd), /is not of schema version \d+: rebuilding it from the sample data/);
     const { url, stop } = await startMain(cwd, { LOG_REQUESTS: '0', KEYS_PATH: join(cwd, 'keys.db') });
     try {
-      assert.equal((await fetch(url + '/v1/ping')).status, 200);
+      assert.equal((await fetch(`${url}/v1/ping`)).status, 200);
       const db = new Database(join(cwd, 'data', 'snapshot.db'), { readonly: true });
       try {
         assert.equal(

@@ -48,7 +48,7 @@ const op = (path: string) => doc.paths[path]?.get;
 const queryParams = (path: string) => (op(path).parameters as any[]).filter((p) => p.in === 'query');
 /** The query parameters a route accepts, read from its own unknown-parameter error ("Allowed: a, b."). */
 async function acceptedParams(example: string): Promise<string[]> {
-  const res = await server.get(example + (example.includes('?') ? '&' : '?') + 'zz_unknown=1');
+  const res = await server.get(`${example + (example.includes('?') ? '&' : '?')}zz_unknown=1`);
   assert.equal(res.status, 400);
   const m = /Allowed: ([^.]*)\./.exec(res.body.error.message);
   if (!m) {

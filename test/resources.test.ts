@@ -1,10 +1,10 @@
 // The other resource families over HTTP (owners, internet, insurance, platforms, articles, market, locations):
 // public records only, every filter, q, detail values, and cursor walks. Basic fixture, real compiler, real service.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
 import { join } from 'node:path';
-import { FIXTURES, buildTestSnapshot, startServer, type TestServer } from './helpers.ts';
-import { assertAscendingIds, assertError, loadSource, walk, type SourceModel } from './support.ts';
+import { after, before, describe, it } from 'node:test';
+import { buildTestSnapshot, FIXTURES, startServer, type TestServer } from './helpers.ts';
+import { assertAscendingIds, assertError, loadSource, type SourceModel, walk } from './support.ts';
 
 let server: TestServer;
 let src: SourceModel;

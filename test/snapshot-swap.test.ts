@@ -5,13 +5,13 @@ import { spawn } from 'node:child_process';
 import { copyFileSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { SCHEMA_VERSION } from '../snapshot-format/schema.ts';
 import { SnapshotError, SnapshotSource } from '../src/snapshot/source.ts';
-import { buildTestSnapshot, copyFixture, startServer, tempDir, type TestServer } from './helpers.ts';
-import { ROOT, assertAscendingIds, assertError } from './support.ts';
+import { buildTestSnapshot, copyFixture, startServer, type TestServer, tempDir } from './helpers.ts';
+import { assertAscendingIds, assertError, ROOT } from './support.ts';
 
 const LISTINGS = 'listings.ndjson';
 /** Source lines of the fixture's listings, by id. */
@@ -24,7 +24,7 @@ function listingLines(dir: string): Map<string, string> {
   );
 }
 function writeListings(dir: string, lines: Map<string, string>) {
-  writeFileSync(join(dir, LISTINGS), [...lines.values()].join('\n') + '\n');
+  writeFileSync(join(dir, LISTINGS), `${[...lines.values()].join('\n')}\n`);
 }
 /** A copy of lst-001's record under another id. */
 function cloneOf(lines: Map<string, string>, id: string): string {

@@ -4,9 +4,9 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join, dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { copyFixture, tempDir, type TestServer } from './helpers.ts';
+import { copyFixture, type TestServer, tempDir } from './helpers.ts';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export type Res = Awaited<ReturnType<TestServer['get']>>;
@@ -72,7 +72,9 @@ export function shapeProblems(value: unknown, shape: Shape, where = 'data'): str
     } else if (!Array.isArray(v)) {
       out.push(`${at}: expected an array, got ${JSON.stringify(v)}`);
     } else {
-      v.forEach((item, i) => out.push(...shapeProblems(item, spec.items, `${at}[${i}]`)));
+      v.forEach((item, i) => {
+        out.push(...shapeProblems(item, spec.items, `${at}[${i}]`));
+      });
     }
   }
   return out;
@@ -312,7 +314,9 @@ export function assertCollection(res: Res, item: Shape, opts: { locale?: string;
   assert.equal(p.limit, opts.limit ?? 20, 'pagination.limit is the requested (or default) limit');
   assert.equal(p.next_cursor === null, !p.has_more, 'next_cursor is null exactly when has_more is false');
   assert.ok(res.body.data.length <= p.limit, 'no more items than the limit');
-  res.body.data.forEach((x: unknown, i: number) => assertShape(x, item, `data[${i}]`));
+  res.body.data.forEach((x: unknown, i: number) => {
+    assertShape(x, item, `data[${i}]`);
+  });
   assertMeta(res, opts.locale ?? 'en');
 }
 
@@ -321,7 +325,9 @@ export function assertBounded(res: Res, item: Shape, opts: { locale?: string } =
   assertOk(res);
   assert.deepEqual(Object.keys(res.body).sort(), ['data', 'meta']);
   assert.ok(Array.isArray(res.body.data), 'data is an array');
-  res.body.data.forEach((x: unknown, i: number) => assertShape(x, item, `data[${i}]`));
+  res.body.data.forEach((x: unknown, i: number) => {
+    assertShape(x, item, `data[${i}]`);
+  });
   assertMeta(res, opts.locale ?? 'en');
 }
 
@@ -571,6 +577,6 @@ export function syntheticSource(n: number, seed: number): string {
       }),
     );
   }
-  appendFileSync(join(dir, 'listings.ndjson'), lines.join('\n') + '\n');
+  appendFileSync(join(dir, 'listings.ndjson'), `${lines.join('\n')}\n`);
   return dir;
 }

@@ -1,15 +1,16 @@
 // Transport and browsers: HTTPS with HSTS, the 308 redirect listener, X-Forwarded-Proto behind a proxy, CORS and preflight.
-import { describe, it, before, after } from 'node:test';
+
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { connect } from 'node:net';
 import { request as httpsRequest } from 'node:https';
+import { connect } from 'node:net';
 import { join } from 'node:path';
-import { buildTestSnapshot, startServer, tempDir, type TestServer } from './helpers.ts';
+import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../src/config.ts';
 import { startService } from '../src/http/server.ts';
+import { buildTestSnapshot, startServer, type TestServer, tempDir } from './helpers.ts';
 
 interface Reply {
   status: number;
@@ -119,7 +120,7 @@ describe('HTTPS', () => {
 
   it('answers a parser error on the redirect listener after its pipelined redirects, and CONNECT there with 405', async () => {
     const get = 'GET /v1/ping HTTP/1.1\r\nHost: localhost\r\n\r\n';
-    const all = responses((await raw(server.redirectUrl!, get + get + get + 'FOO / HTTP/1.1\r\nHost: x\r\n\r\n')).data);
+    const all = responses((await raw(server.redirectUrl!, `${get + get + get}FOO / HTTP/1.1\r\nHost: x\r\n\r\n`)).data);
     assert.deepEqual(
       all.map((r) => r.status),
       [308, 308, 308, 400],
@@ -149,7 +150,7 @@ describe('HTTPS', () => {
     assert.equal(r.headers['strict-transport-security'], 'max-age=31536000');
   });
   it('refuses a client that does not trust the certificate (no silent plain fallback)', async () => {
-    await assert.rejects(send(server.url + '/v1/ping'), /self[- ]signed|certificate/i);
+    await assert.rejects(send(`${server.url}/v1/ping`), /self[- ]signed|certificate/i);
   });
 
   it('redirects every plain-HTTP request to the same path and query over HTTPS with 308', async () => {
@@ -160,14 +161,14 @@ describe('HTTPS', () => {
       assert.equal(r.headers.location, `https://localhost:${port}${path}`);
       assert.equal(r.headers['strict-transport-security'], undefined, 'no HSTS over plain HTTP');
     }
-    const r = await send(server.redirectUrl! + '/v1/ping');
+    const r = await send(`${server.redirectUrl!}/v1/ping`);
     assert.equal(r.status, 308);
     assert.equal(r.headers.location, `https://127.0.0.1:${port}/v1/ping`);
   });
 
   it('never reflects a malformed Host header into a redirect', async () => {
     for (const host of ['evil.example/path', 'a b', 'x'.repeat(300), 'host:port', '"quoted"', 'evil.example@other']) {
-      const r = await send(server.redirectUrl! + '/v1/ping', { headers: { Host: host } });
+      const r = await send(`${server.redirectUrl!}/v1/ping`, { headers: { Host: host } });
       assert.equal(r.status, 400, host);
       assert.equal(r.headers.location, undefined);
       assert.equal(r.body.error.code, 'invalid_request');
@@ -175,7 +176,7 @@ describe('HTTPS', () => {
   });
 
   it('follows a redirect to a working HTTPS answer', async () => {
-    const r = await send(server.redirectUrl! + '/v1/listings/lst-001');
+    const r = await send(`${server.redirectUrl!}/v1/listings/lst-001`);
     const next = await send(r.headers.location!, { headers: { Authorization: `Bearer ${server.key}` }, ca });
     assert.equal(next.status, 200);
     assert.equal(next.body.data.id, 'lst-001');
@@ -195,18 +196,18 @@ describe('behind a TLS-terminating proxy', () => {
   });
 
   it('redirects X-Forwarded-Proto: http to https://<Host><path> with 308 under TRUST_PROXY=1', async () => {
-    const r = await send(proxied.url + '/v1/listings?limit=2', {
+    const r = await send(`${proxied.url}/v1/listings?limit=2`, {
       headers: { Host: 'api.example.com', 'X-Forwarded-Proto': 'http' },
     });
     assert.equal(r.status, 308);
     assert.equal(r.headers.location, 'https://api.example.com/v1/listings?limit=2');
-    const bad = await send(proxied.url + '/v1/ping', { headers: { Host: 'bad host', 'X-Forwarded-Proto': 'http' } });
+    const bad = await send(`${proxied.url}/v1/ping`, { headers: { Host: 'bad host', 'X-Forwarded-Proto': 'http' } });
     assert.equal(bad.status, 400);
     assert.equal(bad.headers.location, undefined);
   });
 
   it('serves X-Forwarded-Proto: https with HSTS', async () => {
-    const r = await send(proxied.url + '/v1/listings?limit=1', {
+    const r = await send(`${proxied.url}/v1/listings?limit=1`, {
       headers: { 'X-Forwarded-Proto': 'https', Authorization: `Bearer ${proxied.key}` },
     });
     assert.equal(r.status, 200);
@@ -214,7 +215,7 @@ describe('behind a TLS-terminating proxy', () => {
   });
 
   it('ignores X-Forwarded-Proto without TRUST_PROXY, and local plain HTTP has no HSTS', async () => {
-    const r = await send(direct.url + '/v1/listings?limit=1', {
+    const r = await send(`${direct.url}/v1/listings?limit=1`, {
       headers: { 'X-Forwarded-Proto': 'http', Authorization: `Bearer ${direct.key}` },
     });
     assert.equal(r.status, 200);
@@ -491,7 +492,7 @@ describe('requests outside the usual shape', () => {
   it('answers CONNECT (this is no proxy) with the 405 envelope and Allow, after earlier pipelined responses, and logs it', async () => {
     const ping = 'GET /v1/ping HTTP/1.1\r\nHost: x\r\n\r\n';
     const all = responses(
-      (await raw(server.url, ping + ping + 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n')).data,
+      (await raw(server.url, `${ping + ping}CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n`)).data,
     );
     assert.deepEqual(
       all.map((x) => x.status),

@@ -2,11 +2,11 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
-import type { Guard, Log, Req } from './route.ts';
 import { authenticate, type KeyLookup } from '../keys/format.ts';
 import { ApiError, badRequest, HSTS, sendError } from './errors.ts';
 import { isRefusal, type Limits, type Refusal } from './rate-limit.ts';
 import { addHeader, writeHead } from './respond.ts';
+import type { Guard, Log, Req } from './route.ts';
 
 export const UNAUTHORIZED_MESSAGE = 'A valid API key is required: send the header "Authorization: Bearer <key>".';
 /** The one answer for missing, malformed, unknown, expired, disabled and revoked keys. */

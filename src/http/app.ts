@@ -138,7 +138,8 @@ export function createApp(deps: AppDeps) {
     if (req.headers.host === undefined && req.httpVersion === '1.1') {
       res.shouldKeepAlive = false; // as node's own answer did: the connection closes after it
       req.path = req.url.split('?')[0];
-      return render(req, res, new ApiError('invalid_request', 'The Host header is required (HTTP/1.1).'));
+      render(req, res, new ApiError('invalid_request', 'The Host header is required (HTTP/1.1).'));
+      return;
     }
     route(req as never, res, undefined as never);
   };

@@ -58,7 +58,7 @@ export const date = () =>
   );
 /** A YYYY-MM-DD date that exists (Date rolls 2027-02-30 over to 2 March; this does not). */
 export function isRealDate(s: string): boolean {
-  const d = new Date(s + 'T00:00:00Z');
+  const d = new Date(`${s}T00:00:00Z`);
   return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
 }
 

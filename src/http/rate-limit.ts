@@ -126,12 +126,10 @@ export function addressBucket(address: string): string {
   const t = tail ? tail.split(':') : [];
   const width = (gs: string[]) => gs.reduce((n, g) => n + (g.includes('.') ? 2 : 1), 0); // a trailing dotted IPv4 is two groups
   const groups = address.includes('::') ? [...h, ...Array(8 - width(h) - width(t)).fill('0'), ...t] : h;
-  return (
-    groups
-      .slice(0, 4)
-      .map((g) => g.toLowerCase().replace(/^0+(?=.)/, ''))
-      .join(':') + '::/64'
-  );
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toLowerCase().replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }
 
 export const isRefusal = (x: Allowance | Refusal): x is Refusal => 'retryAfter' in x;

@@ -1,6 +1,6 @@
 // JSON responses and the spec's envelopes (collection, bounded collection, detail), compressed when the client asks.
 import type { ServerResponse } from 'node:http';
-import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:zlib';
+import { brotliCompressSync, gzipSync, constants as zlibConstants } from 'node:zlib';
 
 export interface Meta {
   locale: string;

@@ -17,7 +17,6 @@ export interface Req extends IncomingMessage {
 }
 
 /** What a request handler gets: validated query and path ids, the envelope meta, the snapshot. */
-// biome-ignore lint/suspicious/noExplicitAny: each route narrows its own query type
 export interface Ctx<Q = any> {
   req: Req;
   res: ServerResponse;
@@ -29,7 +28,6 @@ export interface Ctx<Q = any> {
 }
 
 export type ResponseKind = 'collection' | 'bounded' | 'detail' | 'plain';
-// biome-ignore lint/suspicious/noExplicitAny: each route narrows its own query type
 export interface RouteDef<Q = any> {
   path: string; // pattern, e.g. /v1/listings/:id (a :name is one path segment)
   summary: string;

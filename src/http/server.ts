@@ -5,15 +5,15 @@ import { createServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../config.ts';
-import { cursorCodec } from './cursor.ts';
-import { SnapshotError, SnapshotSource } from '../snapshot/source.ts';
-import { createApp } from './app.ts';
-import { clientErrorHandler, connectHandler, trackingResponses } from './raw-answers.ts';
-import type { Log } from './route.ts';
 import { KeyReader } from '../keys/reader.ts';
 import { KeyStoreError } from '../keys/store.ts';
-import { createLimits } from './rate-limit.ts';
+import { SnapshotError, SnapshotSource } from '../snapshot/source.ts';
 import { accessGuard, httpsRedirect } from './access.ts';
+import { createApp } from './app.ts';
+import { cursorCodec } from './cursor.ts';
+import { createLimits } from './rate-limit.ts';
+import { clientErrorHandler, connectHandler, trackingResponses } from './raw-answers.ts';
+import type { Log } from './route.ts';
 
 export interface Service {
   /** http://… for plain HTTP, https://… when the service terminates TLS itself. */

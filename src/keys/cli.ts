@@ -1,8 +1,8 @@
 // The operator's key command: create, list, disable, enable, revoke keys in the key store at KEYS_PATH.
 import { parseCliArgs } from '../../snapshot-format/cli-args.ts';
 import { SETTINGS } from '../config.ts';
-import { changeKey, createKey, KeyStoreError, listKeys, openKeyStore } from './store.ts';
 import { isRealDate } from '../http/params.ts';
+import { changeKey, createKey, KeyStoreError, listKeys, openKeyStore } from './store.ts';
 
 const USAGE = `Usage: npm run keys -- <command> [arguments]
 
@@ -35,6 +35,7 @@ function expiry(raw: string | undefined, now: number): string | null {
 function keyName(raw: string | undefined): string {
   const name = raw?.trim();
   if (!name) throw new UsageError('create needs --name NAME (who or what the key is for)');
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what the name must not hold
   if (name.length > 100 || /[\u0000-\u001f\u007f]/.test(name))
     throw new UsageError('--name must be at most 100 characters without control characters');
   return name;
@@ -77,7 +78,7 @@ function run(
         const opts = { name: keyName(values.name), expiresAt: expiry(values['expires-at'], now), now };
         const db = openKeyStore(path, { create: true });
         try {
-          out(JSON.stringify(createKey(db, opts)) + '\n');
+          out(`${JSON.stringify(createKey(db, opts))}\n`);
         } finally {
           db.close();
         }
@@ -89,7 +90,7 @@ function run(
         if (rest.length) throw new UsageError('list takes no arguments');
         const db = openKeyStore(path, { create: false });
         try {
-          for (const k of listKeys(db, now)) out(JSON.stringify(k) + '\n');
+          for (const k of listKeys(db, now)) out(`${JSON.stringify(k)}\n`);
         } finally {
           db.close();
         }
@@ -105,7 +106,7 @@ function run(
           );
         const db = openKeyStore(path, { create: false });
         try {
-          out(JSON.stringify(changeKey(db, rest[0], command, now)) + '\n');
+          out(`${JSON.stringify(changeKey(db, rest[0], command, now))}\n`);
         } finally {
           db.close();
         }

@@ -1,7 +1,5 @@
 // Listing filters → SQL from a fixed vocabulary, with the driving index chosen from build-time statistics.
 import type { Database, Statement } from 'better-sqlite3';
-import { ListingScan, type PrimaryHint, type ScanStats } from './scan.ts';
-import { statsOf } from '../../snapshot-format/price-stats.ts';
 import {
   type Driver,
   EQ_KEYS,
@@ -14,6 +12,8 @@ import {
   RANGES,
   type RangeCol,
 } from '../../snapshot-format/listing-sql.ts';
+import { statsOf } from '../../snapshot-format/price-stats.ts';
+import { ListingScan, type PrimaryHint, type ScanStats } from './scan.ts';
 
 /**
  * Relative cost of reading one row by each access path, and of checking q on a row that FTS did not

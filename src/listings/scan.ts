@@ -460,7 +460,7 @@ export class ListingScan {
    * most selective by the planner's estimates) collects candidate rows from its column, then the
    * shape's generated narrow() applies all the other conditions in one pass over the candidates.
    */
-  private each(p: Pred, c: Columns, from: number, cb: (cand: Uint32Array, k: number) => boolean | void): void {
+  private each(p: Pred, c: Columns, from: number, cb: (cand: Uint32Array, k: number) => boolean | undefined): void {
     const cand = this.cand;
     const pr = p.primary;
     const narrow = p.narrow;
@@ -557,7 +557,10 @@ export class ListingScan {
       inSet = (i) => ((res[i >>> 5] >>> (i & 31)) & 1) === 1;
     } else {
       // q with a rare term: its filtered row list (under 0.5 % of the listings) drives the loop.
-      this.each(p, c, 0, (cand, k) => accumulate(cand, k, c.rank, c.price, buckets, acc));
+      this.each(p, c, 0, (cand, k) => {
+        accumulate(cand, k, c.rank, c.price, buckets, acc);
+        return undefined;
+      });
     }
     const [count, priced, sum] = acc;
     if (priced === 0) return { ...empty, count };

@@ -1,10 +1,10 @@
 // /v1/articles/{id}: one article.
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
-import { defineRoute, type AppDeps } from '../http/route.ts';
 import { notFound } from '../http/errors.ts';
 import { locale } from '../http/params.ts';
 import { detail } from '../http/respond.ts';
+import { type AppDeps, defineRoute } from '../http/route.ts';
 import { J } from './fields.ts';
 import { i18nJoin, tr } from './i18n-sql.ts';
 

@@ -1,15 +1,15 @@
 // Every route module, in registration order (a fixed path before a parameterised one).
 import type { Database } from 'better-sqlite3';
 import type { AppDeps, RouteDef } from '../http/route.ts';
-import * as ping from './ping.ts';
-import * as listings from './listings.ts';
-import * as owners from './owners.ts';
-import * as internet from './internet.ts';
-import * as insurance from './insurance.ts';
-import * as platforms from './platforms.ts';
 import * as articles from './articles.ts';
-import * as market from './market.ts';
+import * as insurance from './insurance.ts';
+import * as internet from './internet.ts';
+import * as listings from './listings.ts';
 import * as locations from './locations.ts';
+import * as market from './market.ts';
+import * as owners from './owners.ts';
+import * as ping from './ping.ts';
+import * as platforms from './platforms.ts';
 
 export interface RouteModule {
   routes: (deps: AppDeps) => RouteDef[];

@@ -1,10 +1,10 @@
 // /v1/internet: providers (search, detail) and plans (search).
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
-import { defineRoute, type AppDeps } from '../http/route.ts';
 import { notFound } from '../http/errors.ts';
 import { cursor, id120, int, limit, locale, num, q, str } from '../http/params.ts';
 import { detail } from '../http/respond.ts';
+import { type AppDeps, defineRoute } from '../http/route.ts';
 import { J, parseJson } from './fields.ts';
 import { i18nJoin, tr } from './i18n-sql.ts';
 import { searchPage, smallSearch } from './small-search.ts';

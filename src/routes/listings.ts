@@ -1,15 +1,15 @@
 // /v1/listings: search, detail, similar, stats. Filters go through the planner in ../listings/planner.ts.
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
-import { defineRoute, type AppDeps, type Ctx } from '../http/route.ts';
-import { notFound } from '../http/errors.ts';
 import type { ListingFilters } from '../../snapshot-format/listing-sql.ts';
-import { ListingQueries } from '../listings/planner.ts';
-import { cursor, id120, int, limit, locale, minMax, oneOf, q, str } from '../http/params.ts';
-import { ftsQuery } from './full-text.ts';
-import { detail, boundedJson, collectionJson, detailJson } from '../http/respond.ts';
 import { fillSummary, fillValues, SEP } from '../../snapshot-format/summary-json.ts';
+import { notFound } from '../http/errors.ts';
+import { cursor, id120, int, limit, locale, minMax, oneOf, q, str } from '../http/params.ts';
+import { boundedJson, collectionJson, detail, detailJson } from '../http/respond.ts';
+import { type AppDeps, type Ctx, defineRoute } from '../http/route.ts';
+import { ListingQueries } from '../listings/planner.ts';
 import { J } from './fields.ts';
+import { ftsQuery } from './full-text.ts';
 import { i18nJoin } from './i18n-sql.ts';
 import { pageRows } from './paging.ts';
 
@@ -77,10 +77,10 @@ function cityNames(db: Database): (id: string, locale: string) => string {
     .all() as { id: string; name: string; locale: string | null; tname: string | null }[];
   const names = new Map<string, string>();
   for (const r of rows) {
-    names.set(r.id + '|en', JSON.stringify(r.name));
-    if (r.locale && r.tname) names.set(r.id + '|' + r.locale, JSON.stringify(r.tname));
+    names.set(`${r.id}|en`, JSON.stringify(r.name));
+    if (r.locale && r.tname) names.set(`${r.id}|${r.locale}`, JSON.stringify(r.tname));
   }
-  return (id, locale) => names.get(id + '|' + locale) ?? names.get(id + '|en') ?? 'null';
+  return (id, locale) => names.get(`${id}|${locale}`) ?? names.get(`${id}|en`) ?? 'null';
 }
 
 export function prepare(db: Database) {
@@ -247,7 +247,7 @@ export function stats(st: Stmts, f: Filters) {
       ? `${single}:${filters[single]}`
       : filters.location_id === undefined
         ? ''
-        : 'location:' + filters.location_id;
+        : `location:${filters.location_id}`;
     const pre = st.precomputed.get(scope) as Row | undefined;
     if (pre)
       return {

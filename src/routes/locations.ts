@@ -1,10 +1,10 @@
 // /v1/locations: search and detail (with its parent chain), so clients can find a location_id.
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
-import { defineRoute, type AppDeps } from '../http/route.ts';
 import { notFound } from '../http/errors.ts';
 import { cursor, id120, limit, locale, oneOf, q } from '../http/params.ts';
 import { detail } from '../http/respond.ts';
+import { type AppDeps, defineRoute } from '../http/route.ts';
 import { J, parseJson } from './fields.ts';
 import { i18nJoin } from './i18n-sql.ts';
 import { searchPage, smallSearch } from './small-search.ts';

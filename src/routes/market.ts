@@ -1,10 +1,10 @@
 // /v1/market/metrics: metric discovery and monthly observations from the precomputed city cohorts.
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
-import { defineRoute, type AppDeps } from '../http/route.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { date, id120, locale } from '../http/params.ts';
 import { bounded } from '../http/respond.ts';
+import { type AppDeps, defineRoute } from '../http/route.ts';
 import { J } from './fields.ts';
 import { i18nJoin, tr } from './i18n-sql.ts';
 
@@ -82,8 +82,8 @@ export const routes = (_deps: AppDeps) => [
       const rows = st.observations.all({
         metric: ctx.params.id,
         city: ctx.query.location_id,
-        from: ctx.query.from.slice(0, 7) + '-01',
-        to: ctx.query.to.slice(0, 7) + '-01',
+        from: `${ctx.query.from.slice(0, 7)}-01`,
+        to: `${ctx.query.to.slice(0, 7)}-01`,
       });
       return bounded(rows, ctx.meta);
     },

@@ -1,12 +1,12 @@
 // The OpenAPI 3.1 document, generated from the same valibot schemas that validate each request.
 import { toJsonSchema } from '@valibot/to-json-schema';
 import * as v from 'valibot';
-import type { RouteDef } from '../http/route.ts';
+import { LOCALES } from '../../snapshot-format/locales.ts';
+import { CODES } from '../http/errors.ts';
 import { entriesOf, LENGTH } from '../http/params.ts';
 import { JsonText } from '../http/respond.ts';
-import { CODES } from '../http/errors.ts';
+import type { RouteDef } from '../http/route.ts';
 import { SERVICE_ID } from './ping.ts';
-import { LOCALES } from '../../snapshot-format/locales.ts';
 
 const ERROR = {
   type: 'object',

@@ -1,6 +1,6 @@
 // GET /v1/ping: public availability check, no envelope.
 import * as v from 'valibot';
-import { defineRoute, type AppDeps } from '../http/route.ts';
+import { type AppDeps, defineRoute } from '../http/route.ts';
 import { J } from './fields.ts';
 
 export const SERVICE_ID = 'nl-rental-data-api';

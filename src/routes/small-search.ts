@@ -49,7 +49,7 @@ export function smallSearch(
       // rid order is id order (the compiler assigns rid by id), and every (filter column) index holds
       // rid, so ORDER BY rid is served by the filter's index without a sort.
       stmt = db.prepare(
-        `${opts.select}${where.length ? ' WHERE ' + where.join(' AND ') : ''} ORDER BY ${opts.alias}.rid LIMIT @n`,
+        `${opts.select}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY ${opts.alias}.rid LIMIT @n`,
       );
       cache.set(key, stmt);
     }
