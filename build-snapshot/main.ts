@@ -1,7 +1,8 @@
 // CLI: npm run build-snapshot -- [--source DIR] [--out FILE]. Exit 0 on success, 1 on bad data, 2 on bad arguments.
 import { parseCliArgs } from '../snapshot-format/cli-args.ts';
-import { buildSnapshot, hasReplaced, removeTemp, stopBuilds, tempPathFor } from './compile.ts';
+import { buildSnapshot } from './compile.ts';
 import { FullTextBuilder } from './fts-worker.ts';
+import { hasReplaced, removeTemp, stopBuilds, tempPathFor } from './output.ts';
 
 // `npm run build-snapshot` and `npm run bench:build` set MALLOC_ARENA_MAX=2 (see the README): glibc reads it
 // only at process start, so it is the launcher's to set.

@@ -8,9 +8,11 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { PARALLEL_TABLE, runChecks } from '../build-snapshot/checks.ts';
-import { buildSnapshot, checkInWorker, stopBuilds } from '../build-snapshot/compile.ts';
+import { buildSnapshot } from '../build-snapshot/compile.ts';
 import { IdIndex } from '../build-snapshot/id-index.ts';
+import { stopBuilds } from '../build-snapshot/output.ts';
 import { LineSplitter, MAX_LINE, OVERLONG, OVERLONG_REASON, Utf8Check } from '../build-snapshot/read-source.ts';
+import { checkInWorker } from '../build-snapshot/workers.ts';
 import { SCHEMA_VERSION } from '../snapshot-format/schema.ts';
 import { buildTestSnapshot, copyFixture, FIXTURES, startServer, type TestServer, tempDir } from './helpers.ts';
 
