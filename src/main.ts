@@ -1,49 +1,15 @@
 // The only reader of process.env: loadConfig → startService → (dev key if the key store is empty).
 import { type Config, ConfigError, loadConfig } from './config.ts';
+import { stdoutLog } from './http/log.ts';
 import { isLoopback, startService } from './http/server.ts';
 import { countKeys, createKey, KeyStoreError, openKeyStore } from './keys/store.ts';
 import { SnapshotError } from './snapshot/source.ts';
 
-const format = (line: Record<string, unknown>) => `${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`;
-const log = (line: Record<string, unknown>) => {
-  requestLines.flush();
-  process.stdout.write(format(line));
-};
-
-/**
- * Request lines are collected and written every 50 ms (or at 64 KB): one write per request cost ~7 % of
- * the detail endpoint's throughput. Other lines flush the buffer first, so the order is kept, and so
- * does exit (stdout is synchronous for files and pipes on Linux, so nothing is lost on a normal stop).
- */
-const requestLines = (() => {
-  let buf: string[] = [];
-  let bytes = 0;
-  let timer: NodeJS.Timeout | null = null;
-  const flush = () => {
-    if (timer) {
-      clearTimeout(timer);
-      timer = null;
-    }
-    if (buf.length === 0) return;
-    const text = buf.join('');
-    buf = [];
-    bytes = 0;
-    process.stdout.write(text);
-  };
-  const write = (line: Record<string, unknown>) => {
-    const text = format(line);
-    buf.push(text);
-    bytes += text.length;
-    if (bytes >= 64 * 1024) flush();
-    else if (!timer) timer = setTimeout(flush, 50).unref();
-  };
-  process.on('exit', flush);
-  return { write, flush };
-})();
+const { log, requestLog } = stdoutLog(process.stdout);
 
 async function main() {
   const config = loadConfig(process.env);
-  const service = await startService(config, { log, requestLog: requestLines.write });
+  const service = await startService(config, { log, requestLog });
   log({ level: 'info', msg: 'listening', url: service.url, snapshot_id: service.snapshots.get().meta.snapshot_id });
   const devKey = createDevKey(config); // after listening: a key is never made that a failed start-up could not show
   if (devKey) printDevKey(devKey, service.url);
