@@ -1,0 +1,75 @@
+// The import rules in biome.json catch what they exist for: a small tree with each kind of violation fails them.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { describe, it } from 'node:test';
+import { tempDir } from './helpers.ts';
+import { ROOT } from './support.ts';
+
+const biome = join(dirname(createRequire(import.meta.url).resolve('@biomejs/biome/package.json')), 'bin', 'biome');
+
+/** `biome lint` with the project's biome.json over a tree of files (path → source); its exit status and output. */
+function lint(files: Record<string, string>) {
+  const dir = tempDir();
+  copyFileSync(join(ROOT, 'biome.json'), join(dir, 'biome.json'));
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), text);
+  }
+  const r = spawnSync(process.execPath, [biome, 'lint', '--vcs-enabled=false', '.'], { cwd: dir, encoding: 'utf8' });
+  return { status: r.status, out: r.stdout + r.stderr };
+}
+
+describe('import rules (biome.json)', () => {
+  it('passes a tree whose imports go one way', () => {
+    const r = lint({
+      'snapshot-format/a.ts': 'export const A = 1;\n',
+      'build-snapshot/b.ts': "import { A } from '../snapshot-format/a.ts';\n\nexport const B = A;\n",
+      'src/c.ts': "import { A } from '../snapshot-format/a.ts';\n\nexport const C = A;\n",
+    });
+    assert.equal(r.status, 0, r.out);
+  });
+
+  it('fails on an import cycle, type-only imports included', () => {
+    const r = lint({
+      'src/a.ts': "import type { B } from './b.ts';\n\nexport type A = { b?: B };\n",
+      'src/b.ts': "import type { A } from './a.ts';\n\nexport type B = { a?: A };\n",
+    });
+    assert.notEqual(r.status, 0);
+    assert.match(r.out, /noImportCycles/);
+  });
+
+  it('fails when the server imports the compiler or the generator', () => {
+    for (const target of ['../build-snapshot/x.ts', '../generate/x.ts']) {
+      const r = lint({
+        'build-snapshot/x.ts': 'export const X = 1;\n',
+        'generate/x.ts': 'export const X = 1;\n',
+        'src/a.ts': `import { X } from '${target}';\n\nexport const A = X;\n`,
+      });
+      assert.notEqual(r.status, 0, target);
+      assert.match(r.out, /The server never imports the compiler or the generator/);
+    }
+  });
+
+  it('fails when the compiler imports the server, or anything imports the tests or benchmarks', () => {
+    const cases: [string, string, RegExp][] = [
+      ['build-snapshot/a.ts', '../src/x.ts', /The compiler never imports the server/],
+      ['snapshot-format/a.ts', '../src/x.ts', /The format is the contract both sides import/],
+      ['src/a.ts', '../test/x.ts', /Nothing imports the tests or the benchmarks/],
+      ['build-snapshot/a.ts', '../bench/x.ts', /Nothing imports the tests or the benchmarks/],
+      ['scripts/a.ts', '../test/x.ts', /Nothing imports the tests/],
+    ];
+    for (const [from, target, message] of cases) {
+      const r = lint({
+        'src/x.ts': 'export const X = 1;\n',
+        'test/x.ts': 'export const X = 1;\n',
+        'bench/x.ts': 'export const X = 1;\n',
+        [from]: `import { X } from '${target}';\n\nexport const A = X;\n`,
+      });
+      assert.notEqual(r.status, 0, `${from} → ${target}`);
+      assert.match(r.out, message);
+    }
+  });
+});
