@@ -172,10 +172,9 @@ type Narrow = (c: Columns, p: Pred, cand: Uint32Array, k: number) => number;
 
 /**
  * One function per shape (which conditions: at most 256), generated on first use, with all
- * its conditions in one loop: one pass over the candidates for all residual conditions. Shared helpers
- * (a pass per condition, each helper compiled for every array and bound it has seen) took 2-3 times as
- * long at 751k listings (measured: 9-10 ms against 4 ms for two range conditions). The source is put
- * together only from the constant table above; filter values reach the functions as arguments.
+ * its conditions in one loop: one pass over the candidates for all residual conditions (a pass per
+ * condition costs 2-3 times as much at 751k listings). The source is put together only from the constant
+ * table above; filter values reach the functions as arguments.
  */
 const narrows = new Map<number, Narrow>();
 function narrowFor(shape: number): Narrow {

@@ -55,8 +55,8 @@ type Filters = {
 // A listing's summary is JSON text written by the compiler (listing_text.summary, see snapshot-format/summary-json.ts):
 // a request reads it, the title in the requested locale and the city id, and puts them together.
 // The city's display name comes from a per-snapshot map of location names, not a join per row.
-// English has no translation rows, so its statements skip the translation join (measured: a third of
-// the time of a page's row fetch). @locale is bound either way, so both take the same parameters.
+// English has no translation rows, so its statements skip the translation join (a third of the time of
+// a page's row fetch). @locale is bound either way, so both take the same parameters.
 type Localised<T> = { en: T; other: T };
 const localised = <T>(build: (title: string, description: string, join: string) => T): Localised<T> => ({
   en: build('l.title', 'l.description', 'WHERE @locale IS NOT NULL AND'),
