@@ -98,6 +98,7 @@ export function createApp(deps: AppDeps) {
       const meta: Meta = { locale: (query.locale as Locale | undefined) ?? 'en', request_id: req.id };
       const snap = isPublic ? (undefined as unknown as Snapshot) : deps.snapshots.get();
       const body = r.handle({ req, res, query, params, meta, snap, deps });
+      if (r.kind === 'raw') return;
       sendJson(res, 200, body, isPublic ? {} : { 'Cache-Control': 'private, no-store' });
     };
     // A GET route answers HEAD too (the router matches HEAD to GET; node drops the body of a HEAD response).

@@ -27,7 +27,8 @@ export interface Ctx<Q = any> {
   deps: AppDeps;
 }
 
-export type ResponseKind = 'collection' | 'bounded' | 'detail' | 'plain';
+/** The envelope of a 200; 'raw': the handler writes the whole response itself (status, headers, body). */
+export type ResponseKind = 'collection' | 'bounded' | 'detail' | 'plain' | 'raw';
 export interface RouteDef<Q = any> {
   path: string; // pattern, e.g. /v1/listings/:id (a :name is one path segment)
   summary: string;
@@ -38,6 +39,8 @@ export interface RouteDef<Q = any> {
   /** JSON schema of one data item (collections) or of data (detail) or of the body (plain). */
   item: Record<string, unknown>;
   public?: boolean;
+  /** Not part of the API's description (the docs page and its assets). */
+  hidden?: boolean;
   handle(ctx: Ctx<Q>): unknown;
 }
 

@@ -67,6 +67,7 @@ function envelope(r: RouteDef): Record<string, unknown> {
     case 'detail':
       return { type: 'object', required: ['data', 'meta'], properties: { data: r.item, meta } };
     case 'plain':
+    case 'raw':
       return r.item;
   }
 }
@@ -98,7 +99,7 @@ function parameters(r: RouteDef) {
 
 export function openapiDocument(routes: RouteDef[]) {
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const r of routes) {
+  for (const r of routes.filter((route) => !route.hidden)) {
     const path = r.path.replace(/:([a-z_]+)/g, '{$1}');
     const responses: Record<string, unknown> = {
       200: { description: 'OK', content: { 'application/json': { schema: envelope(r) } } },
