@@ -2,6 +2,7 @@
 import type { Database } from 'better-sqlite3';
 import type { AppDeps, RouteDef } from '../http/route.ts';
 import * as articles from './articles.ts';
+import * as docs from './docs.ts';
 import * as insurance from './insurance.ts';
 import * as internet from './internet.ts';
 import * as listings from './listings.ts';
@@ -30,4 +31,5 @@ export const ROUTE_MODULES: RouteModule[] = [
   articles,
   market,
   locations,
+  docs,
 ].map(mod);
