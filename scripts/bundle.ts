@@ -1,6 +1,8 @@
 // npm run bundle: esbuild → dist/ — the server, the compiler and the key command as plain ESM files, plus the
-// compiler's worker and schema, and a package.json naming the one dependency that is not inside:
-// better-sqlite3 (a native addon), which `npm install --omit=dev` in the folder installs on the host.
+// compiler's worker and schema, and a package.json naming the dependencies that are not inside: better-sqlite3
+// (a native addon) and swagger-ui-dist (the docs page's files), which `npm install --omit=dev` in the folder
+// installs on the host. And dist/nl-rental-api: the server and the key command as one executable for this
+// platform, addon and docs files inside (scripts/sea.ts).
 
 import {
   copyFileSync,
@@ -15,12 +17,14 @@ import {
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { BUNDLE_OPTIONS as common } from './bundle-options.ts';
+import { buildSea, SEA_NAME, SeaUnsupported } from './sea.ts';
 
 const outdir = process.argv[2] ?? 'dist'; // npm run bundle [-- OUTDIR]
 // Only the bundle's own files are replaced: a folder that also holds anything else (a snapshot, a key
 // store) is refused rather than emptied. What `npm install` made in it from the bundle's package.json is
 // kept as it is.
-const OWN = /^(server\.mjs|build-snapshot\.mjs|keys\.mjs|listings-worker\.js|schema\.sql|package\.json)(\.map)?$/;
+const OWN =
+  /^(server\.mjs|build-snapshot\.mjs|keys\.mjs|listings-worker\.js|schema\.sql|package\.json)(\.map)?$|^nl-rental-api$/;
 const INSTALLED = new Set(['node_modules', 'package-lock.json']);
 if (existsSync(outdir) && !statSync(outdir).isDirectory()) {
   console.error(`bundle: ${outdir} exists and is not a folder; choose an empty or new folder`);
@@ -48,9 +52,11 @@ await build({
 // The compiler starts its listings worker from ./listings-worker.js beside the bundle.
 await build({ ...common, entryPoints: { 'listings-worker': 'build-snapshot/listings-worker.ts' }, outdir });
 copyFileSync('snapshot-format/schema.sql', join(outdir, 'schema.sql'));
-// The native addon at the version this bundle was built and tested with.
+// The native addon and the docs page's files at the versions this bundle was built and tested with.
 const project = JSON.parse(readFileSync('package.json', 'utf8'));
-const sqlite = JSON.parse(readFileSync('node_modules/better-sqlite3/package.json', 'utf8')).version as string;
+const versionOf = (name: string) =>
+  JSON.parse(readFileSync(`node_modules/${name}/package.json`, 'utf8')).version as string;
+const sqlite = versionOf('better-sqlite3');
 writeFileSync(
   join(outdir, 'package.json'),
   `${JSON.stringify(
@@ -60,15 +66,15 @@ writeFileSync(
       private: true,
       type: 'module',
       engines: project.engines,
-      description: 'The bundled service: npm install --omit=dev here installs its one native dependency.',
-      dependencies: { 'better-sqlite3': sqlite },
+      description: 'The bundled service: npm install --omit=dev here installs its native addon and the docs files.',
+      dependencies: { 'better-sqlite3': sqlite, 'swagger-ui-dist': versionOf('swagger-ui-dist') },
     },
     null,
     2,
   )}\n`,
 );
 console.log(
-  `${outdir}/: server.mjs, build-snapshot.mjs, keys.mjs, listings-worker.js, schema.sql, package.json (better-sqlite3 ${sqlite})`,
+  `${outdir}/: server.mjs, build-snapshot.mjs, keys.mjs, listings-worker.js, schema.sql, package.json (better-sqlite3 ${sqlite}, swagger-ui-dist ${versionOf('swagger-ui-dist')})`,
 );
 // A better-sqlite3 installed there earlier, at another version, would be the one the bundle loads.
 const installed = join(outdir, 'node_modules', 'better-sqlite3', 'package.json');
@@ -78,4 +84,14 @@ if (existsSync(installed)) {
     console.error(
       `bundle: ${outdir}/node_modules has better-sqlite3 ${version}, the bundle was built with ${sqlite}: run npm install --omit=dev in ${outdir} again`,
     );
+}
+// The single executable: a node binary without SEA support (some distributions' builds) skips it only.
+try {
+  const exe = await buildSea(outdir);
+  console.log(
+    `${exe}: the server and the key command as one executable for ${process.platform}-${process.arch} (${(statSync(exe).size / 2 ** 20).toFixed(0)} MB)`,
+  );
+} catch (e) {
+  console.error(`bundle: ${SEA_NAME}: ${(e as Error).message}`);
+  if (!(e instanceof SeaUnsupported)) process.exit(1);
 }

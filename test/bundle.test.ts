@@ -1,13 +1,17 @@
 // The esbuild bundle (npm run bundle) is what self-hosters run: it must compile a snapshot and serve it.
+// It also holds the single executable, which test/sea.test.ts runs.
 
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { SEA_NAME } from '../scripts/sea.ts';
 import { FIXTURES, tempDir } from './helpers.ts';
 
 const ROOT = join(FIXTURES, '..', '..');
+const versionOf = (name: string) =>
+  JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')).version as string;
 
 describe('bundle', () => {
   it('builds a snapshot and serves /v1/ping and an authenticated request from dist files alone', async () => {
@@ -56,16 +60,21 @@ describe('bundle', () => {
       const res = await fetch(`${url}/v1/listings/lst-001`, { headers: { Authorization: `Bearer ${key}` } });
       assert.equal(res.status, 200);
       assert.equal((await res.json()).data.id, 'lst-001');
+      // The docs page's files come from the swagger-ui-dist package the bundle's package.json names.
+      const css = await fetch(`${url}/docs/assets/${versionOf('swagger-ui-dist')}/swagger-ui.css`);
+      assert.equal(css.status, 200);
     } finally {
       server.kill();
     }
-    // Its package.json names the one dependency left outside, at the version it was built with.
+    // Its package.json names the dependencies left outside, at the versions it was built with.
     const pkg = JSON.parse(readFileSync(join(out, 'package.json'), 'utf8'));
     assert.deepEqual(pkg.dependencies, {
-      'better-sqlite3': JSON.parse(readFileSync(join(ROOT, 'node_modules/better-sqlite3/package.json'), 'utf8'))
-        .version,
+      'better-sqlite3': versionOf('better-sqlite3'),
+      'swagger-ui-dist': versionOf('swagger-ui-dist'),
     });
     assert.equal(pkg.type, 'module');
+    // And the single executable beside it (test/sea.test.ts runs it).
+    assert.ok(statSync(join(out, SEA_NAME)).mode & 0o100, 'dist/nl-rental-api is executable');
     // Bundling again replaces the bundle's own files, keeps what npm install made from its package.json,
     // and refuses a folder that holds anything else (or a file given as the folder).
     const again = (to = out) =>
