@@ -44,6 +44,16 @@ const OBS = '/v1/market/metrics/median_rent/observations';
 const OBS_OK = `${OBS}?location_id=loc-ams&from=2026-01-01&to=2026-12-31`;
 const long = (n: number, c = 'a') => c.repeat(n);
 
+/** The discovery endpoints' shapes (fields the spec leaves open; see docs/api-notes.md). */
+const { content: _content, ...ARTICLE_SUMMARY } = ARTICLE;
+const GLOSSARY_ENTRY: Shape = {
+  id: 'string',
+  slug: 'string?',
+  term: 'string?',
+  definition: 'string?',
+  updated_at: 'timestamp?',
+};
+
 type Kind = 'collection' | 'bounded' | 'detail';
 /** Every data endpoint with a request that succeeds on the basic fixture, and the shape of its items. */
 const ENDPOINTS: { path: string; kind: Kind; shape: Shape; min?: number }[] = [
@@ -60,7 +70,11 @@ const ENDPOINTS: { path: string; kind: Kind; shape: Shape; min?: number }[] = [
   { path: '/v1/insurance/providers/ins-centraal', kind: 'detail', shape: INSURANCE_PROVIDER },
   { path: '/v1/platforms', kind: 'collection', shape: PLATFORM_SUMMARY, min: 2 },
   { path: '/v1/platforms/plat-funda', kind: 'detail', shape: PLATFORM_DETAIL },
+  { path: '/v1/articles', kind: 'collection', shape: ARTICLE_SUMMARY, min: 1 },
   { path: '/v1/articles/art-1', kind: 'detail', shape: ARTICLE },
+  { path: '/v1/insurance/providers', kind: 'collection', shape: INSURANCE_PROVIDER, min: 1 },
+  { path: '/v1/glossary', kind: 'collection', shape: GLOSSARY_ENTRY, min: 1 },
+  { path: '/v1/glossary/gl-huurtoeslag', kind: 'detail', shape: GLOSSARY_ENTRY },
   { path: OBS_OK, kind: 'bounded', shape: OBSERVATION, min: 1 },
   { path: '/v1/locations', kind: 'collection', shape: LOCATION, min: 7 },
   { path: '/v1/locations/loc-ams-pijp', kind: 'detail', shape: LOCATION_DETAIL },
@@ -220,6 +234,9 @@ describe('400 on paginated collections: limit, q and cursor rules', () => {
     '/v1/insurance/products',
     '/v1/platforms',
     '/v1/locations',
+    '/v1/articles',
+    '/v1/insurance/providers',
+    '/v1/glossary',
   ];
   for (const path of COLLECTIONS) {
     it(`GET ${path} returns 400 for a malformed limit ("abc", "1.5", empty)`, async () => {
@@ -263,6 +280,7 @@ describe('400 on detail endpoints: path id rules', () => {
     '/v1/platforms/:id',
     '/v1/articles/:id',
     '/v1/locations/:id',
+    '/v1/glossary/:id',
   ];
   for (const path of DETAILS) {
     it(`GET ${path} returns 400 for a path id of 121 characters`, async () => {
@@ -485,6 +503,7 @@ describe('404 for unknown and non-public records', () => {
     '/v1/platforms/plat-999',
     '/v1/articles/art-999',
     '/v1/locations/loc-999',
+    '/v1/glossary/gl-999',
     '/v1/market/metrics/no_such_metric/observations?location_id=loc-ams&from=2026-01-01&to=2026-03-01',
   ];
   for (const path of UNKNOWN) {
@@ -518,13 +537,13 @@ describe('404 for unknown routes', () => {
   const ROUTES = [
     '/v1/nope',
     '/v2/listings',
-    '/',
     '/v1',
     '/v1/listings/lst-001/similar/extra',
     '/v1/internet/plans/plan-1',
     '/v1/insurance/products/insp-1',
-    '/v1/insurance/providers',
-    '/v1/articles',
+    '/v1/insurance/providers/ins-centraal/products',
+    '/v1/articles/art-1/related',
+    '/v1/glossary/gl-huurtoeslag/terms',
     '/v1/market/metrics/median_rent',
     // Paths are exact and lower-case (polka alone would match these case-insensitively).
     '/V1/LISTINGS',
@@ -542,7 +561,15 @@ describe('404 for unknown routes', () => {
 });
 
 describe('405 for other methods on known paths', () => {
-  const KNOWN = ['/v1/listings', '/v1/listings/lst-001', '/v1/listings/stats', '/v1/owners/own-1', '/v1/ping'];
+  const KNOWN = [
+    '/v1/listings',
+    '/v1/listings/lst-001',
+    '/v1/listings/stats',
+    '/v1/owners/own-1',
+    '/v1/ping',
+    '/v1/glossary',
+    '/v1/articles',
+  ];
   for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
     for (const path of KNOWN) {
       it(`${method} ${path} returns 405 with an Allow header containing GET`, async () => {

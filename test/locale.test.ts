@@ -123,6 +123,21 @@ describe('other resources: translated free text with English fallback', () => {
     assert.equal(a.title, 'Huren in Amsterdam');
     assert.equal(a.description, 'A guide');
   });
+  it('articles search: Dutch title, English description in nl', async () => {
+    const a = find(await data('/v1/articles', 'nl'), 'art-1');
+    assert.equal(a.title, 'Huren in Amsterdam');
+    assert.equal(a.description, 'A guide');
+  });
+  it('glossary: Dutch term, English definition in nl; English term in de', async () => {
+    for (const g of [
+      await data('/v1/glossary/gl-huurtoeslag', 'nl'),
+      find(await data('/v1/glossary', 'nl'), 'gl-huurtoeslag'),
+    ]) {
+      assert.equal(g.term, 'Huurtoeslag');
+      assert.equal(g.definition, 'A government allowance towards rent.');
+    }
+    assert.equal((await data('/v1/glossary/gl-huurtoeslag', 'de')).term, 'Rent benefit');
+  });
   it('metrics: Dutch name where translated, English otherwise', async () => {
     const ms = await data('/v1/market/metrics', 'nl');
     assert.equal(find(ms, 'median_rent').name, 'Mediane vraaghuur');
@@ -152,6 +167,10 @@ describe('ids, codes and numbers do not depend on the locale', () => {
     ['/v1/insurance/providers/ins-centraal', []],
     ['/v1/platforms/plat-funda', ['headline', 'features', 'description', 'pricing_details', 'content']],
     ['/v1/articles/art-1', ['title', 'description', 'content']],
+    ['/v1/articles', ['title', 'description']],
+    ['/v1/insurance/providers', []],
+    ['/v1/glossary', ['term', 'definition']],
+    ['/v1/glossary/gl-huurtoeslag', ['term', 'definition']],
     ['/v1/locations/loc-ams-pijp', ['name']],
     ['/v1/market/metrics', ['name', 'description']],
     ['/v1/market/metrics/new_listings/observations?location_id=loc-dh&from=2026-01-01&to=2026-12-31', []],

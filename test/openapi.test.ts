@@ -35,7 +35,11 @@ const PATHS: Record<string, { example: string; public?: boolean }> = {
   '/v1/insurance/providers/{id}': { example: '/v1/insurance/providers/ins-centraal' },
   '/v1/platforms': { example: '/v1/platforms' },
   '/v1/platforms/{id}': { example: '/v1/platforms/plat-funda' },
+  '/v1/articles': { example: '/v1/articles' },
   '/v1/articles/{id}': { example: '/v1/articles/art-1' },
+  '/v1/insurance/providers': { example: '/v1/insurance/providers' },
+  '/v1/glossary': { example: '/v1/glossary' },
+  '/v1/glossary/{id}': { example: '/v1/glossary/gl-huurtoeslag' },
   '/v1/market/metrics/{id}/observations': {
     example: '/v1/market/metrics/median_rent/observations?location_id=loc-ams&from=2026-01-01&to=2026-12-31',
   },

@@ -42,6 +42,9 @@ describe('every paginated collection: cursor walks', () => {
     ['/v1/insurance/products', 'insurance_products'],
     ['/v1/platforms', 'platforms'],
     ['/v1/locations', 'locations'],
+    ['/v1/articles', 'articles'],
+    ['/v1/insurance/providers', 'insurance_providers'],
+    ['/v1/glossary', 'glossary'],
   ];
   for (const [path, file] of COLLECTIONS) {
     it(`walks ${path} with limit 1: every published record once, ascending, next_cursor null only at the end`, async () => {

@@ -1,39 +1,74 @@
-// /v1/articles/{id}: one article.
+// /v1/articles: search (without the long content) and one article by id.
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
 import { notFound } from '../http/errors.ts';
-import { locale } from '../http/params.ts';
+import { cursor, id120, limit, locale, q, str } from '../http/params.ts';
 import { detail } from '../http/respond.ts';
 import { type AppDeps, defineRoute } from '../http/route.ts';
 import { J } from './fields.ts';
 import { i18nJoin, tr } from './i18n-sql.ts';
+import { smallSearch } from './small-search.ts';
+import { termClause, termIndex, termSearchPage } from './term-index.ts';
 
+const SearchQuery = v.strictObject({
+  locale,
+  q,
+  limit: limit(100, 20),
+  cursor,
+  category: v.optional(str(1, 120)),
+  location_id: v.optional(id120),
+});
 const DetailQuery = v.strictObject({ locale });
+
+const SUMMARY_SELECT = `SELECT a.id, a.slug, ${tr('a', ['title', 'description'])}, a.category, a.location_id, a.created_at, a.updated_at
+  FROM articles a ${i18nJoin('articles', 'a')}`;
 
 export function prepare(db: Database) {
   return {
+    search: smallSearch(db, {
+      select: SUMMARY_SELECT,
+      alias: 'a',
+      clauses: {
+        q: termClause('a'),
+        category: 'a.category = @category',
+        // As in listing searches, a location covers everything inside it: a province finds its cities' guides.
+        location_id: 'a.location_id IN (SELECT descendant_id FROM location_closure WHERE ancestor_id = @location_id)',
+      },
+    }),
     byId: db.prepare(`SELECT a.id, a.slug, ${tr('a', ['title', 'description', 'content'])}, a.category, a.location_id, a.created_at, a.updated_at
       FROM articles a ${i18nJoin('articles', 'a')} WHERE a.id = @id`),
+    // q: title, description and content in every locale (the snapshot has no full-text table for articles).
+    words: termIndex(
+      db,
+      ['title', 'description', 'content']
+        .flatMap((c) => [`SELECT rid, ${c} AS text FROM articles`, `SELECT rid, ${c} FROM articles_i18n`])
+        .join(' UNION ALL '),
+    ),
   };
 }
 
+const TEXT = { id: { type: 'string' }, slug: J.str, title: J.str, description: J.str };
+const PLACE = { category: J.str, location_id: J.str, created_at: J.ts, updated_at: J.ts };
+
 export const routes = (_deps: AppDeps) => [
+  defineRoute<v.InferOutput<typeof SearchQuery>>({
+    path: '/v1/articles',
+    tag: 'Articles',
+    kind: 'collection',
+    query: SearchQuery,
+    item: J.object({ ...TEXT, ...PLACE }),
+    summary: 'Search articles',
+    handle(ctx) {
+      const st = ctx.snap.use(prepare);
+      return termSearchPage(ctx, st.search, st.words);
+    },
+  }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({
     path: '/v1/articles/:id',
     tag: 'Articles',
     kind: 'detail',
     query: DetailQuery,
-    item: J.object({
-      id: { type: 'string' },
-      slug: J.str,
-      title: J.str,
-      description: J.str,
-      content: J.str,
-      category: J.str,
-      location_id: J.str,
-      created_at: J.ts,
-      updated_at: J.ts,
-    }),
+    item: J.object({ ...TEXT, content: J.str, ...PLACE }),
     summary: 'One article by id',
     handle(ctx) {
       const r = ctx.snap.use(prepare).byId.get({ id: ctx.params.id, locale: ctx.meta.locale });

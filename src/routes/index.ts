@@ -3,6 +3,7 @@ import type { Database } from 'better-sqlite3';
 import type { AppDeps, RouteDef } from '../http/route.ts';
 import * as articles from './articles.ts';
 import * as docs from './docs.ts';
+import * as glossary from './glossary.ts';
 import * as insurance from './insurance.ts';
 import * as internet from './internet.ts';
 import * as listings from './listings.ts';
@@ -29,6 +30,7 @@ export const ROUTE_MODULES: RouteModule[] = [
   insurance,
   platforms,
   articles,
+  glossary,
   market,
   locations,
   docs,

@@ -1,4 +1,4 @@
-// /v1/insurance: products (search) and providers (detail).
+// /v1/insurance: products (search) and providers (search, detail).
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
 import { notFound } from '../http/errors.ts';
@@ -8,6 +8,7 @@ import { type AppDeps, defineRoute } from '../http/route.ts';
 import { J } from './fields.ts';
 import { i18nJoin, tr } from './i18n-sql.ts';
 import { searchPage, smallSearch } from './small-search.ts';
+import { termClause, termIndex, termSearchPage } from './term-index.ts';
 
 const ProductQuery = v.strictObject({
   locale,
@@ -18,11 +19,15 @@ const ProductQuery = v.strictObject({
   insurance_type: v.optional(str(1, 120)),
   availability: v.optional(str(1, 120)),
 });
+const ProviderQuery = v.strictObject({ locale, q, limit: limit(100, 20), cursor });
 const DetailQuery = v.strictObject({ locale });
 
 const PRODUCT_SELECT = `SELECT p.id, p.slug, p.provider_id, p.name, p.official_name, p.insurance_type, p.product_kind,
   p.availability, p.official_url, p.quote_url, ${tr('p', ['headline', 'summary'])}, p.last_verified_at, p.updated_at
   FROM insurance_products p ${i18nJoin('insurance_products', 'p')}`;
+
+const PROVIDER_SELECT = `SELECT p.id, p.slug, p.name, p.website_url, p.logo_url, p.customer_service_url, p.complaints_url,
+  p.last_verified_at, p.updated_at FROM insurance_providers p`;
 
 export function prepare(db: Database) {
   return {
@@ -36,9 +41,10 @@ export function prepare(db: Database) {
         availability: 'p.availability = @availability',
       },
     }),
-    provider:
-      db.prepare(`SELECT id, slug, name, website_url, logo_url, customer_service_url, complaints_url, last_verified_at, updated_at
-      FROM insurance_providers WHERE id = ?`),
+    providers: smallSearch(db, { select: PROVIDER_SELECT, alias: 'p', clauses: { q: termClause('p') } }),
+    provider: db.prepare(`${PROVIDER_SELECT} WHERE p.id = ?`),
+    // q: the provider's name (the snapshot has no full-text table for insurance providers; they have no translated text).
+    providerWords: termIndex(db, 'SELECT rid, name AS text FROM insurance_providers'),
   };
 }
 type Row = Record<string, any>;
@@ -80,6 +86,18 @@ export const routes = (_deps: AppDeps) => [
     summary: 'Search insurance products',
     handle(ctx) {
       return searchPage(ctx, ctx.snap.use(prepare).products);
+    },
+  }),
+  defineRoute<v.InferOutput<typeof ProviderQuery>>({
+    path: '/v1/insurance/providers',
+    tag: 'Insurance',
+    kind: 'collection',
+    query: ProviderQuery,
+    item: PROVIDER,
+    summary: 'Search insurance providers',
+    handle(ctx) {
+      const st = ctx.snap.use(prepare);
+      return termSearchPage(ctx, st.providers, st.providerWords);
     },
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({

@@ -1,0 +1,65 @@
+// /v1/glossary: the Dutch rental terms (huurtoeslag, servicekosten, …) with their definitions; search and detail.
+import type { Database } from 'better-sqlite3';
+import * as v from 'valibot';
+import { notFound } from '../http/errors.ts';
+import { cursor, limit, locale, q } from '../http/params.ts';
+import { detail } from '../http/respond.ts';
+import { type AppDeps, defineRoute } from '../http/route.ts';
+import { J } from './fields.ts';
+import { i18nJoin, tr } from './i18n-sql.ts';
+import { smallSearch } from './small-search.ts';
+import { termClause, termIndex, termSearchPage } from './term-index.ts';
+
+const SearchQuery = v.strictObject({ locale, q, limit: limit(100, 20), cursor });
+const DetailQuery = v.strictObject({ locale });
+
+const SELECT = `SELECT g.id, g.slug, ${tr('g', ['term', 'definition'])}, g.updated_at FROM glossary g ${i18nJoin('glossary', 'g')}`;
+
+export function prepare(db: Database) {
+  return {
+    search: smallSearch(db, { select: SELECT, alias: 'g', clauses: { q: termClause('g') } }),
+    byId: db.prepare(`${SELECT} WHERE g.id = @id`),
+    // q: the term and its definition in every locale (the snapshot has no full-text table for the glossary).
+    words: termIndex(
+      db,
+      `SELECT rid, term AS text FROM glossary UNION ALL SELECT rid, definition FROM glossary
+       UNION ALL SELECT rid, term FROM glossary_i18n UNION ALL SELECT rid, definition FROM glossary_i18n`,
+    ),
+  };
+}
+
+const ENTRY = J.object({
+  id: { type: 'string' },
+  slug: J.str,
+  term: J.str,
+  definition: J.str,
+  updated_at: J.ts,
+});
+
+export const routes = (_deps: AppDeps) => [
+  defineRoute<v.InferOutput<typeof SearchQuery>>({
+    path: '/v1/glossary',
+    tag: 'Glossary',
+    kind: 'collection',
+    query: SearchQuery,
+    item: ENTRY,
+    summary: 'Search the glossary of Dutch rental terms',
+    handle(ctx) {
+      const st = ctx.snap.use(prepare);
+      return termSearchPage(ctx, st.search, st.words);
+    },
+  }),
+  defineRoute<v.InferOutput<typeof DetailQuery>>({
+    path: '/v1/glossary/:id',
+    tag: 'Glossary',
+    kind: 'detail',
+    query: DetailQuery,
+    item: ENTRY,
+    summary: 'One glossary entry by id',
+    handle(ctx) {
+      const r = ctx.snap.use(prepare).byId.get({ id: ctx.params.id, locale: ctx.meta.locale });
+      if (!r) throw notFound('glossary entry');
+      return detail(r, ctx.meta);
+    },
+  }),
+];
