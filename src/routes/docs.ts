@@ -134,7 +134,7 @@ function weightOf(accept: string, type: string): number {
   return weight;
 }
 
-/** A client that names text/html with a weight above JSON's (a browser's navigation) wants the page. */
+/** A client that accepts text/html with a weight above JSON's (a browser's navigation) wants the page. */
 export function prefersHtml(accept: string | undefined): boolean {
   if (accept === undefined) return false;
   const html = weightOf(accept, 'text/html');
