@@ -1,0 +1,76 @@
+// The typed client of the Netherlands rental data API: createClient() gives one method per operation of the
+// OpenAPI document, grouped by URL, with parameters and answers typed from the generated schema.d.ts.
+import { type ClientOptions, createTransport, type Get, type QueryValues } from './transport.ts';
+import type { Body, Filters, IdPath, Item, PagedPath, ParamArgs, Path, Query } from './types.ts';
+
+export { ApiError, type ErrorCode, parseRetryAfter } from './errors.ts';
+export type { components, operations, paths } from './schema.d.ts';
+export type { ClientOptions, RetryOptions } from './transport.ts';
+export type { Body, Filters, Item, Path, Query } from './types.ts';
+
+/**
+ * Every item of a paged collection, page after page: each request repeats the same filters, locale and limit
+ * and adds the previous page's next_cursor, until a page has none.
+ */
+async function* allItems<P extends PagedPath>(get: Get, path: P, filters: QueryValues = {}): AsyncGenerator<Item<P>> {
+  let cursor: string | null = null;
+  do {
+    const page = (await get(path, cursor === null ? filters : { ...filters, cursor })) as {
+      data: Item<P>[];
+      pagination: { next_cursor: string | null };
+    };
+    yield* page.data;
+    cursor = page.pagination.next_cursor;
+  } while (cursor !== null);
+}
+
+export function createClient(options: ClientOptions) {
+  const get = createTransport(options);
+  /** A method without a path id. */
+  const op =
+    <P extends Path>(path: P) =>
+    (...[params]: ParamArgs<Query<P>>): Promise<Body<P>> =>
+      get(path, params as QueryValues) as Promise<Body<P>>;
+  /** A method whose first argument is the path's {id}. */
+  const byId =
+    <P extends IdPath>(path: P) =>
+    (id: string, ...[params]: ParamArgs<Query<P>>): Promise<Body<P>> =>
+      get(path.replace('{id}', encodeURIComponent(id)), params as QueryValues) as Promise<Body<P>>;
+  /** A paged collection: `search` answers one page, `all` iterates over the items of every page. */
+  const paged = <P extends PagedPath>(path: P) => ({
+    search: op(path),
+    all: (...[filters]: ParamArgs<Filters<P>>): AsyncGenerator<Item<P>> => allItems(get, path, filters as QueryValues),
+  });
+
+  return {
+    /** GET /v1/ping: availability (no key needed, no envelope). */
+    ping: op('/v1/ping'),
+    /** GET /v1/openapi.json: the OpenAPI 3.1 document these types were generated from (described there as an object). */
+    openapi: (): Promise<Record<string, unknown>> => get('/v1/openapi.json') as Promise<Record<string, unknown>>,
+    listings: {
+      ...paged('/v1/listings'),
+      get: byId('/v1/listings/{id}'),
+      similar: byId('/v1/listings/{id}/similar'),
+      stats: op('/v1/listings/stats'),
+    },
+    owners: { ...paged('/v1/owners'), get: byId('/v1/owners/{id}') },
+    internet: {
+      providers: { ...paged('/v1/internet/providers'), get: byId('/v1/internet/providers/{id}') },
+      plans: paged('/v1/internet/plans'),
+    },
+    insurance: {
+      products: paged('/v1/insurance/products'),
+      providers: { ...paged('/v1/insurance/providers'), get: byId('/v1/insurance/providers/{id}') },
+    },
+    platforms: { ...paged('/v1/platforms'), get: byId('/v1/platforms/{id}') },
+    articles: { ...paged('/v1/articles'), get: byId('/v1/articles/{id}') },
+    glossary: { ...paged('/v1/glossary'), get: byId('/v1/glossary/{id}') },
+    market: {
+      metrics: op('/v1/market/metrics'),
+      observations: byId('/v1/market/metrics/{id}/observations'),
+    },
+    locations: { ...paged('/v1/locations'), get: byId('/v1/locations/{id}') },
+  };
+}
+
+export type Client = ReturnType<typeof createClient>;
