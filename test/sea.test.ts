@@ -1,8 +1,9 @@
 // The single executable (scripts/sea.ts, made by npm run bundle) serves on its own: copied to an empty folder,
-// with no node_modules anywhere near and no NODE_PATH, it loads better-sqlite3's addon from itself.
+// with no node_modules anywhere near and no NODE_PATH, it loads better-sqlite3's addon from itself. And the
+// deployment files in deploy/: the systemd unit passes systemd-analyze, the nginx config terminates TLS for it.
 
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import {
   chmodSync,
   copyFileSync,
@@ -14,29 +15,55 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { buildSea, SEA_NAME } from '../scripts/sea.ts';
 import { addonFile } from '../scripts/sea-addon.ts';
 import { buildTestSnapshot, FIXTURES, issueKey, tempDir } from './helpers.ts';
+import { freePort, httpsGet, startNginx } from './sea-nginx.ts';
 
 const ROOT = join(FIXTURES, '..', '..');
 const uid = process.getuid?.() ?? -1;
+const has = (tool: string) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0;
+
+/** Starts the executable with exactly `env` (no NODE_PATH, NODE_OPTIONS or anything else of this process). */
+async function startExe(exe: string, env: Record<string, string>) {
+  const child = spawn(exe, [], { cwd: join(exe, '..'), env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    let buf = '';
+    child.stdout!.on('data', (d) => {
+      buf += d;
+      const m = /"msg":"listening","url":"([^"]+)"/.exec(buf);
+      if (m) resolve(m[1]);
+    });
+    void exited.then((code) => reject(new Error(`exited ${code}: ${stderr}`)));
+    setTimeout(() => reject(new Error(`no listening line in 10 s: ${stderr}`)), 10_000).unref();
+  });
+  const stop = async () => {
+    child.kill('SIGTERM');
+    return { code: await exited, stderr };
+  };
+  return { child: child as ChildProcess, url, stop };
+}
 
 describe('single executable', () => {
-  it('serves ping, a keyed search and the docs files from an empty folder, and runs the key command', async () => {
+  let exe: string;
+  let env: Record<string, string>;
+  let key: string;
+  let keyId: string;
+  before(async () => {
     // Its own folder holds the executable and nothing else; the parents have no node_modules either.
     const dir = tempDir();
-    copyFileSync(await buildSea(tempDir()), join(dir, SEA_NAME));
-    const exePath = join(dir, SEA_NAME);
-    assert.deepEqual(readdirSync(dir), [SEA_NAME]);
-    assert.ok(!existsSync(join(dir, '..', 'node_modules')) && !existsSync('/node_modules'));
+    exe = join(dir, SEA_NAME);
+    copyFileSync(await buildSea(tempDir()), exe);
     const { path: snapshot } = await buildTestSnapshot();
     const keysPath = join(tempDir(), 'keys.db');
-    const { key, id } = issueKey(keysPath, { name: 'sea test' });
-    const tmp = tempDir(); // where the addon is written: observable, and removed with the test's folders
-    const env = {
+    ({ key, id: keyId } = issueKey(keysPath, { name: 'sea test' }));
+    env = {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
-      TMPDIR: tmp,
+      TMPDIR: tempDir(), // where the addon is written: observable, and removed with the test's folders
       HOST: '127.0.0.1',
       PORT: '0',
       SNAPSHOT_PATH: snapshot,
@@ -44,27 +71,20 @@ describe('single executable', () => {
       DEV_KEY: '0',
       LOG_REQUESTS: '0',
       CURSOR_SECRET: 'sea-test-cursor-secret-0123',
-    }; // no NODE_PATH, NODE_OPTIONS or anything else of this process
+    };
+  });
 
-    const list = spawnSync(exePath, ['keys', 'list'], { cwd: dir, env, encoding: 'utf8' });
+  it('serves ping, a keyed search and the docs files from an empty folder, and runs the key command', async () => {
+    const dir = join(exe, '..');
+    assert.deepEqual(readdirSync(dir), [SEA_NAME]);
+    assert.ok(!existsSync(join(dir, '..', 'node_modules')) && !existsSync('/node_modules'));
+    const list = spawnSync(exe, ['keys', 'list'], { cwd: dir, env, encoding: 'utf8' });
     assert.equal(list.status, 0, list.stderr);
-    assert.equal(JSON.parse(list.stdout).id, id);
+    assert.equal(JSON.parse(list.stdout).id, keyId);
 
-    const server = spawn(exePath, [], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    server.stderr.on('data', (d) => (stderr += d));
-    const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)));
+    const server = await startExe(exe, env);
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        let buf = '';
-        server.stdout.on('data', (d) => {
-          buf += d;
-          const m = /"msg":"listening","url":"([^"]+)"/.exec(buf);
-          if (m) resolve(m[1]);
-        });
-        void exited.then((code) => reject(new Error(`exited ${code}: ${stderr}`)));
-        setTimeout(() => reject(new Error(`no listening line in 10 s: ${stderr}`)), 10_000).unref();
-      });
+      const { url } = server;
       assert.deepEqual(await (await fetch(`${url}/v1/ping`)).json(), { service: 'nl-rental-data-api', status: 'ok' });
       const search = await fetch(`${url}/v1/listings?q=balcony&max_price=2500&limit=2`, {
         headers: { Authorization: `Bearer ${key}` },
@@ -82,16 +102,55 @@ describe('single executable', () => {
       assert.ok(Buffer.from(await css.arrayBuffer()).equals(readFileSync(join(swagger, 'swagger-ui.css'))));
 
       // The addon the process loaded is the one it wrote to its private folder under TMPDIR.
-      const folder = join(tmp, `nl-rental-api-${uid}`);
+      const folder = join(env.TMPDIR, `nl-rental-api-${uid}`);
       assert.equal(statSync(folder).mode & 0o777, 0o700);
-      const maps = readFileSync(`/proc/${server.pid}/maps`, 'utf8');
+      const maps = readFileSync(`/proc/${server.child.pid}/maps`, 'utf8');
       const loaded = maps.split('\n').filter((l) => l.includes('better_sqlite3'));
       assert.ok(loaded.length > 0 && loaded.every((l) => l.includes(`${folder}/better_sqlite3-`)), loaded.join('\n'));
       assert.deepEqual(readdirSync(dir), [SEA_NAME], 'nothing was written beside the executable');
     } finally {
-      server.kill('SIGTERM');
+      const { code, stderr } = await server.stop();
+      assert.equal(code, 0, stderr);
     }
-    assert.equal(await exited, 0, stderr);
+  });
+
+  it('answers over HTTPS behind deploy/nginx.conf, which sets X-Forwarded-Proto and X-Forwarded-For', {
+    skip: !has('nginx') || !has('openssl'),
+  }, async () => {
+    const server = await startExe(exe, { ...env, TRUST_PROXY: '1', AUTH_FAILURES_PER_MINUTE: '2' });
+    const [http, https] = [await freePort(), await freePort()];
+    const nginx = await startNginx(join(ROOT, 'deploy/nginx.conf'), { api: new URL(server.url).port, http, https });
+    try {
+      const ping = await httpsGet(nginx, '/v1/ping');
+      assert.equal(ping.status, 200, ping.body);
+      assert.match(ping.headers['strict-transport-security'] as string, /max-age=/, 'the API saw https');
+      const search = await httpsGet(nginx, '/v1/listings?limit=1', { Authorization: `Bearer ${key}` });
+      assert.equal(search.status, 200, search.body);
+      // The API counts failed keys per the address nginx sets, not per what the client put in the header.
+      const bad = (n: number) =>
+        httpsGet(nginx, '/v1/listings', { Authorization: 'Bearer nope', 'X-Forwarded-For': `10.0.0.${n}` });
+      assert.deepEqual([(await bad(1)).status, (await bad(2)).status, (await bad(3)).status], [401, 401, 429]);
+      const plain = await fetch(`http://127.0.0.1:${http}/v1/ping`, { redirect: 'manual' });
+      assert.equal(plain.status, 308);
+      assert.match(plain.headers.get('location')!, /^https:\/\/127\.0\.0\.1(:\d+)?\/v1\/ping$/);
+    } finally {
+      await nginx.stop();
+      await server.stop();
+    }
+  });
+});
+
+describe('deploy/nl-rental-api.service', () => {
+  it('passes systemd-analyze verify without a warning', { skip: !has('systemd-analyze') }, () => {
+    // verify checks that ExecStart's file exists: this copy names one that does.
+    const unit = join(tempDir(), 'nl-rental-api.service');
+    const text = readFileSync(join(ROOT, 'deploy/nl-rental-api.service'), 'utf8');
+    assert.match(text, /^ExecStart=\/usr\/local\/bin\/nl-rental-api serve$/m);
+    writeFileSync(unit, text.replace(/^ExecStart=\/usr\/local\/bin\/nl-rental-api/m, `ExecStart=${process.execPath}`));
+    const r = spawnSync('systemd-analyze', ['verify', unit], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stderr, '', 'systemd-analyze ignores what it cannot parse, with a warning');
+    assert.doesNotMatch(text, /^MemoryDenyWriteExecute=yes/m, "V8's JIT writes executable memory");
   });
 });
 
