@@ -37,10 +37,12 @@ export function prepare(db: Database) {
     }),
     byId: db.prepare(`SELECT a.id, a.slug, ${tr('a', ['title', 'description', 'content'])}, a.category, a.location_id, a.created_at, a.updated_at
       FROM articles a ${i18nJoin('articles', 'a')} WHERE a.id = @id`),
-    // q: title, description and content in every locale (the snapshot has no full-text table for articles).
+    // q: title and description in every locale, as the full-text tables of the other resources cover their
+    // short texts; not the content, whose size would make the index slow to build (the snapshot has no
+    // full-text table for articles).
     words: termIndex(
       db,
-      ['title', 'description', 'content']
+      ['title', 'description']
         .flatMap((c) => [`SELECT rid, ${c} AS text FROM articles`, `SELECT rid, ${c} FROM articles_i18n`])
         .join(' UNION ALL '),
     ),

@@ -26,24 +26,19 @@ export interface TermIndex {
 
 /**
  * An index of word → rids over the texts `sql` selects as (rid, text) rows: any number of rows per record
- * (one per column and locale), so every locale's text is searched, as in the FTS tables.
+ * (one per column and locale), so every locale's text is searched, as in the FTS tables. The rows are read
+ * in rid order, so each list is built ascending and a record's repeated words cost one comparison each.
  */
 export function termIndex(db: Database, sql: string): TermIndex {
-  const sets = new Map<string, Set<number>>();
-  for (const row of db.prepare(sql).iterate() as Iterable<{ rid: number; text: string | null }>) {
-    if (row.text === null) continue;
-    for (const w of words(row.text)) {
-      let s = sets.get(w);
-      if (!s) sets.set(w, (s = new Set()));
-      s.add(row.rid);
+  const lists = new Map<string, number[]>();
+  const rows = db.prepare(`SELECT rid, text FROM (${sql}) WHERE text IS NOT NULL ORDER BY rid`).raw();
+  for (const [rid, text] of rows.iterate() as Iterable<[number, string]>) {
+    for (const w of words(text)) {
+      const list = lists.get(w);
+      if (list === undefined) lists.set(w, [rid]);
+      else if (list[list.length - 1] !== rid) list.push(rid);
     }
   }
-  const lists = new Map<string, number[]>();
-  for (const [w, s] of sets)
-    lists.set(
-      w,
-      [...s].sort((a, b) => a - b),
-    );
   return {
     match(terms) {
       const found = terms.map((t) => lists.get(t) ?? []).sort((a, b) => a.length - b.length);
