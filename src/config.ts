@@ -85,6 +85,17 @@ export const SETTINGS = {
     default: '1',
     help: 'Log one JSON line per request to stdout (batched: written within 50 ms and at exit).',
   },
+  METRICS_PORT: {
+    schema: v.optional(port),
+    default: undefined,
+    help: 'Serve Prometheus metrics at /metrics on this port (its own listener, never the public one); unset: off.',
+  },
+  METRICS_HOST: { schema: text, default: '127.0.0.1', help: 'Address of the metrics listener.' },
+  DRAIN_TIMEOUT_MS: {
+    schema: positiveInt,
+    default: '10000',
+    help: 'On SIGTERM/SIGINT, how long in-flight requests may take to finish before the process exits anyway.',
+  },
 } as const;
 
 type Settings = typeof SETTINGS;

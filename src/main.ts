@@ -10,15 +10,27 @@ const { log, requestLog } = stdoutLog(process.stdout);
 async function main() {
   const config = loadConfig(process.env);
   const service = await startService(config, { log, requestLog });
-  log({ level: 'info', msg: 'listening', url: service.url, snapshot_id: service.snapshots.get().meta.snapshot_id });
+  log({
+    level: 'info',
+    msg: 'listening',
+    url: service.url,
+    ...(service.metricsUrl ? { metrics_url: `${service.metricsUrl}/metrics` } : {}),
+    snapshot_id: service.snapshots.get().meta.snapshot_id,
+  });
   const devKey = createDevKey(config); // after listening: a key is never made that a failed start-up could not show
   if (devKey) printDevKey(devKey, service.url);
-  const stop = () => {
-    setTimeout(() => process.exit(0), 5000).unref();
-    service.close().then(() => process.exit(0));
+  // SIGTERM / SIGINT: drain, then exit 0; still busy after DRAIN_TIMEOUT_MS, the rest is cut and the exit is 1.
+  let draining = false;
+  const stop = (signal: string) => {
+    if (draining) return;
+    draining = true;
+    log({ level: 'info', msg: `${signal}: stopping`, drain_timeout_ms: config.DRAIN_TIMEOUT_MS });
+    service.drain(config.DRAIN_TIMEOUT_MS).then((r) => process.exit(r.timedOut ? 1 : 0));
   };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  // SIGHUP: look at the snapshot file now instead of at the next interval.
+  process.on('SIGHUP', () => void service.snapshots.refresh());
 }
 
 /**

@@ -471,16 +471,15 @@ describe('fail closed: the key store', () => {
     }
   });
 
-  it('answers 503 (not 500) for data while the snapshot is missing, with a valid key', async () => {
+  it('goes on serving the open snapshot (not 500) while its file is missing, with a valid key', async () => {
     const snap = (await buildTestSnapshot()).path;
     const server = await startServer({ SNAPSHOT_PATH: snap, SNAPSHOT_CHECK_MS: '1' });
     try {
       rmSync(snap);
       await sleep(5);
       const r = await server.get('/v1/listings');
-      assert.equal(r.status, 503);
-      assert.equal(r.body.error.code, 'service_unavailable');
-      assert.ok(r.headers.get('retry-after'));
+      assert.equal(r.status, 200);
+      assert.equal(r.body.data.length > 0, true);
     } finally {
       await server.close();
     }

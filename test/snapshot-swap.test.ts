@@ -1,5 +1,5 @@
-// The snapshot file under a running service: a walk survives a swap, a missing or broken file gives 503 (never 500)
-// until a good file is back, and start-up refuses a bad file (SnapshotSource directly, and `src/main.ts` spawned).
+// The snapshot file under a running service: a walk survives a swap; a missing or broken replacement is refused and the
+// last good snapshot goes on serving; start-up refuses a bad file (SnapshotSource directly, and `src/main.ts` spawned).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { copyFileSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
@@ -32,11 +32,11 @@ function cloneOf(lines: Map<string, string>, id: string): string {
   return JSON.stringify({ ...rec, id, slug: `${id}-slug`, title: { en: `Listing ${id}` } });
 }
 /** Compiles `dir` into a new file beside `path` and renames it over `path`, as an operator ships a snapshot. */
-async function shipSnapshot(dir: string, path: string) {
+async function shipSnapshot(dir: string, path: string, s: TestServer) {
   const next = `${path}.next`;
   await buildTestSnapshot(dir, next);
   renameSync(next, path);
-  await sleep(5); // SNAPSHOT_CHECK_MS=1: the next request re-checks the file
+  assert.equal(await s.snapshots.refresh(), true, 'the new snapshot is swapped in');
 }
 
 describe('snapshot open errors', () => {
@@ -100,7 +100,7 @@ describe('paging across a snapshot swap', () => {
     lines.set('lst-0025', cloneOf(lines, 'lst-0025')); // sorts before the cursor (after lst-002): not seen in this walk
     lines.set('lst-0035', cloneOf(lines, 'lst-0035')); // sorts after the cursor (after lst-003): seen
     writeListings(dir, lines);
-    await shipSnapshot(dir, path);
+    await shipSnapshot(dir, path, s);
     assert.equal((await s.get('/v1/listings/lst-0035')).status, 200, 'the new snapshot is served');
     const after = await rest(s, cursor);
     assert.deepEqual(after, ['lst-0035', 'lst-007', 'lst-008', 'lst-009', 'lst-010', 'lst-011', 'lst-012']);
@@ -114,7 +114,7 @@ describe('paging across a snapshot swap', () => {
     lines.delete('lst-003');
     lines.delete('lst-008');
     writeListings(dir, lines);
-    await shipSnapshot(dir, path);
+    await shipSnapshot(dir, path, s);
     assert.deepEqual(await rest(s, cursor), ['lst-007', 'lst-009', 'lst-010', 'lst-011', 'lst-012']);
   });
 
@@ -124,13 +124,13 @@ describe('paging across a snapshot swap', () => {
     const lines = listingLines(dir);
     lines.delete('lst-008');
     writeListings(dir, lines);
-    await shipSnapshot(dir, path);
+    await shipSnapshot(dir, path, s);
     assertError(await s.get('/v1/listings/lst-008'), 404, { code: 'not_found' });
     assert.equal((await s.get('/v1/listings/stats')).body.data.count, 8);
   });
 });
 
-describe('snapshot failure while serving', () => {
+describe('snapshot failure while serving: the last good snapshot keeps serving', () => {
   let server: TestServer;
   let path: string;
   let good: string;
@@ -153,65 +153,104 @@ describe('snapshot failure while serving', () => {
     '/v1/locations',
     '/v1/market/metrics',
   ];
-  const assertUnavailable = async () => {
-    for (const p of DATA) {
-      const res = await server.get(p);
-      assertError(res, 503, { code: 'service_unavailable' });
-      assert.ok(res.headers.get('retry-after'), `${p}: Retry-After`);
-    }
-  };
   const assertServing = async () => {
     for (const p of DATA) assert.equal((await server.get(p)).status, 200, p);
   };
-  /** Puts `file` in place of the snapshot by rename, as a swap would. */
+  const readyz = async () => {
+    const r = await fetch(`${server.url}/readyz`);
+    return { status: r.status, body: await r.json() };
+  };
+  const refusedCount = async () =>
+    (await server.metrics.refused.get()).values.reduce((n: number, v: { value: number }) => n + v.value, 0);
+  /** Puts `file` in place of the snapshot by rename, as a swap would, and has the server look at it now. */
   const renameIn = async (file: string) => {
     const tmp = `${path}.incoming`;
     copyFileSync(file, tmp);
     renameSync(tmp, path);
-    await sleep(5);
+    return server.snapshots.refresh();
+  };
+  /** Refuses `file`: no swap, a refusal logged, counted and shown by /readyz, and every data request still 200. */
+  const assertRefused = async (file: string, reason: RegExp) => {
+    const before = await refusedCount();
+    assert.equal(await renameIn(file), false, 'not swapped in');
+    await assertServing();
+    assert.equal(await refusedCount(), before + 1, 'counted');
+    const r = await readyz();
+    assert.equal(r.status, 200, 'still ready: a valid snapshot is served');
+    assert.equal(r.body.candidate.state, 'refused');
+    assert.match(r.body.candidate.reason, reason);
+    assert.ok(server.logs.some((l) => l.msg === 'snapshot candidate refused; still serving ' + r.body.snapshot.id));
   };
 
-  it('serves normally before anything happens', async () => {
+  it('serves normally before anything happens, and is ready', async () => {
     await assertServing();
+    const r = await readyz();
+    assert.equal(r.status, 200);
+    assert.equal(r.body.status, 'ready');
+    assert.equal(r.body.candidate, null);
   });
-  it('answers 503 with the error envelope when the snapshot file is deleted', async () => {
+  it('keeps serving the open snapshot when its file is deleted, and says so in /readyz', async () => {
     unlinkSync(path);
-    await sleep(5);
-    await assertUnavailable();
-    assert.ok(server.logs.some((l) => l.msg === 'snapshot unavailable; failing closed'));
+    await server.snapshots.refresh();
+    await assertServing();
+    const r = await readyz();
+    assert.equal(r.status, 200);
+    assert.equal(r.body.candidate.state, 'missing');
+    assert.ok(server.logs.some((l) => String(l.msg).startsWith('snapshot file is missing; still serving')));
   });
-  it('keeps answering ping while the snapshot is gone', async () => {
+  it('keeps answering ping while the file is gone', async () => {
     const res = await server.get('/v1/ping');
     assert.equal(res.status, 200);
     assert.equal(res.body.status, 'ok');
   });
-  it('serves again when a good file is renamed back in', async () => {
-    await renameIn(good);
+  it('swaps in a good file renamed back in', async () => {
+    assert.equal(await renameIn(good), true);
     await assertServing();
-    assert.deepEqual((await server.get('/v1/listings/lst-001')).body.data.id, 'lst-001');
+    assert.equal((await readyz()).body.candidate, null);
   });
-  it('answers 503 (never 500) when the snapshot is replaced by garbage', async () => {
+  it('refuses garbage', async () => {
     const garbage = join(tempDir(), 'garbage.db');
     writeFileSync(garbage, 'this is not a database '.repeat(500));
-    await renameIn(garbage);
-    await assertUnavailable();
+    await assertRefused(garbage, /not a database|file is not a database|quick_check/);
   });
-  it('answers 503 when the snapshot is replaced by an empty file', async () => {
+  it('refuses an empty file', async () => {
     const empty = join(tempDir(), 'empty.db');
     writeFileSync(empty, '');
-    await renameIn(empty);
-    await assertUnavailable();
+    await assertRefused(empty, /.+/);
   });
-  it('answers 503 when the snapshot is replaced by a file of another schema version', async () => {
-    await renameIn(wrongVersionCopy(good));
-    await assertUnavailable();
+  it('refuses a file of another schema version', async () => {
+    await assertRefused(wrongVersionCopy(good), /schema version/);
   });
-  it('recovers again after every failure once a good file is back', async () => {
-    await renameIn(good);
+  it('refuses a truncated file', async () => {
+    const cut = join(tempDir(), 'truncated.db');
+    const bytes = readFileSync(good);
+    writeFileSync(cut, bytes.subarray(0, Math.floor(bytes.length / 2)));
+    await assertRefused(cut, /truncated|quick_check/);
+  });
+  it('refuses a file that fails quick_check (a damaged page)', async () => {
+    await assertRefused(damagedCopy(good), /quick_check/);
+  });
+  it('swaps in a good file again after every refusal', async () => {
+    assert.equal(await renameIn(good), true);
     await assertServing();
     assert.equal((await server.get('/v1/listings/stats')).body.data.count, 9);
+    assert.equal((await readyz()).body.candidate, null);
   });
 });
+
+/** A copy of a good snapshot with one page in the middle overwritten: it opens, but quick_check fails. */
+function damagedCopy(good: string): string {
+  const file = join(tempDir(), 'damaged.db');
+  const bytes = Buffer.from(readFileSync(good));
+  const db = new Database(good, { readonly: true });
+  const pageSize = db.pragma('page_size', { simple: true }) as number;
+  // A page of the listings table's b-tree: its root page, so the damage is where quick_check walks.
+  const root = db.prepare("SELECT rootpage FROM sqlite_schema WHERE name = 'listings'").pluck().get() as number;
+  db.close();
+  bytes.fill(0x5a, (root - 1) * pageSize + 8, root * pageSize - 8);
+  writeFileSync(file, bytes);
+  return file;
+}
 
 /** A copy of a good snapshot whose schema_version is one this server does not read. */
 function wrongVersionCopy(good: string): string {

@@ -246,7 +246,7 @@ describe('CORS', () => {
       assert.equal(r.headers.get('access-control-allow-origin'), PLAYGROUND);
       assert.equal(
         r.headers.get('access-control-expose-headers'),
-        'X-Request-Id, RateLimit, RateLimit-Policy, Retry-After',
+        'X-Request-Id, RateLimit, RateLimit-Policy, Retry-After, ETag, Last-Modified, X-Snapshot-Id',
       );
       // A 200 may also be compressed (errors never are): fetch's headers join the two Vary lines.
       assert.equal(r.headers.get('vary'), status === 200 ? 'Origin, Accept-Encoding' : 'Origin');
@@ -524,7 +524,9 @@ describe('requests outside the usual shape', () => {
     const [noKey] = responses((await get('http://api.example/v1/listings?limit=1')).data);
     assertEnvelope(noKey, 401, 'unauthorized');
     const [bare] = responses((await get('http://api.example', server.key)).data);
-    assertEnvelope(bare, 404, 'not_found');
+    assert.equal(bare.status, 200, 'the root: the JSON index of links');
+    const [nowhere] = responses((await get('http://api.example/nowhere', server.key)).data);
+    assertEnvelope(nowhere, 404, 'not_found');
     const [ping] = responses((await get('https://api.example/v1/ping')).data);
     assert.equal(ping.status, 200);
     const [star] = responses(

@@ -22,9 +22,11 @@ export interface AccessOptions {
   /** PLAYGROUND_ORIGIN: the one origin that gets CORS headers. */
   playgroundOrigin?: string;
   now?: () => number;
+  /** Told of every 429: 'key' (the key's limit) or 'address' (failed authentications). */
+  onLimited?: (kind: 'key' | 'address') => void;
 }
 
-const EXPOSE = 'X-Request-Id, RateLimit, RateLimit-Policy, Retry-After';
+const EXPOSE = 'X-Request-Id, RateLimit, RateLimit-Policy, Retry-After, ETag, Last-Modified, X-Snapshot-Id';
 /** Query parameters that look like a key: refused outright, so a key in a URL (logged, cached, shared) is never used. */
 const KEY_PARAMS = new Set(['api_key', 'apikey', 'key', 'token', 'access_token']);
 const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
@@ -150,18 +152,23 @@ export function accessGuard(o: AccessOptions): Guard {
     if (keyId === null) {
       const address = clientAddress(req, o.trustProxy);
       const blocked = o.limits.checkAddress(address);
-      if (blocked)
+      if (blocked) {
+        o.onLimited?.('address');
         throw tooMany(
           blocked,
           `Too many failed authentications from this address; retry after ${blocked.retryAfter} s.`,
         );
+      }
       o.limits.recordFailure(address);
       throw unauthorized();
     }
     req.keyId = keyId;
 
     const r = o.limits.consumeKey(keyId);
-    if (isRefusal(r)) throw tooMany(r, `Rate limit for this key exceeded; retry after ${r.retryAfter} s.`);
+    if (isRefusal(r)) {
+      o.onLimited?.('key');
+      throw tooMany(r, `Rate limit for this key exceeded; retry after ${r.retryAfter} s.`);
+    }
     for (const k in r.headers) addHeader(res, k, r.headers[k]);
     return false;
   }

@@ -6,10 +6,11 @@ import type { Locale } from '../../snapshot-format/locales.ts';
 import { ROUTE_MODULES } from '../routes/index.ts';
 import { openapiDocument } from '../routes/openapi.ts';
 import type { Snapshot } from '../snapshot/source.ts';
+import { etagOf, notModified, snapshotHeaders } from './caching.ts';
 import { ApiError, sendError } from './errors.ts';
 import { parseRawQuery, pathId, validateQuery } from './query.ts';
 import { clientErrorHandler, connectHandler, trackingResponses } from './raw-answers.ts';
-import { addHeader, type Meta, sendJson } from './respond.ts';
+import { addHeader, type Meta, sendJson, writeHead } from './respond.ts';
 import type { AppDeps, Req, RouteDef } from './route.ts';
 
 /**
@@ -80,6 +81,7 @@ export function createApp(deps: AppDeps) {
     onError: (err, req, res) => render(req as unknown as Req, res, err),
     onNoMatch: (request, res) => {
       const req = request as unknown as Req;
+      req.route = '(no match)';
       if (!guarded(req, res, false)) render(req, res, notFound(req.path));
     },
   });
@@ -88,18 +90,28 @@ export function createApp(deps: AppDeps) {
     const isPublic = r.public === true;
     const handler = (request: IncomingMessage, res: ServerResponse) => {
       const req = request as Req;
+      req.route = r.path;
       if (guarded(req, res, isPublic)) return;
-      const query = validateQuery(r.query, parseRawQuery(req.search ? req.search.slice(1) : '')) as Record<
-        string,
-        unknown
-      >;
+      const raw = parseRawQuery(req.search ? req.search.slice(1) : '');
+      const query = validateQuery(r.query, raw) as Record<string, unknown>;
       const params: Record<string, string> = {};
       for (const [k, val] of Object.entries(req.params ?? {})) params[k] = pathId(val, k);
       const meta: Meta = { locale: (query.locale as Locale | undefined) ?? 'en', request_id: req.id };
-      const snap = isPublic ? (undefined as unknown as Snapshot) : deps.snapshots.get();
-      const body = r.handle({ req, res, query, params, meta, snap, deps });
-      if (r.kind === 'raw') return;
-      sendJson(res, 200, body, isPublic ? {} : { 'Cache-Control': 'private, no-store' });
+      if (isPublic) {
+        const body = r.handle({ req, res, query, params, meta, snap: undefined as unknown as Snapshot, deps });
+        if (r.kind !== 'raw') sendJson(res, 200, body);
+        return;
+      }
+      // Data: the same request on the same snapshot is the same answer, so a client's tag saves the work.
+      const snap = deps.snapshots.get();
+      const etag = etagOf(snap.meta.snapshot_id, req.path, query);
+      const headers = { ...snapshotHeaders(snap.meta), ETag: etag, 'Cache-Control': 'private, no-cache' };
+      if (notModified(req, etag)) {
+        writeHead(res, 304, { ...headers, Vary: 'Accept-Encoding' });
+        res.end();
+        return;
+      }
+      sendJson(res, 200, r.handle({ req, res, query, params, meta, snap, deps }), headers);
     };
     // A GET route answers HEAD too (the router matches HEAD to GET; node drops the body of a HEAD response).
     app.get(patternOf(r.path), handler as never);
@@ -113,6 +125,8 @@ export function createApp(deps: AppDeps) {
     }) as never);
   }
 
+  const lifecycle = deps.lifecycle ?? { draining: false, inFlight: 0 };
+  const metrics = deps.metrics;
   const route = app.handler;
   /** The node request listener: request id, common headers and the log line, then the route. */
   const listener = (request: IncomingMessage, res: ServerResponse): void => {
@@ -121,20 +135,29 @@ export function createApp(deps: AppDeps) {
     req.id = randomUUID();
     addHeader(res, 'X-Request-Id', req.id);
     addHeader(res, 'X-Content-Type-Options', 'nosniff');
-    if (deps.logRequests) {
-      const started = process.hrtime.bigint();
-      res.on('finish', () =>
+    if (lifecycle.draining) res.shouldKeepAlive = false; // answers after SIGTERM close their connection
+    lifecycle.inFlight++;
+    metrics?.inFlight.inc();
+    const started = process.hrtime.bigint();
+    res.once('close', () => {
+      lifecycle.inFlight--;
+      const ns = process.hrtime.bigint() - started;
+      if (metrics) {
+        metrics.inFlight.dec();
+        metrics.request(req.route ?? '(not routed)', res.statusCode, Number(ns) / 1e9);
+      }
+      if (deps.logRequests && res.writableFinished) {
         (deps.requestLog ?? deps.log)({
           level: 'info',
           request_id: req.id,
           method: req.method,
           path: req.path,
           status: res.statusCode,
-          ms: Number(process.hrtime.bigint() - started) / 1e6,
+          ms: Number(ns) / 1e6,
           key_id: req.keyId,
-        }),
-      );
-    }
+        });
+      }
+    });
     // Node's own check (requireHostHeader) answered a bare 400 without the envelope; the server turns it off.
     if (req.headers.host === undefined && req.httpVersion === '1.1') {
       res.shouldKeepAlive = false; // as node's own answer did: the connection closes after it

@@ -41,22 +41,25 @@ const envelope = (code: ErrorCode, message: string, requestId: string) =>
  * only the socket, and node's own answer is a bare status line without the spec's envelope.
  */
 export function clientErrorResponse(
-  err: Error & { code?: string; reason?: string },
+  err: Error & { code?: string; reason?: string; rawPacket?: Buffer },
   requestId: string,
   tls: boolean,
 ): { status: number; text: string } {
+  // A HEAD request's answer has no body (RFC 9110, 9.3.2), whatever was wrong with it.
+  const head = err.rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW':
       return rawErrorResponse(
         new ApiError('request_too_large', 'The request line and headers are too large (at most 16 KB).'),
         requestId,
         tls,
+        head,
       );
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return rawErrorResponse(new ApiError('request_timeout', 'The request was not received in time.'), requestId, tls);
     default: {
       const why = err.reason ? ` (${err.reason.replace(/[^\x20-\x7e]/g, '').slice(0, 100)})` : '';
-      return rawErrorResponse(badRequest(`The request is not valid HTTP/1.1${why}.`), requestId, tls);
+      return rawErrorResponse(badRequest(`The request is not valid HTTP/1.1${why}.`), requestId, tls, head);
     }
   }
 }
@@ -74,7 +77,12 @@ export const HSTS = 'max-age=31536000';
  * An error as raw HTTP/1.1 bytes, for a socket without a response object (a request node's parser
  * rejected, a CONNECT): the envelope and the headers every error carries, then the connection closes.
  */
-export function rawErrorResponse(e: ApiError, requestId: string, tls: boolean): { status: number; text: string } {
+export function rawErrorResponse(
+  e: ApiError,
+  requestId: string,
+  tls: boolean,
+  head = false,
+): { status: number; text: string } {
   const body = envelope(e.code, e.message, requestId);
   const headers = [
     `Date: ${new Date().toUTCString()}`,
@@ -89,7 +97,7 @@ export function rawErrorResponse(e: ApiError, requestId: string, tls: boolean): 
   ];
   return {
     status: e.status,
-    text: `HTTP/1.1 ${e.status} ${REASONS[e.status] ?? 'Error'}\r\n${headers.join('\r\n')}\r\n\r\n${body}`,
+    text: `HTTP/1.1 ${e.status} ${REASONS[e.status] ?? 'Error'}\r\n${headers.join('\r\n')}\r\n\r\n${head ? '' : body}`,
   };
 }
 

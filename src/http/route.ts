@@ -2,6 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Snapshot, SnapshotSource } from '../snapshot/source.ts';
 import type { CursorCodec } from './cursor.ts';
+import type { Metrics } from './metrics.ts';
 import type { QuerySchema } from './params.ts';
 import type { Meta } from './respond.ts';
 
@@ -14,6 +15,8 @@ export interface Req extends IncomingMessage {
   params: Record<string, string>;
   /** Set by access control: the authenticated key's id (never the key). */
   keyId?: string;
+  /** The matched route's pattern (the metrics' route label). */
+  route?: string;
 }
 
 /** What a request handler gets: validated query and path ids, the envelope meta, the snapshot. */
@@ -62,4 +65,14 @@ export interface AppDeps {
   logRequests?: boolean;
   /** Where the per-request lines go (default: log). The server buffers them; everything else is written at once. */
   requestLog?: Log;
+  metrics?: Metrics;
+  /** Shared with the server: requests being answered, and whether the service is draining (SIGTERM). */
+  lifecycle?: Lifecycle;
+  /** Whether the key store can be read now (for /readyz). */
+  keysReady?: () => boolean;
+}
+
+export interface Lifecycle {
+  draining: boolean;
+  inFlight: number;
 }

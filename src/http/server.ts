@@ -11,18 +11,26 @@ import { SnapshotError, SnapshotSource } from '../snapshot/source.ts';
 import { accessGuard, httpsRedirect } from './access.ts';
 import { createApp } from './app.ts';
 import { cursorCodec } from './cursor.ts';
+import { type DrainResult, drain } from './drain.ts';
+import { createMetrics, type Metrics, serveMetrics } from './metrics.ts';
 import { createLimits } from './rate-limit.ts';
 import { clientErrorHandler, connectHandler, trackingResponses } from './raw-answers.ts';
-import type { Log } from './route.ts';
+import type { Lifecycle, Log } from './route.ts';
 
 export interface Service {
   /** http://… for plain HTTP, https://… when the service terminates TLS itself. */
   url: string;
   /** The HTTP_REDIRECT_PORT listener (http://…), when configured. */
   redirectUrl?: string;
+  /** The METRICS_PORT listener (http://…), when configured. */
+  metricsUrl?: string;
   snapshots: SnapshotSource;
   keys: KeyReader;
   servers: Server[];
+  metrics: Metrics;
+  lifecycle: Lifecycle;
+  /** Graceful stop (SIGTERM): see drain.ts; then the snapshot and key store close. */
+  drain(timeoutMs: number): Promise<DrainResult>;
   close(): Promise<void>;
 }
 
@@ -76,17 +84,25 @@ function naming(setting: string, e: unknown): unknown {
 }
 
 export async function startService(config: Config, opts: ServiceOptions): Promise<Service> {
-  let snapshots: SnapshotSource;
+  // Read lazily by the metrics (at scrape time), once both exist.
+  let snapshots!: SnapshotSource;
+  let keys!: KeyReader;
+  const metrics = createMetrics({
+    snapshot: () => snapshots?.peek()?.meta ?? null,
+    keyReloads: () => keys?.reloads ?? 0,
+    now: opts.now,
+  });
+  const lifecycle: Lifecycle = { draining: false, inFlight: 0 };
   try {
     snapshots = new SnapshotSource(config.SNAPSHOT_PATH, {
       checkIntervalMs: config.SNAPSHOT_CHECK_MS,
       log: opts.log,
       now: opts.now,
+      events: { swapped: () => metrics.swaps.inc(), refused: () => metrics.refused.inc() },
     });
   } catch (e) {
     throw naming('SNAPSHOT_PATH', e);
   }
-  let keys: KeyReader;
   try {
     keys = new KeyReader(config.KEYS_PATH, { retryMs: opts.keysRetryMs, log: opts.log, now: opts.now });
   } catch (e) {
@@ -105,6 +121,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     trustProxy: config.TRUST_PROXY,
     playgroundOrigin: config.PLAYGROUND_ORIGIN,
     now: opts.now,
+    onLimited: (kind) => metrics.limited.labels(kind).inc(),
   });
   // No built-in default: a secret written in the source would let anyone forge cursors (any position, no expiry).
   let cursorSecret = config.CURSOR_SECRET;
@@ -122,6 +139,9 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     requestLog: opts.requestLog,
     logRequests: config.LOG_REQUESTS,
     guard,
+    metrics,
+    lifecycle,
+    keysReady: () => keys.probe(),
   });
   const servers: Server[] = [];
   const close = async () => {
@@ -189,7 +209,21 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
         host: config.HOST,
       });
     }
-    return { url: `${tls ? 'https' : 'http'}://${host}:${port}`, redirectUrl, snapshots, keys, servers, close };
+    let metricsUrl: string | undefined;
+    if (config.METRICS_PORT !== undefined) {
+      const m = serveMetrics(metrics.registry);
+      servers.push(m);
+      const mhost = config.METRICS_HOST.includes(':') ? `[${config.METRICS_HOST}]` : config.METRICS_HOST;
+      metricsUrl = `http://${mhost}:${await listen(m, config.METRICS_PORT, config.METRICS_HOST, 'METRICS_HOST / METRICS_PORT')}`;
+    }
+    const drainAll = async (timeoutMs: number) => {
+      const result = await drain(servers, lifecycle, timeoutMs, opts.log);
+      snapshots.close();
+      keys.close();
+      return result;
+    };
+    const url = `${tls ? 'https' : 'http'}://${host}:${port}`;
+    return { url, redirectUrl, metricsUrl, snapshots, keys, servers, metrics, lifecycle, drain: drainAll, close };
   } catch (e) {
     await close();
     throw e;

@@ -11,6 +11,8 @@ const isBusy = (e: unknown) => /^SQLITE_(BUSY|LOCKED)/.test(String((e as { code?
 
 /** The longest the key store's stat is reused within one event-loop turn (see KeyReader.lookup). */
 const REUSE_STAT_MS = 1;
+/** How often a store that a writer holds locked is tried again, off the request path. */
+const BUSY_RETRY_MS = 20;
 
 /** Which file is at `path` now (device and inode), or null when there is none. */
 function fileIdentity(path: string): string | null {
@@ -36,8 +38,10 @@ function fileIdentity(path: string): string | null {
  * one clock tick. The counter is read before the rows, so a write that lands in between only causes
  * one more reload.
  *
- * Fails closed: a missing, unreadable or locked store throws a 503 ApiError. After a failure the file is
- * re-read at most once per `retryMs`.
+ * Fails closed: a missing, unreadable or locked store throws a 503 ApiError. A store that changed while a
+ * writer holds its lock is never waited for on the event loop: requests get their 503 at once and a timer
+ * reads it again every BUSY_RETRY_MS until it can (the table in memory is only trusted while the file has
+ * not changed). After any other failure the file is re-read at most once per `retryMs`.
  */
 export class KeyReader {
   private keys: Map<string, KeyRecord> | null = null;
@@ -47,6 +51,9 @@ export class KeyReader {
   private readonly header = Buffer.alloc(4);
   private lastAttempt = 0;
   private failure: string | null = null;
+  private busyRetry: NodeJS.Timeout | null = null;
+  /** Reloads, counted for the metrics. */
+  reloads = 0;
 
   constructor(
     readonly path: string,
@@ -84,7 +91,7 @@ export class KeyReader {
     let db: Database.Database | null = null;
     try {
       fd = openSync(this.path, 'r');
-      db = new Database(this.path, { readonly: true, fileMustExist: true, timeout: 50 });
+      db = new Database(this.path, { readonly: true, fileMustExist: true, timeout: 0 });
       db.pragma('query_only = 1');
       db.pragma('mmap_size = 0');
       checkSchema(db, this.path);
@@ -113,6 +120,7 @@ export class KeyReader {
       this.keys = keys;
       this.ident = ident;
       this.counter = counter;
+      this.reloads++;
     } catch (e) {
       db?.close();
       if (fd !== null) closeSync(fd);
@@ -165,11 +173,15 @@ export class KeyReader {
     const ident = fileIdentity(this.path);
     if (ident === null) this.fail(`key store file ${this.path} is missing`);
     if (!this.keys || ident !== this.ident || this.readCounter(this.fd) !== this.counter) {
+      if (this.busyRetry !== null) throw unavailable(); // locked by a writer: the timer reads it, not requests
       if (!this.keys && this.now() - this.lastAttempt < (this.opts.retryMs ?? 1000)) throw unavailable();
       try {
         this.load();
       } catch (e) {
-        if (e instanceof ApiError) throw e; // busy: neither a failure nor a success
+        if (e instanceof ApiError) {
+          this.retryWhileBusy();
+          throw e; // busy: neither a failure nor a success
+        }
         this.lastAttempt = this.now();
         this.fail((e as Error).message);
       }
@@ -179,7 +191,43 @@ export class KeyReader {
     this.stattedAt = performance.now();
   }
 
+  /** Reads the store again every BUSY_RETRY_MS until the writer's lock is gone (or it fails for another reason). */
+  private retryWhileBusy(): void {
+    if (this.busyRetry !== null) return;
+    const attempt = () => {
+      try {
+        this.load();
+        this.busyRetry = null;
+      } catch (e) {
+        if (e instanceof ApiError) {
+          this.busyRetry = setTimeout(attempt, BUSY_RETRY_MS).unref();
+          return;
+        }
+        this.busyRetry = null;
+        this.lastAttempt = this.now();
+        try {
+          this.fail((e as Error).message);
+        } catch {
+          /* requests see the failure from now on */
+        }
+      }
+    };
+    this.busyRetry = setTimeout(attempt, BUSY_RETRY_MS).unref();
+  }
+
+  /** Whether keys can be checked now (for /readyz): the store is read as a request would read it. */
+  probe(): boolean {
+    try {
+      this.check();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   close() {
+    if (this.busyRetry !== null) clearTimeout(this.busyRetry);
+    this.busyRetry = null;
     this.keys = null;
     if (this.fd !== null) closeSync(this.fd);
     this.fd = null;

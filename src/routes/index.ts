@@ -4,6 +4,7 @@ import type { AppDeps, RouteDef } from '../http/route.ts';
 import * as articles from './articles.ts';
 import * as docs from './docs.ts';
 import * as glossary from './glossary.ts';
+import * as health from './health.ts';
 import * as insurance from './insurance.ts';
 import * as internet from './internet.ts';
 import * as listings from './listings.ts';
@@ -24,6 +25,7 @@ const mod = (m: { routes: (deps: AppDeps) => RouteDef[]; prepare?: (db: Database
 
 export const ROUTE_MODULES: RouteModule[] = [
   ping,
+  health,
   listings,
   owners,
   internet,

@@ -1,8 +1,9 @@
-// Opens the snapshot read-only, checks its schema version, prepares statements; swaps to a new file by identity.
+// The snapshot being served: opened read-only and verified; a replacement file is verified before it is swapped in.
 import { statSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { aboutTheFile, SCHEMA_VERSION } from '../../snapshot-format/schema.ts';
 import { ApiError } from '../http/errors.ts';
+import { quickCheck } from './quick-check.ts';
 
 export class SnapshotError extends Error {}
 
@@ -19,6 +20,18 @@ export interface Snapshot {
   readonly meta: SnapshotMeta;
   /** The statements a route prepared for this snapshot (prepared at open time, never in a request). */
   use<T>(prepare: Preparer<T>): T;
+}
+
+/** What became of the last replacement file that was looked at (for /readyz and the logs). */
+export interface CandidateState {
+  state: 'checking' | 'refused' | 'missing';
+  reason?: string;
+  at: string;
+}
+
+export interface SnapshotEvents {
+  swapped?: (meta: SnapshotMeta) => void;
+  refused?: (reason: string) => void;
 }
 
 function identity(path: string): string | null {
@@ -62,6 +75,11 @@ function open(path: string, preparers: Set<Preparer<unknown>>, nativeBinding?: s
         `${path} has schema version ${m.schema_version ?? 'none'}; this server reads version ${SCHEMA_VERSION}. Rebuild it with npm run build-snapshot.`,
       );
     }
+    // A file cut short (a copy that did not finish) still opens; its header says how long it must be.
+    const expected =
+      (db.pragma('page_count', { simple: true }) as number) * (db.pragma('page_size', { simple: true }) as number);
+    const size = statSync(path).size;
+    if (size < expected) throw new SnapshotError(`${path} is truncated (${size} of ${expected} bytes)`);
     const meta: SnapshotMeta = {
       snapshot_id: m.snapshot_id,
       schema_version: SCHEMA_VERSION,
@@ -87,16 +105,22 @@ function open(path: string, preparers: Set<Preparer<unknown>>, nativeBinding?: s
 }
 
 /**
- * The current snapshot. Every `checkIntervalMs` the file's identity (device, inode, size, mtime) is
- * compared; a changed file is opened and swapped in. A missing or unreadable file makes `get()` throw
- * a 503 until a good file is back; the process keeps running.
+ * The current snapshot. Every `checkIntervalMs` the file's identity (device, inode, size, mtime) is compared;
+ * a changed file is a candidate: checked with quick_check off the event loop, then opened and its
+ * statements prepared, and only then swapped in. A candidate that fails any step is refused: the previous
+ * snapshot goes on serving (its open file stays readable after a rename over it or a delete), and the same
+ * file is not tried again. `get()` answers 503 only when there is no valid snapshot at all.
  */
 export class SnapshotSource {
   private current: Snapshot | null = null;
   private currentId: string | null = null;
+  /** The identity of the file last looked at (served, refused or missing), so that each is tried once. */
+  private seenId: string | null = null;
   private lastCheck = 0;
-  private failure: string | null = null;
+  private checking: Promise<boolean> | null = null;
   private readonly preparers = new Set<Preparer<unknown>>();
+  /** The last candidate that is not being served, or null when the served file is the file at the path. */
+  candidate: CandidateState | null = null;
 
   constructor(
     readonly path: string,
@@ -105,9 +129,11 @@ export class SnapshotSource {
       log?: (l: Record<string, unknown>) => void;
       now?: () => number;
       nativeBinding?: string;
+      events?: SnapshotEvents;
     } = {},
   ) {
     this.currentId = identity(path);
+    this.seenId = this.currentId;
     this.current = open(path, this.preparers, opts.nativeBinding); // start-up: a bad file stops the process
     this.lastCheck = this.now();
   }
@@ -123,9 +149,13 @@ export class SnapshotSource {
     return p;
   }
 
+  /** The snapshot being served, or null (between a failed start and a good file: never after a good start). */
+  peek(): Snapshot | null {
+    return this.current;
+  }
+
   get(): Snapshot {
-    const interval = this.opts.checkIntervalMs ?? 1000;
-    if (this.now() - this.lastCheck >= interval) this.refresh();
+    if (this.now() - this.lastCheck >= (this.opts.checkIntervalMs ?? 1000)) void this.refresh();
     if (!this.current)
       throw new ApiError('service_unavailable', 'The data snapshot is unavailable; try again shortly.', {
         'Retry-After': '5',
@@ -133,34 +163,64 @@ export class SnapshotSource {
     return this.current;
   }
 
-  /** Re-checks the file now. Returns true when a new snapshot was swapped in. */
-  refresh(): boolean {
+  /**
+   * Looks at the file now (SIGHUP, the interval). Resolves true when a new snapshot was swapped in; a check
+   * already under way is joined rather than started twice.
+   */
+  refresh(): Promise<boolean> {
     this.lastCheck = this.now();
+    if (this.checking) return this.checking;
     const id = identity(this.path);
-    if (id !== null && id === this.currentId && this.current) return false;
-    if (id === null) return this.fail(`snapshot file ${this.path} is missing`);
+    if (id === this.seenId) return Promise.resolve(false);
+    this.seenId = id;
+    if (id === null) {
+      this.note({ state: 'missing', reason: `snapshot file ${this.path} is missing` });
+      return Promise.resolve(false);
+    }
+    this.note({ state: 'checking' });
+    this.checking = this.verifyAndSwap(id).finally(() => {
+      this.checking = null;
+    });
+    return this.checking;
+  }
+
+  private async verifyAndSwap(id: string): Promise<boolean> {
     try {
+      const problem = await quickCheck(this.path, this.opts.nativeBinding);
+      if (problem !== null) throw new SnapshotError(`${this.path} fails quick_check: ${problem}`);
+      if (identity(this.path) !== id) throw new SnapshotError(`${this.path} changed while it was checked`);
       const next = open(this.path, this.preparers, this.opts.nativeBinding);
       const prev = this.current;
       this.current = next;
       this.currentId = id;
-      this.failure = null;
+      this.candidate = null;
       prev?.db.close();
       this.opts.log?.({ level: 'info', msg: 'snapshot swapped in', snapshot_id: next.meta.snapshot_id });
+      this.opts.events?.swapped?.(next.meta);
       return true;
     } catch (e) {
-      return this.fail((e as Error).message);
+      const reason = (e as Error).message;
+      this.note({ state: 'refused', reason });
+      this.opts.events?.refused?.(reason);
+      if (identity(this.path) !== id) this.seenId = null; // replaced again meanwhile: look at the newer file
+      return false;
     }
   }
 
-  private fail(reason: string): false {
-    if (this.failure !== reason)
-      this.opts.log?.({ level: 'error', msg: 'snapshot unavailable; failing closed', reason });
-    this.failure = reason;
-    this.current?.db.close();
-    this.current = null;
-    this.currentId = null;
-    return false;
+  private note(c: Omit<CandidateState, 'at'>): void {
+    this.candidate = { ...c, at: new Date(this.now()).toISOString() };
+    if (c.state === 'checking') return;
+    const serving = this.current ? `; still serving ${this.current.meta.snapshot_id}` : '; no snapshot to serve';
+    this.opts.log?.({
+      level: this.current ? 'warn' : 'error',
+      msg: c.state === 'missing' ? `snapshot file is missing${serving}` : `snapshot candidate refused${serving}`,
+      reason: c.reason,
+    });
+  }
+
+  /** Whether the file at the path is the one being served (false while a candidate is checked or refused). */
+  get upToDate(): boolean {
+    return this.current !== null && this.candidate === null && identity(this.path) === this.currentId;
   }
 
   close() {

@@ -1,0 +1,127 @@
+// Prometheus metrics of one service (prom-client): requests, latency, in flight, the snapshot, swaps, refusals, keys.
+import { createServer, type Server } from 'node:http';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { SnapshotMeta } from '../snapshot/source.ts';
+
+export interface MetricsSources {
+  /** The snapshot being served, or null. */
+  snapshot: () => SnapshotMeta | null;
+  /** Key-store reloads so far. */
+  keyReloads: () => number;
+  now?: () => number;
+}
+
+export interface Metrics {
+  registry: Registry;
+  /** One finished request: its route pattern (or a fixed name), status and duration in seconds. */
+  request(route: string, status: number, seconds: number): void;
+  inFlight: Gauge;
+  swaps: Counter;
+  refused: Counter;
+  /** 429s by kind: 'key' (the key's limit) or 'address' (failed authentications). */
+  limited: Counter<'kind'>;
+  unauthorized: Counter;
+}
+
+const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
+
+export function createMetrics(src: MetricsSources): Metrics {
+  const registry = new Registry();
+  const now = src.now ?? Date.now;
+  collectDefaultMetrics({ register: registry }); // process CPU, memory, handles, GC, event-loop delay
+  const registers = [registry];
+  const requests = new Counter({
+    name: 'nlr_http_requests_total',
+    help: 'Requests answered, by route pattern and status.',
+    labelNames: ['route', 'status'],
+    registers,
+  });
+  const duration = new Histogram({
+    name: 'nlr_http_request_duration_seconds',
+    help: 'Time from the request to the end of the response, by route pattern.',
+    labelNames: ['route'],
+    buckets: BUCKETS,
+    registers,
+  });
+  const inFlight = new Gauge({ name: 'nlr_http_requests_in_flight', help: 'Requests being answered.', registers });
+  new Gauge({
+    name: 'nlr_snapshot_info',
+    help: 'The snapshot being served (value 1), by id and schema version.',
+    labelNames: ['snapshot_id', 'schema_version'],
+    registers,
+    collect() {
+      this.reset();
+      const m = src.snapshot();
+      if (m) this.set({ snapshot_id: m.snapshot_id, schema_version: String(m.schema_version) }, 1);
+    },
+  });
+  new Gauge({
+    name: 'nlr_snapshot_build_time_seconds',
+    help: 'Build time of the snapshot being served, as a Unix time.',
+    registers,
+    collect() {
+      const m = src.snapshot();
+      this.set(m ? Date.parse(m.built_at) / 1000 : Number.NaN);
+    },
+  });
+  new Gauge({
+    name: 'nlr_snapshot_age_seconds',
+    help: 'Seconds since the snapshot being served was built.',
+    registers,
+    collect() {
+      const m = src.snapshot();
+      this.set(m ? (now() - Date.parse(m.built_at)) / 1000 : Number.NaN);
+    },
+  });
+  const swaps = new Counter({ name: 'nlr_snapshot_swaps_total', help: 'Snapshots swapped in.', registers });
+  const refused = new Counter({
+    name: 'nlr_snapshot_candidates_refused_total',
+    help: 'Replacement snapshot files refused (the previous one kept serving).',
+    registers,
+  });
+  const limited = new Counter({
+    name: 'nlr_rate_limited_total',
+    help: '429 answers, by kind: key (the key used up its limit) or address (too many failed authentications).',
+    labelNames: ['kind'],
+    registers,
+  });
+  const unauthorized = new Counter({ name: 'nlr_unauthorized_total', help: '401 answers.', registers });
+  new Counter({
+    name: 'nlr_key_store_reloads_total',
+    help: 'Times the key store was read into memory.',
+    registers,
+    collect() {
+      this.reset();
+      this.inc(src.keyReloads());
+    },
+  });
+
+  // One child per label set, kept: labelling on every request would hash the labels each time.
+  const children = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
+  const request = (route: string, status: number, seconds: number) => {
+    const key = `${status} ${route}`;
+    let c = children.get(key);
+    if (c === undefined) {
+      c = { count: requests.labels(route, String(status)), time: duration.labels(route) };
+      children.set(key, c);
+    }
+    c.count.inc();
+    c.time.observe(seconds);
+    if (status === 401) unauthorized.inc();
+  };
+  return { registry, request, inFlight, swaps, refused, limited, unauthorized };
+}
+
+/** The metrics listener: GET /metrics in the Prometheus text format, nothing else. */
+export function serveMetrics(registry: Registry): Server {
+  return createServer((req, res) => {
+    if (req.method !== 'GET' || req.url?.split('?')[0] !== '/metrics') {
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found: GET /metrics\n');
+      return;
+    }
+    registry.metrics().then(
+      (text) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(text),
+      (e) => res.writeHead(500, { 'Content-Type': 'text/plain' }).end(`metrics failed: ${(e as Error).message}\n`),
+    );
+  });
+}

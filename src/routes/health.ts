@@ -1,0 +1,59 @@
+// GET /livez and /readyz (public, not part of the API's description): for supervisors and load balancers.
+import type { ServerResponse } from 'node:http';
+import * as v from 'valibot';
+import { sendJson } from '../http/respond.ts';
+import { type AppDeps, defineRoute } from '../http/route.ts';
+import { J } from './fields.ts';
+
+/** What /readyz says: why it is (not) ready, what it serves, and the last replacement file it refused. */
+export function readiness(deps: AppDeps, now = Date.now()) {
+  const snap = deps.snapshots.peek();
+  const keys = deps.keysReady ? deps.keysReady() : true;
+  const draining = deps.lifecycle?.draining === true;
+  const status = draining ? 'draining' : !snap ? 'no_snapshot' : !keys ? 'key_store_unavailable' : 'ready';
+  return {
+    status,
+    snapshot: snap
+      ? {
+          id: snap.meta.snapshot_id,
+          built_at: snap.meta.built_at,
+          age_seconds: Math.round((now - Date.parse(snap.meta.built_at)) / 1000),
+          schema_version: snap.meta.schema_version,
+        }
+      : null,
+    key_store: keys ? 'ok' : 'unavailable',
+    candidate: deps.snapshots.candidate,
+  };
+}
+
+const noStore = (res: ServerResponse, status: number, body: unknown) =>
+  sendJson(res, status, body, { 'Cache-Control': 'no-store' });
+
+export const routes = (deps: AppDeps) => [
+  defineRoute({
+    path: '/livez',
+    tag: 'Service',
+    kind: 'raw',
+    public: true,
+    hidden: true,
+    query: v.strictObject({}),
+    item: J.object({ status: { type: 'string', const: 'ok' } }),
+    summary: 'The process is up (for a supervisor: restart it when this fails)',
+    handle: ({ res }) => noStore(res, 200, { status: 'ok' }),
+  }),
+  defineRoute({
+    path: '/readyz',
+    tag: 'Service',
+    kind: 'raw',
+    public: true,
+    hidden: true,
+    query: v.strictObject({}),
+    item: { type: 'object' },
+    summary:
+      'Ready for traffic (for a load balancer): a valid snapshot is open, the key store is readable, not draining',
+    handle: ({ res }) => {
+      const r = readiness(deps);
+      noStore(res, r.status === 'ready' ? 200 : 503, r);
+    },
+  }),
+];

@@ -1,0 +1,278 @@
+// Operating the service: liveness and readiness, Prometheus metrics, snapshot identity and HTTP caching, a busy
+// key store, and HEAD answers to requests the HTTP parser rejected.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { buildTestSnapshot, copyFixture, issueKey, startServer, type TestServer, tempDir } from './helpers.ts';
+import { ROOT } from './support.ts';
+
+let snapshotPath: string;
+before(async () => {
+  snapshotPath = (await buildTestSnapshot()).path;
+});
+
+/** One raw HTTP/1.1 exchange; resolves with everything the server sent before closing. */
+const raw = (url: string, text: string) =>
+  new Promise<string>((resolve, reject) => {
+    const { hostname, port } = new URL(url);
+    let data = '';
+    const s = connect(Number(port), hostname, () => s.write(text, 'latin1'));
+    s.on('data', (d) => {
+      data += d.toString('latin1');
+    });
+    s.on('close', () => resolve(data));
+    s.on('error', () => {});
+    setTimeout(() => reject(new Error('still open after 5 s')), 5000).unref();
+  });
+
+/** The value of one sample line of a Prometheus text exposition, or undefined. */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  const want = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    const braces = /\{([^}]*)\}/.exec(line)?.[1] ?? '';
+    const have = braces ? braces.split(',') : [];
+    if (want.every((w) => have.includes(w))) return Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return undefined;
+}
+
+describe('liveness and readiness', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer({ SNAPSHOT_PATH: snapshotPath });
+  });
+  after(async () => {
+    await server?.close();
+  });
+
+  it('answers /livez and /readyz without a key, with what is served', async () => {
+    const live = await server.get('/livez', { key: null });
+    assert.equal(live.status, 200);
+    assert.deepEqual(live.body, { status: 'ok' });
+    const ready = await server.get('/readyz', { key: null });
+    assert.equal(ready.status, 200);
+    const meta = server.snapshots.get().meta;
+    assert.equal(ready.body.status, 'ready');
+    assert.equal(ready.body.snapshot.id, meta.snapshot_id);
+    assert.equal(ready.body.snapshot.built_at, meta.built_at);
+    assert.equal(ready.body.snapshot.schema_version, meta.schema_version);
+    assert.equal(typeof ready.body.snapshot.age_seconds, 'number');
+    assert.equal(ready.body.key_store, 'ok');
+    assert.equal(ready.headers.get('cache-control'), 'no-store');
+  });
+
+  it('answers /readyz 503 with Connection: close once draining began', async () => {
+    server.lifecycle.draining = true;
+    try {
+      const ready = await server.get('/readyz', { key: null });
+      assert.equal(ready.status, 503);
+      assert.equal(ready.body.status, 'draining');
+      assert.equal(ready.headers.get('connection'), 'close');
+      assert.equal((await server.get('/livez', { key: null })).status, 200, 'still alive');
+    } finally {
+      server.lifecycle.draining = false;
+    }
+  });
+
+  it('keeps /readyz, /livez and /metrics out of the OpenAPI document', async () => {
+    const doc = (await server.get('/v1/openapi.json', { key: null })).body;
+    for (const p of ['/livez', '/readyz', '/metrics']) assert.equal(doc.paths[p], undefined, p);
+  });
+});
+
+describe('Prometheus metrics on their own listener', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer({
+      SNAPSHOT_PATH: snapshotPath,
+      METRICS_PORT: '0',
+      RATE_LIMIT_PER_MINUTE: '5',
+      AUTH_FAILURES_PER_MINUTE: '2',
+    });
+  });
+  after(async () => {
+    await server?.close();
+  });
+  const scrape = async () => {
+    const r = await fetch(`${server.metricsUrl}/metrics`);
+    assert.equal(r.status, 200);
+    assert.match(r.headers.get('content-type') ?? '', /text\/plain/);
+    return r.text();
+  };
+
+  it('counts a known sequence of requests by route and status, 401s and 429s by kind', async () => {
+    for (let i = 0; i < 3; i++) assert.equal((await server.get('/v1/listings?limit=1')).status, 200);
+    assert.equal((await server.get('/v1/listings/no-such-id')).status, 404);
+    assert.equal((await server.get('/v1/ping', { key: null })).status, 200);
+    assert.equal((await server.get('/v1/listings', { key: 'nlr_live_wrong' })).status, 401);
+    assert.equal((await server.get('/v1/listings', { key: 'nlr_live_wrong' })).status, 401);
+    assert.equal((await server.get('/v1/listings', { key: 'nlr_live_wrong' })).status, 429, 'the address limit');
+    assert.equal((await server.get('/v1/listings?limit=2')).status, 200); // the key's 5th request this minute
+    assert.equal((await server.get('/v1/listings?limit=3')).status, 429, "the key's limit");
+    const text = await scrape();
+    assert.equal(sample(text, 'nlr_http_requests_total', { route: '/v1/listings', status: '200' }), 4);
+    assert.equal(sample(text, 'nlr_http_requests_total', { route: '/v1/listings/:id', status: '404' }), 1);
+    assert.equal(sample(text, 'nlr_http_requests_total', { route: '/v1/ping', status: '200' }), 1);
+    assert.equal(sample(text, 'nlr_http_requests_total', { route: '/v1/listings', status: '401' }), 2);
+    assert.equal(sample(text, 'nlr_unauthorized_total'), 2);
+    assert.equal(sample(text, 'nlr_rate_limited_total', { kind: 'address' }), 1);
+    assert.equal(sample(text, 'nlr_rate_limited_total', { kind: 'key' }), 1);
+    assert.equal(sample(text, 'nlr_http_request_duration_seconds_count', { route: '/v1/listings' }), 8);
+    assert.equal(sample(text, 'nlr_http_requests_in_flight'), 0);
+    const id = server.snapshots.get().meta.snapshot_id;
+    assert.equal(sample(text, 'nlr_snapshot_info', { snapshot_id: id }), 1);
+    assert.ok((sample(text, 'nlr_snapshot_age_seconds') ?? -1) > 0);
+    assert.equal(sample(text, 'nlr_snapshot_swaps_total'), 0);
+    assert.equal(sample(text, 'nlr_snapshot_candidates_refused_total'), 0);
+    assert.ok((sample(text, 'nlr_key_store_reloads_total') ?? 0) >= 1);
+    assert.ok(sample(text, 'process_cpu_user_seconds_total') !== undefined, 'default process metrics');
+    assert.ok(sample(text, 'nodejs_eventloop_lag_p99_seconds') !== undefined, 'event-loop delay');
+  });
+
+  it('is not served on the public port', async () => {
+    const r = await server.get('/metrics', { key: issueKey(server.keysPath).key }); // the first key is used up
+    assert.equal(r.status, 404);
+    assert.equal(r.body.error.code, 'not_found');
+  });
+});
+
+describe('snapshot identity and HTTP caching', () => {
+  let server: TestServer;
+  let dir: string;
+  let path: string;
+  before(async () => {
+    dir = copyFixture();
+    path = (await buildTestSnapshot(dir, `${tempDir()}/snapshot.db`)).path;
+    server = await startServer({ SNAPSHOT_PATH: path, SNAPSHOT_CHECK_MS: '1', RATE_LIMIT_PER_MINUTE: '40' });
+  });
+  after(async () => {
+    await server?.close();
+  });
+
+  it('tags every data answer with the snapshot and a weak ETag that the same request repeats', async () => {
+    const a = await server.get('/v1/listings?location_id=loc-ams');
+    const b = await server.get('/v1/listings?location_id=loc-ams&limit=20&locale=en');
+    const meta = server.snapshots.get().meta;
+    assert.equal(a.headers.get('x-snapshot-id'), meta.snapshot_id);
+    assert.equal(a.headers.get('last-modified'), new Date(meta.built_at).toUTCString());
+    assert.equal(a.headers.get('cache-control'), 'private, no-cache');
+    assert.match(a.headers.get('etag') ?? '', /^W\/"[A-Za-z0-9_-]+"$/);
+    assert.notEqual(a.body.meta.request_id, b.body.meta.request_id);
+    assert.equal(b.headers.get('etag'), a.headers.get('etag'), 'defaults written out are the same request');
+    const other = [
+      '/v1/listings?location_id=loc-ams&locale=nl',
+      '/v1/listings?location_id=loc-ams&limit=5',
+      `/v1/listings?location_id=loc-ams&cursor=${encodeURIComponent(
+        (await server.get('/v1/listings?location_id=loc-ams&limit=1')).body.pagination.next_cursor,
+      )}&limit=1`,
+      '/v1/listings/lst-001',
+    ];
+    for (const p of other) assert.notEqual((await server.get(p)).headers.get('etag'), a.headers.get('etag'), p);
+  });
+
+  it('answers 304 with no body to a matching If-None-Match, after the key check', async () => {
+    const first = await server.get('/v1/listings/lst-001');
+    const etag = first.headers.get('etag')!;
+    const again = await server.get('/v1/listings/lst-001', { headers: { 'If-None-Match': etag } });
+    assert.equal(again.status, 304);
+    assert.equal(again.text, '');
+    assert.equal(again.headers.get('etag'), etag);
+    assert.equal(again.headers.get('x-snapshot-id'), first.headers.get('x-snapshot-id'));
+    const listed = await server.get('/v1/listings/lst-001', { headers: { 'If-None-Match': `W/"x", ${etag}` } });
+    assert.equal(listed.status, 304);
+    const noKey = await server.get('/v1/listings/lst-001', { key: null, headers: { 'If-None-Match': etag } });
+    assert.equal(noKey.status, 401, 'a tag is no key');
+    const stale = await server.get('/v1/listings/lst-001', { headers: { 'If-None-Match': 'W/"other"' } });
+    assert.equal(stale.status, 200);
+  });
+
+  it('changes every tag when another snapshot is swapped in', async () => {
+    const before = await server.get('/v1/listings/lst-001');
+    // Another snapshot: one listing's price changed in the source (the id is a digest of the source).
+    const file = join(dir, 'listings.ndjson');
+    const lines = readFileSync(file, 'utf8').split('\n');
+    const first = JSON.parse(lines[0]);
+    lines[0] = JSON.stringify({ ...first, price_eur: first.price_eur + 1 });
+    writeFileSync(file, lines.join('\n'));
+    const next = `${path}.next`;
+    await buildTestSnapshot(dir, next, { builtAt: '2030-01-02T03:04:05Z' });
+    renameSync(next, path);
+    assert.equal(await server.snapshots.refresh(), true);
+    const after = await server.get('/v1/listings/lst-001', {
+      headers: { 'If-None-Match': before.headers.get('etag')! },
+    });
+    assert.equal(after.status, 200, 'the old tag no longer matches');
+    assert.notEqual(after.headers.get('etag'), before.headers.get('etag'));
+    assert.equal(after.headers.get('last-modified'), new Date('2030-01-02T03:04:05Z').toUTCString());
+  });
+});
+
+describe('a key store held locked by a writer', () => {
+  it('answers keyed requests 503 at once and ping at once, then serves the change when the lock is gone', async () => {
+    const server = await startServer({ SNAPSHOT_PATH: snapshotPath });
+    try {
+      const other = issueKey(server.keysPath);
+      assert.equal((await server.get('/v1/listings?limit=1', { key: other.key })).status, 200);
+      // A writer revokes the other key, then holds the store locked (a sqlite3 shell in BEGIN EXCLUSIVE).
+      const holder = spawn(
+        process.execPath,
+        [
+          '-e',
+          `const D = require('better-sqlite3'); const db = new D(process.argv[1]);
+           db.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ?").run(new Date().toISOString(), process.argv[2]);
+           db.exec('BEGIN EXCLUSIVE'); console.log('locked');
+           setTimeout(() => { db.exec('COMMIT'); db.close(); }, 1500);`,
+          server.keysPath,
+          other.id,
+        ],
+        { cwd: ROOT },
+      );
+      await new Promise<void>((resolve) => holder.stdout.on('data', () => resolve()));
+      const t0 = performance.now();
+      const busy = await Promise.all(Array.from({ length: 20 }, () => server.get('/v1/listings?limit=1')));
+      const ping = await server.get('/v1/ping', { key: null });
+      const ms = performance.now() - t0;
+      for (const r of busy) {
+        assert.equal(r.status, 503);
+        assert.equal(r.body.error.code, 'service_unavailable');
+      }
+      assert.equal(ping.status, 200);
+      assert.ok(ms < 500, `20 keyed requests and a ping took ${ms.toFixed(0)} ms while the store was locked`);
+      await new Promise((resolve) => holder.on('close', resolve));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.equal((await server.get('/v1/listings?limit=1')).status, 200);
+      assert.equal((await server.get('/v1/listings?limit=1', { key: other.key })).status, 401, 'the revoke applies');
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('HEAD requests the HTTP parser rejected', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await startServer({ SNAPSHOT_PATH: snapshotPath });
+  });
+  after(async () => {
+    await server?.close();
+  });
+
+  it('answers 400 without a body to HEAD, with one to GET', async () => {
+    const head = await raw(server.url, 'HEAD /v1/ping?q=\xff HTTP/1.1\r\nHost: x\r\n\r\n');
+    assert.match(head, /^HTTP\/1\.1 400 /);
+    assert.ok(head.endsWith('\r\n\r\n'), `no body after the headers: ${JSON.stringify(head.slice(-80))}`);
+    const get = await raw(server.url, 'GET /v1/ping?q=\xff HTTP/1.1\r\nHost: x\r\n\r\n');
+    assert.match(get, /^HTTP\/1\.1 400 /);
+    assert.match(get, /\r\n\r\n\{"error":\{"code":"invalid_request"/);
+  });
+
+  it('answers 431 without a body to HEAD', async () => {
+    const head = await raw(server.url, `HEAD /v1/ping HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    assert.match(head, /^HTTP\/1\.1 431 /);
+    assert.ok(head.endsWith('\r\n\r\n'));
+  });
+});
