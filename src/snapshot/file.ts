@@ -1,0 +1,103 @@
+// Opening a snapshot file for the operator's tools: read-only, with a one-line reason when it is not a snapshot.
+import { statSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { aboutTheFile } from '../../snapshot-format/schema.ts';
+
+/** A file that cannot be read as a snapshot (missing, not SQLite, no snapshot_meta): exit status 1. */
+export class SnapshotFileError extends Error {}
+
+/** The resources, each a base table with an `id` column and a `<table>_i18n` table of translations. */
+export const RESOURCES = [
+  'locations',
+  'listings',
+  'owners',
+  'internet_providers',
+  'internet_plans',
+  'insurance_providers',
+  'insurance_products',
+  'platforms',
+  'articles',
+  'glossary',
+  'metrics',
+] as const;
+
+/** Tables that hold more of a resource's stored columns under the same rid (listings are split in two). */
+export const COMPANIONS: Partial<Record<string, string[]>> = { listings: ['listing_text'] };
+
+export interface FileMeta {
+  file: string;
+  snapshot_id: string | null;
+  built_at: string | null;
+  schema_version: number | null;
+  /** The `counts` of snapshot_meta (records stored per resource), or null when absent or not JSON. */
+  counts: Record<string, number> | null;
+}
+
+/**
+ * Opens `path` read-only (`query_only` too: nothing here ever writes) and reads its snapshot_meta. Throws
+ * SnapshotFileError naming the file and the reason when it is missing or not a snapshot.
+ */
+export function openSnapshotFile(path: string): { db: Database.Database; meta: FileMeta } {
+  let size: number;
+  try {
+    const s = statSync(path);
+    if (s.isDirectory()) throw new SnapshotFileError(`${path} is a directory, not a snapshot file`);
+    size = s.size;
+  } catch (e) {
+    if (e instanceof SnapshotFileError) throw e;
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new SnapshotFileError(code === 'ENOENT' ? `${path}: no such file` : `${path}: ${(e as Error).message}`);
+  }
+  if (size === 0) throw new SnapshotFileError(`${path} is empty, not a snapshot`);
+  let db: Database.Database;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true });
+  } catch (e) {
+    if (!aboutTheFile(e)) throw e;
+    throw new SnapshotFileError(`cannot open ${path}: ${(e as Error).message}`);
+  }
+  try {
+    db.pragma('query_only = 1');
+    let rows: { key: string; value: string }[];
+    try {
+      rows = db.prepare('SELECT key, value FROM snapshot_meta').all() as typeof rows;
+    } catch (e) {
+      const code = (e as { code?: string }).code;
+      if (code === 'SQLITE_NOTADB') throw new SnapshotFileError(`${path} is not an SQLite database, not a snapshot`);
+      if (code === 'SQLITE_CORRUPT')
+        throw new SnapshotFileError(`${path} is damaged (${(e as Error).message}): not readable as a snapshot`);
+      if (!aboutTheFile(e)) throw e;
+      throw new SnapshotFileError(`${path} is not a snapshot (no snapshot_meta table: ${(e as Error).message})`);
+    }
+    const m = new Map(rows.map((r) => [r.key, r.value]));
+    let counts: Record<string, number> | null = null;
+    try {
+      const c = JSON.parse(m.get('counts') ?? 'null');
+      if (c && typeof c === 'object') counts = c;
+    } catch {
+      // reported by inspect as a count mismatch
+    }
+    const version = m.get('schema_version');
+    const meta: FileMeta = {
+      file: path,
+      snapshot_id: m.get('snapshot_id') ?? null,
+      built_at: m.get('built_at') ?? null,
+      schema_version: version === undefined || !/^\d+$/.test(version) ? null : Number(version),
+      counts,
+    };
+    if (meta.snapshot_id === null || meta.schema_version === null)
+      throw new SnapshotFileError(`${path} is not a snapshot (snapshot_meta lacks snapshot_id or schema_version)`);
+    return { db, meta };
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+}
+
+/** The names of a table's columns in `schema` ('main' or an attached name); empty when it has no such table. */
+export function columnsOf(db: Database.Database, schema: string, table: string): string[] {
+  return db.prepare('SELECT name FROM pragma_table_info(?, ?) ORDER BY cid').pluck().all(table, schema) as string[];
+}
+
+/** A quoted SQL identifier. */
+export const q = (name: string) => `"${name.replaceAll('"', '""')}"`;
