@@ -43,8 +43,8 @@ function timed(name: string, run: () => string): Check {
 /**
  * Inspects the snapshot at `path` read-only. `full` runs `PRAGMA integrity_check` instead of `quick_check`:
  * also every index entry against its row, UNIQUE constraints and the key order of WITHOUT ROWID tables. At 1M
- * listings (1.2 GB) with the file in the page cache that is about 11 s against 2.5 s; reading it from disk adds
- * the same to both.
+ * listings (1.2 GB) with the file in the page cache that is about 13 s against 3 s; reading it from disk adds
+ * about 6 s to both.
  * Throws SnapshotFileError when the file is missing or not a snapshot.
  */
 export function inspectSnapshot(path: string, opts: { full?: boolean } = {}): InspectReport {
