@@ -151,7 +151,7 @@ export function verdict(
   const m =
     unit === '%'
       ? `${margin >= 0 ? '+' : '−'}${Math.abs(margin * 100).toFixed(0)} pts`
-      : `${margin >= 0 ? '+' : '−'}${Math.abs(margin).toFixed(unit === 'ms' ? 2 : 0)} ${unit}`;
+      : `${margin >= 0 ? '+' : '−'}${Math.abs(margin).toFixed(unit === 'ms' || unit === '×' ? 2 : 0)} ${unit}`;
   return { pass, text: `${pass ? 'PASS' : 'MISS'} (${m})` };
 }
 

@@ -1,10 +1,12 @@
 // Benchmark-only reference: a bare node:http server that answers each captured URL with the exact status, headers
 // and body bytes our server returned for it (one Map lookup, one write). The ceiling our server is compared with.
-//   node --import tsx bench/reference-server.ts CAPTURE.json   → stdout {"ready":"http://127.0.0.1:PORT"}
+//   node --import tsx bench/reference-server.ts [CAPTURE.json]   → stdout {"ready":"http://127.0.0.1:PORT"}
+//   stdin "load CAPTURE.json\n"  replaces what it answers (one scenario's requests) → stdout {"loaded":N}
 // CAPTURE.json: [{ url, status, headers: [[name, value], …], body_base64 }]; PORT from the environment (0 = free port).
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createInterface } from 'node:readline';
 
 interface Captured {
   url: string;
@@ -12,13 +14,14 @@ interface Captured {
   headers: [string, string][];
   body_base64: string;
 }
-const entries = JSON.parse(readFileSync(process.argv[2], 'utf8')) as Captured[];
-const byUrl = new Map(
-  entries.map((e) => [
-    e.url,
-    { status: e.status, headers: e.headers.flat(), body: Buffer.from(e.body_base64, 'base64') },
-  ]),
-);
+const read = (file: string) =>
+  new Map(
+    (JSON.parse(readFileSync(file, 'utf8')) as Captured[]).map((e) => [
+      e.url,
+      { status: e.status, headers: e.headers.flat(), body: Buffer.from(e.body_base64, 'base64') },
+    ]),
+  );
+let byUrl: ReturnType<typeof read> = process.argv[2] ? read(process.argv[2]) : new Map();
 const missing = Buffer.from('{"error":{"code":"not_found","message":"not captured","request_id":"-"}}');
 
 const server = createServer(
@@ -42,4 +45,8 @@ server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
 });
 process.on('SIGTERM', () => process.exit(0));
 process.stdin.on('end', () => process.exit(0));
-process.stdin.resume();
+createInterface({ input: process.stdin }).on('line', (line) => {
+  if (!line.startsWith('load ')) return;
+  byUrl = read(line.slice(5));
+  process.stdout.write(`${JSON.stringify({ loaded: byUrl.size })}\n`);
+});

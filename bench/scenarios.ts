@@ -1,14 +1,22 @@
 // The HTTP benchmark's fixed scenario mix, with concrete ids and values picked from the snapshot (opened read-only).
 import Database from 'better-sqlite3';
 import { termDocs } from './common.ts';
+import { grid, LOCALES, type Pools } from './variants.ts';
 
-export type Group = 'detail' | 'search' | 'stats' | 'other';
+/** What a scenario is judged as: its CPU budget per request (serve.ts, CPU_TARGETS) follows the group. */
+export type Group = 'detail' | 'search' | 'stats' | 'similar' | 'other-search' | 'other';
 export interface Scenario {
   name: string;
   group: Group;
   path: string;
-  /** Walk this many pages by following next_cursor before the run, then hammer the last page's URL. */
+  /** Start at this page (following next_cursor from the path): the fixed run hammers that page's URL. */
   deepPages?: number;
+  /**
+   * The distinct traffic (the default run): these base paths, each followed along its next_cursor when
+   * `walk`, up to the run's number of distinct requests. Without it, the path alone.
+   */
+  bases?: (p: Pools) => string[];
+  walk?: boolean;
   note?: string;
 }
 export interface Picks {
@@ -118,8 +126,17 @@ const qs = (o: Record<string, string | number | null | undefined>) => {
   return parts.length ? `?${parts.join('&')}` : '';
 };
 
+const seq = (from: number, n: number, step = 1) => Array.from({ length: n }, (_, i) => from + i * step);
+const FURNISHING = ['FURNISHED', 'UPHOLSTERED', 'SHELL'];
+
+/**
+ * The scenario mix. Each scenario's `path` is its fixed request (`--fixed`); its `bases` are the distinct
+ * traffic of the default run: other values of the same filters (other cities, owners, bounds, locales) and,
+ * with `walk`, the pages after each (cursors), so that no two requests of a run are alike.
+ */
 export function scenarios(p: Picks): Scenario[] {
   const L = '/v1/listings';
+  const S = `${L}/stats`;
   const city = p.big_city.id;
   const s = (name: string, group: Group, path: string, extra: Partial<Scenario> = {}): Scenario => ({
     name,
@@ -127,76 +144,241 @@ export function scenarios(p: Picks): Scenario[] {
     path,
     ...extra,
   });
+  const walk = (bases: (x: Pools) => string[]) => ({ bases, walk: true });
+  const ids =
+    (prefix: string, suffix = '') =>
+    (list: string[]) =>
+      list.map((id) => `${prefix}/${encodeURIComponent(id)}${suffix}`);
+  const localised = (paths: string[]) => paths.flatMap((path) => grid(path, { locale: LOCALES }));
   return [
-    s('listing detail', 'detail', `${L}/${encodeURIComponent(p.listing_id)}`),
-    s('search (no filter)', 'search', L),
-    s(`search city big (${p.big_city.name})`, 'search', L + qs({ location_id: city })),
-    s(`search city small (${p.small_city.name})`, 'search', L + qs({ location_id: p.small_city.id })),
-    s(`search province (${p.province.name})`, 'search', L + qs({ location_id: p.province.id })),
-    s(`search neighbourhood (${p.neighbourhood.name})`, 'search', L + qs({ location_id: p.neighbourhood.id })),
-    s(`search owner big (${p.big_owner.n})`, 'search', L + qs({ owner_id: p.big_owner.id })),
-    s(`search owner small (${p.small_owner.n})`, 'search', L + qs({ owner_id: p.small_owner.id })),
-    s('search min_price=2500', 'search', L + qs({ min_price: 2500 })),
-    s('search max_price=800', 'search', L + qs({ max_price: 800 })),
-    s('search min_size=150', 'search', L + qs({ min_size: 150 })),
-    s('search max_size=30', 'search', L + qs({ max_size: 30 })),
-    s('search min_rooms=5', 'search', L + qs({ min_rooms: 5 })),
-    s('search furnishing=FURNISHED', 'search', L + qs({ furnishing: 'FURNISHED' })),
-    s('search property_type=house', 'search', L + qs({ property_type: 'house' })),
-    s(`search q rare (${RARE_WORD})`, 'search', L + qs({ q: RARE_WORD })),
-    s(`search q common (${COMMON_WORD})`, 'search', L + qs({ q: COMMON_WORD })),
+    s('listing detail', 'detail', `${L}/${encodeURIComponent(p.listing_id)}`, { bases: (x) => ids(L)(x.listings) }),
+    s(
+      'search (no filter)',
+      'search',
+      L,
+      walk(() => grid(L, { locale: LOCALES })),
+    ),
+    s(
+      `search city big (${p.big_city.name})`,
+      'search',
+      L + qs({ location_id: city }),
+      walk((x) => grid(L, { location_id: x.cities.slice(0, 4), locale: ['en', 'nl'] })),
+    ),
+    s(
+      `search city small (${p.small_city.name})`,
+      'search',
+      L + qs({ location_id: p.small_city.id }),
+      walk((x) => grid(L, { location_id: x.cities.slice(-8) })),
+    ),
+    s(
+      `search province (${p.province.name})`,
+      'search',
+      L + qs({ location_id: p.province.id }),
+      walk((x) => grid(L, { location_id: x.provinces })),
+    ),
+    s(
+      `search neighbourhood (${p.neighbourhood.name})`,
+      'search',
+      L + qs({ location_id: p.neighbourhood.id }),
+      walk((x) => grid(L, { location_id: x.neighbourhoods })),
+    ),
+    s(
+      `search owner big (${p.big_owner.n})`,
+      'search',
+      L + qs({ owner_id: p.big_owner.id }),
+      walk((x) => grid(L, { owner_id: x.owners.slice(0, 10) })),
+    ),
+    s(
+      `search owner small (${p.small_owner.n})`,
+      'search',
+      L + qs({ owner_id: p.small_owner.id }),
+      walk((x) => grid(L, { owner_id: x.owners.slice(-1000) })),
+    ),
+    s(
+      'search min_price=2500',
+      'search',
+      L + qs({ min_price: 2500 }),
+      walk(() => grid(L, { min_price: seq(2400, 20, 10) })),
+    ),
+    s(
+      'search max_price=800',
+      'search',
+      L + qs({ max_price: 800 }),
+      walk(() => grid(L, { max_price: seq(700, 20, 10) })),
+    ),
+    s(
+      'search min_size=150',
+      'search',
+      L + qs({ min_size: 150 }),
+      walk(() => grid(L, { min_size: seq(140, 20) })),
+    ),
+    s(
+      'search max_size=30',
+      'search',
+      L + qs({ max_size: 30 }),
+      walk(() => grid(L, { max_size: seq(25, 20) })),
+    ),
+    s(
+      'search min_rooms=5',
+      'search',
+      L + qs({ min_rooms: 5 }),
+      walk(() => grid(L, { min_rooms: seq(4, 4), locale: LOCALES })),
+    ),
+    s(
+      'search furnishing=FURNISHED',
+      'search',
+      L + qs({ furnishing: 'FURNISHED' }),
+      walk(() => grid(L, { furnishing: FURNISHING, locale: LOCALES })),
+    ),
+    s(
+      'search property_type=house',
+      'search',
+      L + qs({ property_type: 'house' }),
+      walk((x) => grid(L, { property_type: x.propertyTypes, locale: LOCALES })),
+    ),
+    s(
+      `search q rare (${RARE_WORD})`,
+      'search',
+      L + qs({ q: RARE_WORD }),
+      walk(() => grid(L, { q: [RARE_WORD], locale: LOCALES })),
+    ),
+    s(
+      `search q common (${COMMON_WORD})`,
+      'search',
+      L + qs({ q: COMMON_WORD }),
+      walk(() => grid(L, { q: [COMMON_WORD], locale: LOCALES })),
+    ),
     s(
       'search city+furnishing+max_price',
       'search',
       L + qs({ location_id: city, furnishing: 'FURNISHED', max_price: 1500 }),
+      walk((x) =>
+        grid(L, { location_id: x.cities.slice(0, 8), furnishing: FURNISHING, max_price: [1200, 1500, 1800] }),
+      ),
     ),
-    s('search city+min_rooms+min_size', 'search', L + qs({ location_id: city, min_rooms: 3, min_size: 80 })),
+    s(
+      'search city+min_rooms+min_size',
+      'search',
+      L + qs({ location_id: city, min_rooms: 3, min_size: 80 }),
+      walk((x) => grid(L, { location_id: x.cities.slice(0, 8), min_rooms: [2, 3, 4], min_size: [60, 80, 100] })),
+    ),
     s(
       'search province+type+max_price',
       'search',
       L + qs({ location_id: p.province.id, property_type: 'house', max_price: 2000 }),
+      walk((x) =>
+        grid(L, { location_id: x.provinces, property_type: ['house', 'apartment'], max_price: [1500, 2000, 2500] }),
+      ),
     ),
-    s(`search q common+city (${COMMON_WORD_2})`, 'search', L + qs({ q: COMMON_WORD_2, location_id: city })),
-    s(`search q rare+city (${RARE_WORD})`, 'search', L + qs({ q: RARE_WORD, location_id: city })),
+    s(
+      `search q common+city (${COMMON_WORD_2})`,
+      'search',
+      L + qs({ q: COMMON_WORD_2, location_id: city }),
+      walk((x) => grid(L, { q: [COMMON_WORD_2], location_id: x.cities.slice(0, 16) })),
+    ),
+    s(
+      `search q rare+city (${RARE_WORD})`,
+      'search',
+      L + qs({ q: RARE_WORD, location_id: city }),
+      walk((x) => grid(L, { q: [RARE_WORD], location_id: x.cities, locale: LOCALES })),
+    ),
     s(
       'search deep cursor (page 50, city+furnishing)',
       'search',
       L + qs({ location_id: city, furnishing: 'FURNISHED' }),
-      { deepPages: 50 },
+      { deepPages: 50, ...walk((x) => grid(L, { location_id: x.cities.slice(0, 4), furnishing: FURNISHING })) },
     ),
-    s('stats (no filter)', 'stats', `${L}/stats`),
-    s('stats city', 'stats', `${L}/stats${qs({ location_id: city })}`),
+    s('stats (no filter)', 'stats', S, { bases: () => grid(S, { locale: LOCALES }) }),
+    s('stats city', 'stats', S + qs({ location_id: city }), {
+      bases: (x) => grid(S, { location_id: x.locations.map((l) => l.id), locale: LOCALES }),
+    }),
     s(
       'stats city+type+min_price',
       'stats',
-      `${L}/stats${qs({ location_id: city, property_type: 'apartment', min_price: 2000 })}`,
+      S + qs({ location_id: city, property_type: 'apartment', min_price: 2000 }),
+      {
+        bases: (x) => grid(S, { location_id: x.cities, property_type: x.propertyTypes, min_price: seq(1000, 6, 500) }),
+      },
     ),
-    s('similar', 'other', `${L}/${encodeURIComponent(p.listing_id)}/similar`),
+    s('similar', 'similar', `${L}/${encodeURIComponent(p.listing_id)}/similar`, {
+      bases: (x) => ids(L, '/similar')(x.priced),
+    }),
     s(
       'market observations (24 months)',
       'other',
       `/v1/market/metrics/${encodeURIComponent(p.metric)}/observations` +
         qs({ location_id: city, from: p.from, to: p.to }),
+      {
+        bases: (x) =>
+          ids(
+            '/v1/market/metrics',
+            '/observations',
+          )(x.metrics).flatMap((path) =>
+            grid(path, { location_id: x.cities, from: [p.from], to: [p.to], locale: LOCALES }),
+          ),
+      },
     ),
-    s('market metrics', 'other', '/v1/market/metrics'),
-    s('owners search', 'other', `/v1/owners${qs({ type: p.owner_type })}`),
-    s('owner detail', 'other', `/v1/owners/${encodeURIComponent(p.big_owner.id)}`),
-    s('internet providers', 'other', '/v1/internet/providers'),
+    s('market metrics', 'other', '/v1/market/metrics', {
+      bases: () => grid('/v1/market/metrics', { locale: LOCALES }),
+    }),
+    s(
+      'owners search',
+      'other-search',
+      `/v1/owners${qs({ type: p.owner_type })}`,
+      walk((x) => grid('/v1/owners', { type: [undefined, ...x.ownerTypes], locale: ['en', 'nl'] })),
+    ),
+    s('owner detail', 'other', `/v1/owners/${encodeURIComponent(p.big_owner.id)}`, {
+      bases: (x) => ids('/v1/owners')(x.ownerIds),
+    }),
+    s(
+      'internet providers',
+      'other-search',
+      '/v1/internet/providers',
+      walk(() => grid('/v1/internet/providers', { locale: LOCALES })),
+    ),
     s(
       'internet plans (filtered)',
-      'other',
+      'other-search',
       '/v1/internet/plans' +
         qs({ connection_type: p.connection_type, min_download_mbps: 100, max_monthly_price_cents: 6000 }),
+      {
+        bases: (x) =>
+          grid('/v1/internet/plans', {
+            connection_type: [undefined, ...x.connectionTypes],
+            min_download_mbps: [undefined, 50, 100, 200, 300, 500, 1000],
+            max_monthly_price_cents: [undefined, 3000, 4000, 5000, 6000, 7000, 8000],
+            locale: LOCALES,
+          }),
+      },
     ),
-    s('insurance products', 'other', `/v1/insurance/products${qs({ insurance_type: p.insurance_type })}`),
+    s(
+      'insurance products',
+      'other-search',
+      `/v1/insurance/products${qs({ insurance_type: p.insurance_type })}`,
+      walk((x) =>
+        grid('/v1/insurance/products', { insurance_type: [undefined, ...x.insuranceTypes], locale: LOCALES }),
+      ),
+    ),
     s(
       'insurance provider detail',
       'other',
       `/v1/insurance/providers/${encodeURIComponent(p.insurance_provider ?? 'none')}`,
+      { bases: (x) => localised(ids('/v1/insurance/providers')(x.insuranceProviders)) },
     ),
-    s('platforms', 'other', `/v1/platforms${qs({ type: p.platform_type })}`),
-    s('platform detail', 'other', `/v1/platforms/${encodeURIComponent(p.platform ?? 'none')}`),
-    s('article detail', 'other', `/v1/articles/${encodeURIComponent(p.article ?? 'none')}`),
-    s('locations search', 'other', `/v1/locations${qs({ q: p.big_city.name })}`),
+    s(
+      'platforms',
+      'other-search',
+      `/v1/platforms${qs({ type: p.platform_type })}`,
+      walk((x) => grid('/v1/platforms', { type: [undefined, ...x.platformTypes], locale: LOCALES })),
+    ),
+    s('platform detail', 'other', `/v1/platforms/${encodeURIComponent(p.platform ?? 'none')}`, {
+      bases: (x) => localised(ids('/v1/platforms')(x.platforms)),
+    }),
+    s('article detail', 'other', `/v1/articles/${encodeURIComponent(p.article ?? 'none')}`, {
+      bases: (x) => ids('/v1/articles')(x.articles),
+    }),
+    s('locations search', 'other-search', `/v1/locations${qs({ q: p.big_city.name })}`, {
+      bases: (x) => grid('/v1/locations', { q: x.locations.map((l) => l.name), locale: ['en', 'nl'] }),
+    }),
   ];
 }

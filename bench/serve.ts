@@ -1,7 +1,8 @@
 // npm run bench [-- --quick] [--listings N] [--seed S] [--duration S] [--warmup S] [--rounds R] [--connections C] [--only TEXT]
-// The real server as a child process on loopback, driven by autocannon over a fixed scenario mix and compared with a
-// bare node:http server that replays the same bytes; plus cold start, RSS, event-loop delay and the in-process
-// worst case per query shape (bench/queries.ts). Prints a table with the targets; writes .bench-cache/results/*.json.
+// The real server as a child process on loopback, driven by autocannon over a scenario mix (each scenario ~1,000
+// distinct requests by default) and compared with a bare node:http server that replays each request's own bytes;
+// server CPU per request against that reference; plus cold start, RSS, event-loop delay and the in-process worst
+// case per query shape (bench/queries.ts). Prints a table with the targets; writes .bench-cache/results/*.json.
 
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -33,9 +34,18 @@ import {
   waitForOtherBuild,
 } from './common.ts';
 import { type FuzzReport, formatFuzz, runQueryFuzz, SHAPE_TARGET_MS } from './queries.ts';
-import { pick, scenarios } from './scenarios.ts';
+import { type Group, pick, type Scenario, scenarios } from './scenarios.ts';
+import { type Captured, captureDistinct, pools } from './variants.ts';
 
 const TARGETS = { detail_ratio: 0.6, search_ratio: 0.4, shape_ms: SHAPE_TARGET_MS, cold_start_ms: 300, rss_mb: 200 };
+/** Server CPU per request at most this multiple of the same-bytes reference's, per scenario group (none: no target). */
+const CPU_TARGETS: Partial<Record<Group, number>> = {
+  detail: 3.5,
+  stats: 3.5,
+  search: 4,
+  similar: 4,
+  'other-search': 4,
+};
 
 const { values: a } = parseArgs({
   options: {
@@ -52,6 +62,8 @@ const { values: a } = parseArgs({
     'fuzz-cap': { type: 'string', default: '1' },
     'skip-fuzz': { type: 'boolean', default: false },
     only: { type: 'string' },
+    distinct: { type: 'string' },
+    fixed: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h' },
   },
   strict: true,
@@ -70,7 +82,10 @@ if (a.help) {
   --fuzz-budget S    wall-time budget per endpoint for the fuzz, seconds (default 60; quick 15)
   --fuzz-cap S       a filter set still running after S seconds is killed and counted at the cap (default 1)
   --skip-fuzz        no in-process query fuzz
-  --only TEXT        only scenarios whose name contains TEXT (comma-separated alternatives)`);
+  --only TEXT        only scenarios whose name contains TEXT (comma-separated alternatives)
+  --distinct N       distinct requests per scenario (default 1000; quick 200): other ids, filter values, locales
+                     and cursors, each captured once for the reference
+  --fixed            one request per scenario, repeated (the scenario's fixed path)`);
   process.exit(0);
 }
 const quick = a.quick!;
@@ -87,6 +102,8 @@ const opt = {
   fuzzCap: Number(a['fuzz-cap']),
   skipFuzz: a['skip-fuzz']!,
   only: a.only?.split(',').map((s) => s.toLowerCase()),
+  distinct: a.fixed ? 1 : Number(a.distinct ?? (quick ? 200 : 1000)),
+  fixed: a.fixed!,
 };
 const say = (s: string) => process.stderr.write(`${s}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -274,8 +291,9 @@ interface Run {
 }
 
 /** One bounded autocannon run. Latencies are recorded per response at full resolution (autocannon's own histogram
- * rounds to 1 ms); sampleInt 100 because autocannon checks its deadline only once per sample interval. */
-function load(url: string, seconds: number, key: string, serverPid: number): Promise<Run> {
+ * rounds to 1 ms); sampleInt 100 because autocannon checks its deadline only once per sample interval. The
+ * connections share one rotation through `paths`, so consecutive requests differ. */
+function load(base: string, paths: string[], seconds: number, key: string, serverPid: number): Promise<Run> {
   return new Promise((resolve, reject) => {
     const cpu0 = procCpuSeconds(serverPid);
     const own0 = process.cpuUsage();
@@ -283,9 +301,19 @@ function load(url: string, seconds: number, key: string, serverPid: number): Pro
     let n = 0;
     let non2xx = 0;
     const t0 = performance.now();
+    let next = 0;
     const inst = autocannon(
       {
-        url,
+        url: base + paths[0],
+        requests: [
+          {
+            method: 'GET',
+            setupRequest: (r) => {
+              r.path = paths[next++ % paths.length];
+              return r;
+            },
+          },
+        ],
         connections: opt.connections,
         duration: seconds,
         sampleInt: 100,
@@ -352,9 +380,12 @@ async function settle(base: string): Promise<number> {
 
 interface ScenarioResult {
   name: string;
-  group: string;
+  group: Group;
+  /** The first of its requests; `distinct` requests in all, in rotation. */
   path: string;
+  distinct: number;
   status: number;
+  /** Mean body size over its requests. */
   body_bytes: number;
   skipped?: string;
   note?: string;
@@ -371,7 +402,43 @@ interface ScenarioResult {
   /** Medians of the rounds: server CPU µs per request, ours and the reference's; autocannon's (this process) against ours. */
   ours_cpu_us: number;
   ref_cpu_us: number;
+  /** Median over the rounds of ours ÷ the reference's CPU per request (the same round): the CPU budget's measure. */
+  cpu_x: number;
   client_cpu_us: number;
+}
+
+/** A scenario's requests: its distinct traffic (pools given), else its fixed path (after `deepPages` - 1 pages). */
+function captureOf(s: Scenario, pool: ReturnType<typeof pools> | null, url: string, auth: Record<string, string>) {
+  const skip = (s.deepPages ?? 1) - 1;
+  if (pool === null || !s.bases) return captureDistinct(url, auth, [s.path], { n: 1, walk: skip > 0, skip });
+  return captureDistinct(url, auth, s.bases(pool), { n: opt.distinct, walk: s.walk === true, skip });
+}
+
+function newResult(s: Scenario, captures: Captured[]): ScenarioResult {
+  const sizes = captures.map((c) => Buffer.byteLength(c.body_base64, 'base64'));
+  return {
+    name: s.name,
+    group: s.group,
+    path: captures[0]?.url ?? s.path,
+    distinct: captures.length,
+    status: captures.length ? 200 : 0,
+    body_bytes: sizes.length ? Math.round(sizes.reduce((x, y) => x + y, 0) / sizes.length) : 0,
+    note: s.deepPages ? `from page ${s.deepPages}` : undefined,
+    rounds: [],
+    ours_rps: NaN,
+    ref_rps: NaN,
+    ratio: NaN,
+    ours_p50_ms: NaN,
+    ours_p99_ms: NaN,
+    ref_p50_ms: NaN,
+    ref_p99_ms: NaN,
+    eld_p99_ms: null,
+    problems: [],
+    ours_cpu_us: NaN,
+    ref_cpu_us: NaN,
+    cpu_x: NaN,
+    client_cpu_us: NaN,
+  };
 }
 
 async function main() {
@@ -404,7 +471,7 @@ async function main() {
     SNAPSHOT_PATH: dbPath,
     HOST: '127.0.0.1',
     KEYS_PATH: keysPath,
-    LOG_REQUESTS: '0',
+    LOG_REQUESTS: '1', // every request's log line is part of its cost (the wrapper writes them to /dev/null)
     DEV_KEY: '0',
     RATE_LIMIT_PER_MINUTE: '100000000',
     CURSOR_SECRET: randomBytes(24).toString('hex'),
@@ -484,96 +551,55 @@ async function main() {
   say(`  cold start ${loadScript}: ${srv.ms.toFixed(0)} ms (serves the load, as a ${loadForm})`);
   const rssIdle = memory(server.proc.pid!);
 
-  // Resolve the deep cursor, then capture every scenario's response once (status, headers, bytes).
+  // Per scenario: capture each of its distinct requests once from our server (status, headers, bytes), hand them
+  // to the reference, check it gives back exactly those bytes, then warm both and run rounds of ours → reference.
   const auth = { authorization: `Bearer ${key}` };
-  for (const s of list.filter((x) => x.deepPages)) {
-    let url = s.path;
-    let page = 1;
-    for (; page < s.deepPages!; page++) {
-      const body = (await (await fetch(srv.url + url, { headers: auth })).json()) as {
-        pagination?: { next_cursor: string | null };
-      };
-      const next = body.pagination?.next_cursor;
-      if (!next) break;
-      url = `${s.path}${s.path.includes('?') ? '&' : '?'}cursor=${encodeURIComponent(next)}`;
-    }
-    s.path = url;
-    s.note = `page ${page}`;
-  }
-  const results: ScenarioResult[] = [];
-  const capture: { url: string; status: number; headers: [string, string][]; body_base64: string }[] = [];
-  for (const s of list) {
-    // As autocannon asks (no Accept-Encoding: identity); fetch would ask for gzip and hand back the decoded body.
-    const res = await fetch(srv.url + s.path, { headers: { ...auth, 'accept-encoding': 'identity' } });
-    const body = Buffer.from(await res.arrayBuffer());
-    const r: ScenarioResult = {
-      name: s.name,
-      group: s.group,
-      path: s.path,
-      status: res.status,
-      body_bytes: body.length,
-      note: s.note,
-      rounds: [],
-      ours_rps: NaN,
-      ref_rps: NaN,
-      ratio: NaN,
-      ours_p50_ms: NaN,
-      ours_p99_ms: NaN,
-      ref_p50_ms: NaN,
-      ref_p99_ms: NaN,
-      eld_p99_ms: null,
-      problems: [],
-      ours_cpu_us: NaN,
-      ref_cpu_us: NaN,
-      client_cpu_us: NaN,
-    };
-    results.push(r);
-    if (res.status !== 200) {
-      r.skipped = `status ${res.status}: ${body.toString('utf8').slice(0, 300)}`;
-      say(
-        `\n!!!!! SKIPPED "${s.name}": GET ${s.path} answered ${res.status}, not 200:\n!!!!!   ${body.toString('utf8').slice(0, 300)}\n`,
-      );
-      continue;
-    }
-    const headers = [...res.headers].filter(
-      ([k]) => !['date', 'connection', 'keep-alive', 'transfer-encoding'].includes(k),
-    ) as [string, string][];
-    capture.push({ url: s.path, status: res.status, headers, body_base64: body.toString('base64') });
-  }
-  const capturePath = join(tmp, 'capture.json');
-  writeFileSync(capturePath, JSON.stringify(capture));
-  const ref = startChild('reference', 'bench/reference-server.ts', [capturePath], { PORT: '0' }, true, true);
+  const pool = opt.fixed ? null : pools(dbPath, opt.distinct);
+  const ref = startChild('reference', 'bench/reference-server.ts', [], { PORT: '0' }, true, true);
   const refUrl = String((await nextMessage(ref, (m) => 'ready' in m)).ready);
-  for (const c of capture) {
-    // the reference must give back exactly what was captured
-    const got = Buffer.from(await (await fetch(refUrl + c.url)).arrayBuffer());
-    if (!got.equals(Buffer.from(c.body_base64, 'base64')))
-      throw new Error(`reference server returned different bytes for ${c.url}`);
-  }
-
-  // Load: per scenario, warm both, then rounds of ours → reference. The server's event-loop monitor runs only during our runs.
   const eldCmd = async (cmd: 'start' | 'stop') => {
     server.proc.stdin!.write(`${cmd}\n`);
     return nextMessage(server, (m) => m.eld === (cmd === 'start' ? 'started' : 'stopped'));
   };
+  const results: ScenarioResult[] = [];
   let rssPeakSampled = rssIdle.rss_mb;
   let lastEld: Record<string, unknown> | null = null;
-  const live = results.filter((r) => !r.skipped);
-  for (const [i, r] of live.entries()) {
-    const ours = srv.url + r.path;
-    const theirs = refUrl + r.path;
+  for (const [i, s] of list.entries()) {
+    const t0 = performance.now();
+    const { captures, refused } = await captureOf(s, pool, srv.url, auth);
+    const r = newResult(s, captures);
+    results.push(r);
+    if (captures.length === 0) {
+      const why = refused[0] ? `status ${refused[0].status}: ${refused[0].body}` : 'no request';
+      r.skipped = why;
+      say(`\n!!!!! SKIPPED "${s.name}": GET ${refused[0]?.url ?? s.path} answered ${why}\n`);
+      continue;
+    }
+    if (refused.length) r.problems.push(`${refused.length} distinct request(s) not 200, left out (${refused[0].url})`);
+    const capturePath = join(tmp, 'capture.json');
+    writeFileSync(capturePath, JSON.stringify(captures));
+    ref.proc.stdin!.write(`load ${capturePath}\n`);
+    await nextMessage(ref, (m) => 'loaded' in m);
+    for (const c of captures.filter((_, k) => k % Math.ceil(captures.length / 20) === 0)) {
+      // the reference must give back exactly what was captured
+      const got = Buffer.from(await (await fetch(refUrl + c.url)).arrayBuffer());
+      if (!got.equals(Buffer.from(c.body_base64, 'base64')))
+        throw new Error(`reference server returned different bytes for ${c.url}`);
+    }
+    const paths = captures.map((c) => c.url);
+    const captureS = (performance.now() - t0) / 1000;
     if (opt.warmup > 0) {
-      await load(ours, opt.warmup, key, server.proc.pid!);
+      await load(srv.url, paths, opt.warmup, key, server.proc.pid!);
       await settle(srv.url);
-      await load(theirs, opt.warmup, key, ref.proc.pid!);
+      await load(refUrl, paths, opt.warmup, key, ref.proc.pid!);
     }
     for (let k = 0; k < opt.rounds; k++) {
       await eldCmd('start');
-      const o = await load(ours, opt.duration, key, server.proc.pid!);
+      const o = await load(srv.url, paths, opt.duration, key, server.proc.pid!);
       rssPeakSampled = Math.max(rssPeakSampled, memory(server.proc.pid!).rss_mb);
       const drain_ms = await settle(srv.url); // the backlog is load too: the delay window closes after it
       lastEld = await eldCmd('stop');
-      const f = await load(theirs, opt.duration, key, ref.proc.pid!);
+      const f = await load(refUrl, paths, opt.duration, key, ref.proc.pid!);
       r.rounds.push({ ours: o, ref: f, eld: lastEld.window as Record<string, number | null>, drain_ms });
       for (const [who, run] of [
         ['ours', o],
@@ -597,9 +623,10 @@ async function main() {
     r.eld_p99_ms = med((x) => x.eld.p99_ms ?? NaN);
     r.ours_cpu_us = med((x) => x.ours.server_cpu_us);
     r.ref_cpu_us = med((x) => x.ref.server_cpu_us);
+    r.cpu_x = med((x) => x.ours.server_cpu_us / x.ref.server_cpu_us);
     r.client_cpu_us = med((x) => x.ours.client_cpu_us);
     say(
-      `  [${i + 1}/${live.length}] ${pad(r.name, 46)} ${lpad(r.ours_rps.toFixed(0), 7)} req/s  ratio ${r.ratio.toFixed(2)}  server CPU ${r.ours_cpu_us.toFixed(0)} µs/req (reference ${r.ref_cpu_us.toFixed(0)}), autocannon ${r.client_cpu_us.toFixed(0)}${r.problems.length ? `  PROBLEMS: ${r.problems.join('; ')}` : ''}`,
+      `  [${i + 1}/${list.length}] ${pad(r.name, 46)} ${lpad(String(r.distinct), 5)} distinct (captured in ${captureS.toFixed(1)} s) ${lpad(r.ours_rps.toFixed(0), 7)} req/s  ratio ${r.ratio.toFixed(2)}  server CPU ${r.ours_cpu_us.toFixed(0)} µs/req (reference ${r.ref_cpu_us.toFixed(0)}, ×${r.cpu_x.toFixed(2)}), autocannon ${r.client_cpu_us.toFixed(0)}${r.problems.length ? `  PROBLEMS: ${r.problems.join('; ')}` : ''}`,
     );
   }
   const mem = memory(server.proc.pid!);
@@ -667,9 +694,14 @@ async function main() {
   out.push(
     `ratio = our req/s ÷ req/s of a bare node:http server replaying the same bytes; ELD = server event-loop delay p99 during our runs`,
   );
-  out.push(`CPU µs = server process CPU time (user + system) per answered request, ours / the reference's`);
   out.push(
-    `${pad('scenario', 46)} ${lpad('bytes', 7)} ${lpad('req/s', 8)} ${lpad('p50 ms', 7)} ${lpad('p99 ms', 8)} ${lpad('ref req/s', 9)} ${lpad('ratio', 6)} ${lpad('CPU µs', 9)} ${lpad('ELD p99', 8)} ${lpad('Δ last', 7)}  target`,
+    `CPU µs = server process CPU time (user + system) per answered request, ours / the reference's; CPU × = ours ÷ the reference's (median of the rounds' pairs)`,
+  );
+  out.push(
+    `distinct = different requests per scenario, in rotation (${opt.fixed ? '--fixed: one request, repeated' : 'other ids, filter values, locales and cursors'}); bytes = mean body size`,
+  );
+  out.push(
+    `${pad('scenario', 46)} ${lpad('distinct', 8)} ${lpad('bytes', 7)} ${lpad('req/s', 8)} ${lpad('p50 ms', 7)} ${lpad('p99 ms', 8)} ${lpad('ref req/s', 9)} ${lpad('ratio', 6)} ${lpad('CPU µs', 9)} ${lpad('CPU ×', 6)} ${lpad('ELD p99', 8)} ${lpad('Δ last', 7)}  target (CPU ×; req/s ratio)`,
   );
   for (const r of results) {
     if (r.skipped) {
@@ -677,17 +709,36 @@ async function main() {
       continue;
     }
     const t = targetOf(r);
-    const v = t === null ? '' : `≥ ${t.toFixed(2)} ${verdict(r.ratio, t, 'min', '%').text}`;
+    const c = CPU_TARGETS[r.group];
+    const v = [
+      c === undefined ? '' : `≤ ${c.toFixed(1)} ${verdict(r.cpu_x, c, 'max', '×').text}`,
+      t === null ? '' : `≥ ${t.toFixed(2)} ${verdict(r.ratio, t, 'min', '%').text}`,
+    ]
+      .filter(Boolean)
+      .join('; ');
     const prev = prevRps.get(r.name);
     const delta = prev ? `${r.ours_rps >= prev ? '+' : ''}${(((r.ours_rps - prev) / prev) * 100).toFixed(0)}%` : '';
     out.push(
-      `${pad(r.name, 46)} ${lpad(String(r.body_bytes), 7)} ${lpad(r.ours_rps.toFixed(0), 8)} ${lpad(fmt(r.ours_p50_ms), 7)} ${lpad(fmt(r.ours_p99_ms), 8)} ${lpad(r.ref_rps.toFixed(0), 9)} ${lpad(fmt(r.ratio), 6)} ${lpad(`${r.ours_cpu_us.toFixed(0)}/${r.ref_cpu_us.toFixed(0)}`, 9)} ${lpad(fmt(r.eld_p99_ms, 1), 8)} ${lpad(delta, 7)}  ${v}${r.problems.length ? `  ! ${r.problems.length} problem(s)` : ''}${median(r.rounds.map((x) => x.drain_ms)) > 1000 ? `  (backlog drained ${(median(r.rounds.map((x) => x.drain_ms)) / 1000).toFixed(1)} s after each run)` : ''}`,
+      `${pad(r.name, 46)} ${lpad(String(r.distinct), 8)} ${lpad(String(r.body_bytes), 7)} ${lpad(r.ours_rps.toFixed(0), 8)} ${lpad(fmt(r.ours_p50_ms), 7)} ${lpad(fmt(r.ours_p99_ms), 8)} ${lpad(r.ref_rps.toFixed(0), 9)} ${lpad(fmt(r.ratio), 6)} ${lpad(`${r.ours_cpu_us.toFixed(0)}/${r.ref_cpu_us.toFixed(0)}`, 9)} ${lpad(fmt(r.cpu_x), 6)} ${lpad(fmt(r.eld_p99_ms, 1), 8)} ${lpad(delta, 7)}  ${v}${r.problems.length ? `  ! ${r.problems.length} problem(s)` : ''}${median(r.rounds.map((x) => x.drain_ms)) > 1000 ? `  (backlog drained ${(median(r.rounds.map((x) => x.drain_ms)) / 1000).toFixed(1)} s after each run)` : ''}`,
     );
   }
   if (fuzz) out.push('', formatFuzz(fuzz, false));
   if (fuzzError) out.push('', `!!! query fuzz failed: ${fuzzError.split('\n').slice(0, 8).join('\n    ')}`);
   const row = (label: string, value: string, v: string) => out.push(`  ${pad(label, 46)} ${pad(value, 62)} ${v}`);
   out.push('', 'Targets');
+  const cpuVerdicts: Record<string, { scenario: string; cpu_x: number; pass: boolean; text: string }> = {};
+  for (const [group, target] of Object.entries(CPU_TARGETS) as [Group, number][]) {
+    const rs = results.filter((r) => r.group === group && !r.skipped && Number.isFinite(r.cpu_x));
+    if (!rs.length) continue;
+    const worst = rs.reduce((w, r) => (r.cpu_x > w.cpu_x ? r : w));
+    const v = verdict(worst.cpu_x, target, 'max', '×');
+    cpuVerdicts[group] = { scenario: worst.name, cpu_x: worst.cpu_x, ...v };
+    row(
+      `server CPU per request, ${group} ≤ ${target} × reference`,
+      `worst ${fmt(worst.cpu_x)} (${worst.name}, ${worst.ours_cpu_us.toFixed(0)}/${worst.ref_cpu_us.toFixed(0)} µs); ${rs.filter((r) => r.cpu_x <= target).length}/${rs.length} pass`,
+      v.text,
+    );
+  }
   if (detail)
     row(
       `listing detail ≥ ${TARGETS.detail_ratio.toFixed(2)} × reference`,
@@ -810,6 +861,7 @@ async function main() {
     fuzz,
     fuzz_error: fuzzError,
     verdicts: {
+      cpu_x: cpuVerdicts,
       detail_ratio: detail ? verdict(detail.ratio, TARGETS.detail_ratio, 'min', '%') : null,
       search_ratio: worstSearch
         ? { scenario: worstSearch.name, ...verdict(worstSearch.ratio, TARGETS.search_ratio, 'min', '%') }

@@ -3,14 +3,17 @@
 //   stdin  "start\n"  reset the window histogram and start sampling            → stdout {"eld":"started"}
 //   stdin  "stop\n"   stop sampling; report this window and all windows so far  → stdout {"eld":"stopped",window,overall,memory}
 //   SIGUSR2           report without changing anything                         → stdout {"eld":"report",…}
-// Only this protocol goes to stdout; the service's log lines go to stderr.
+// Only this protocol goes to stdout; the service's log lines go to stderr, its request lines (LOG_REQUESTS=1) through
+// the service's buffered request log into /dev/null: formatted and written as deployed, without the bench reading them.
 //
 // The delay is sampled with a timer chain (how late a RESOLUTION_MS timer fires), not monitorEventLoopDelay: that
 // monitor keeps its last timestamp across disable()/enable(), so the first sample of every window would count the
 // whole idle gap before it. Each window starts with a fresh timestamp here.
+import { createWriteStream } from 'node:fs';
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { loadConfig } from '../src/config.ts';
+import { stdoutLog } from '../src/http/log.ts';
 import { startService } from '../src/http/server.ts';
 
 const RESOLUTION_MS = 5;
@@ -57,7 +60,8 @@ const report = (eld: string) =>
 
 const log = (line: Record<string, unknown>) =>
   process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`);
-const service = await startService(loadConfig(process.env), { log });
+const { requestLog } = stdoutLog(createWriteStream('/dev/null'));
+const service = await startService(loadConfig(process.env), { log, requestLog });
 out({ ready: service.url, pid: process.pid });
 
 createInterface({ input: process.stdin }).on('line', (cmd) => {
