@@ -1,9 +1,12 @@
 // GET /v1/openapi.json: a 3.1 document, version 1.0.0, every path and every query parameter each route accepts
-// (checked against what the route itself accepts), the error responses of every operation, and the field sets
-// of the 200 responses (checked against real responses).
+// (checked against what the route itself accepts), the error responses of every operation, the field sets
+// of the 200 responses, the headers and error messages the examples show, and parameter examples the shipped
+// sample accepts (all checked against real responses).
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { buildTestSnapshot, startServer, type TestServer } from './helpers.ts';
+import { ROOT, withParams } from './support.ts';
 
 let server: TestServer;
 let doc: any;
@@ -208,4 +211,71 @@ describe('GET /v1/openapi.json', () => {
         assert.deepEqual(Object.keys(item.properties.location.properties).sort(), Object.keys(sample.location).sort());
     });
   }
+});
+
+describe('the document against the service', () => {
+  const documentedHeaders = (path: string, status: string) =>
+    Object.keys(deref(op(path).responses[status]).headers ?? {}).map((h) => h.toLowerCase());
+  const assertHeaders = (res: { headers: Headers }, path: string, status: string) => {
+    for (const h of documentedHeaders(path, status)) assert.ok(res.headers.has(h), `${path} ${status}: ${h} is sent`);
+  };
+  it('sends the headers documented for 200, 304, 400, 401 and 404', async () => {
+    const ok = await server.get('/v1/owners/own-1');
+    assert.equal(ok.status, 200);
+    assertHeaders(ok, '/v1/owners/{id}', '200');
+    const etag = ok.headers.get('etag')!;
+    const notModified = await server.get('/v1/owners/own-1', { headers: { 'If-None-Match': etag } });
+    assert.equal(notModified.status, 304);
+    assertHeaders(notModified, '/v1/owners/{id}', '304');
+    assertHeaders(await server.get('/v1/owners/own-1?colour=red'), '/v1/owners/{id}', '400');
+    assertHeaders(await server.get('/v1/owners/own-1', { key: null }), '/v1/owners/{id}', '401');
+    assertHeaders(await server.get('/v1/owners/own-999'), '/v1/owners/{id}', '404');
+    assertHeaders(await server.get('/v1/ping'), '/v1/ping', '200');
+  });
+  it("sends the headers documented for 429 when a key's allowance is used up", async () => {
+    const { path } = await buildTestSnapshot();
+    const limited = await startServer({ SNAPSHOT_PATH: path, RATE_LIMIT_PER_MINUTE: '1' });
+    try {
+      assert.equal((await limited.get('/v1/owners')).status, 200);
+      const res = await limited.get('/v1/owners');
+      assert.equal(res.status, 429);
+      assertHeaders(res, '/v1/owners', '429');
+    } finally {
+      await limited.close();
+    }
+  });
+  it('shows in its 400 examples the messages the service answers', async () => {
+    for (const [path, { example }] of Object.entries(PATHS)) {
+      const examples = op(path).responses['400'].content['application/json'].examples;
+      const cases: [string, string][] = [['unknown_parameter', 'colour=red']];
+      if (examples.invalid_value)
+        cases.push([
+          'invalid_value',
+          /\blimit\b/.test(examples.invalid_value.value.error.message) ? 'limit=0' : 'locale=it',
+        ]);
+      for (const [name, qs] of cases) {
+        const res = await server.get(`${example.split('?')[0]}?${qs}`);
+        assert.equal(res.status, 400);
+        assert.equal(res.body.error.message, examples[name].value.error.message, `${path} ${name}`);
+      }
+    }
+  });
+  it("answers 200 on the shipped sample to every operation called with its parameters' examples", async () => {
+    const { path } = await buildTestSnapshot(join(ROOT, 'data'));
+    const sample = await startServer({ SNAPSHOT_PATH: path });
+    try {
+      for (const [template, item] of Object.entries<any>(doc.paths)) {
+        const params = item.get.parameters as any[];
+        let url = template;
+        for (const p of params.filter((x) => x.in === 'path')) url = url.replace(`{${p.name}}`, p.example);
+        const query = Object.fromEntries(
+          params.filter((p) => p.in === 'query' && p.name !== 'cursor').map((p) => [p.name, p.example]),
+        );
+        const res = await sample.get(withParams(url, query));
+        assert.equal(res.status, 200, `${withParams(url, query)}: ${res.text.slice(0, 300)}`);
+      }
+    } finally {
+      await sample.close();
+    }
+  });
 });

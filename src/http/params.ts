@@ -62,10 +62,41 @@ export function isRealDate(s: string): boolean {
   return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
 }
 
-export const locale = v.optional(oneOf(LOCALES), 'en');
-export const q = v.optional(str(1, 200));
-export const limit = (max: number, dflt: number) => v.optional(int(1, max), dflt);
-export const cursor = v.optional(str(1, 4096));
+/** A parameter's meaning and an example value, for the OpenAPI document (its rule comes from the schema). */
+export interface ParamDoc {
+  description: string;
+  example: string | number;
+}
+export const DOC = Symbol('parameter documentation');
+/**
+ * The schema of a query parameter with its documentation attached: a shallow copy, so a shared piece (q,
+ * locale) can carry another text per endpoint; validation is the same, symbols such as INTEGER included.
+ */
+export const documented = <S extends v.GenericSchema>(schema: S, description: string, example: string | number): S =>
+  ({ ...schema, [DOC]: { description, example } satisfies ParamDoc }) as S;
+
+export const locale = documented(
+  v.optional(oneOf(LOCALES), 'en'),
+  'Language of the translated free text (titles, descriptions, names of places). A field without a translation ' +
+    'in this language is served in English, field by field; ids, codes, numbers and dates never change. ' +
+    'meta.locale repeats it.',
+  'nl',
+);
+const Q_TEXT =
+  'Free text: its words (letters and digits; at most 16 are used) must all occur as words in the ' +
+  "record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400.";
+export const q = documented(v.optional(str(1, 200)), Q_TEXT, 'amsterdam');
+/** q with the fields an endpoint searches named in its documentation. */
+export const qOver = (fields: string, example: string) => documented(q, `${Q_TEXT} Searched: ${fields}.`, example);
+export const limit = (max: number, dflt: number) =>
+  documented(v.optional(int(1, max), dflt), 'Number of items per page.', Math.min(dflt, 10));
+export const cursor = documented(
+  v.optional(str(1, 4096)),
+  'Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged ' +
+    'with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first ' +
+    'page. It expires after 24 hours.',
+  'eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas',
+);
 export const id120 = str(1, 120);
 
 /** A check that a minimum does not exceed its maximum, reported on the minimum. */

@@ -2,9 +2,10 @@
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
 import { notFound } from '../http/errors.ts';
-import { cursor, id120, limit, locale, q, str } from '../http/params.ts';
+import { cursor, documented, id120, limit, locale, qOver, str } from '../http/params.ts';
 import { detail } from '../http/respond.ts';
 import { type AppDeps, defineRoute } from '../http/route.ts';
+import { EXAMPLES } from './examples.ts';
 import { J } from './fields.ts';
 import { i18nJoin, tr } from './i18n-sql.ts';
 import { smallSearch } from './small-search.ts';
@@ -12,11 +13,15 @@ import { termClause, termIndex, termSearchPage } from './term-index.ts';
 
 const SearchQuery = v.strictObject({
   locale,
-  q,
+  q: qOver('the title and the description (not the content)', 'huurtoeslag'),
   limit: limit(100, 20),
   cursor,
-  category: v.optional(str(1, 120)),
-  location_id: v.optional(id120),
+  category: documented(v.optional(str(1, 120)), 'Only articles of this category (exact match).', 'city_guide'),
+  location_id: documented(
+    v.optional(id120),
+    'Only articles about this location or a place inside it (an id from /v1/locations: a province covers the guides of its cities).',
+    'loc_0013',
+  ),
 });
 const DetailQuery = v.strictObject({ locale });
 
@@ -58,8 +63,10 @@ export const routes = (_deps: AppDeps) => [
     tag: 'Articles',
     kind: 'collection',
     query: SearchQuery,
-    item: J.object({ ...TEXT, ...PLACE }),
+    item: J.object({ ...TEXT, ...PLACE }, { example: EXAMPLES.articleSummary }),
     summary: 'Search articles',
+    description:
+      'Published articles in ascending id order, without their content (GET /v1/articles/{id} has it). Title and description follow the locale.',
     handle(ctx) {
       const st = ctx.snap.use(prepare);
       return termSearchPage(ctx, st.search, st.words);
@@ -70,8 +77,9 @@ export const routes = (_deps: AppDeps) => [
     tag: 'Articles',
     kind: 'detail',
     query: DetailQuery,
-    item: J.object({ ...TEXT, content: J.str, ...PLACE }),
+    item: J.object({ ...TEXT, content: J.str, ...PLACE }, { example: EXAMPLES.articleDetail }),
     summary: 'One article by id',
+    description: 'The article with its content (Markdown), in the requested locale where translated.',
     handle(ctx) {
       const r = ctx.snap.use(prepare).byId.get({ id: ctx.params.id, locale: ctx.meta.locale });
       if (!r) throw notFound('article');

@@ -9,8 +9,16 @@ export const J = {
   ts: { type: ['string', 'null'], format: 'date-time' },
   strs: { type: ['array', 'null'], items: { type: 'string' } },
   obj: { type: ['object', 'null'] },
-  object(props: Record<string, unknown>, required = Object.keys(props)) {
-    return { type: 'object', properties: props, required, additionalProperties: false };
+  /** An object with exactly these properties, every one present; the description and example are for the OpenAPI document. */
+  object(props: Record<string, unknown>, doc: { description?: string; example?: Record<string, unknown> } = {}) {
+    return {
+      type: 'object',
+      ...(doc.description ? { description: doc.description } : {}),
+      properties: props,
+      required: Object.keys(props),
+      additionalProperties: false,
+      ...(doc.example ? { examples: [doc.example] } : {}),
+    };
   },
 };
 

@@ -2,15 +2,21 @@
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
 import { notFound } from '../http/errors.ts';
-import { cursor, limit, locale, q } from '../http/params.ts';
+import { cursor, limit, locale, qOver } from '../http/params.ts';
 import { detail } from '../http/respond.ts';
 import { type AppDeps, defineRoute } from '../http/route.ts';
+import { EXAMPLES } from './examples.ts';
 import { J } from './fields.ts';
 import { i18nJoin, tr } from './i18n-sql.ts';
 import { smallSearch } from './small-search.ts';
 import { termClause, termIndex, termSearchPage } from './term-index.ts';
 
-const SearchQuery = v.strictObject({ locale, q, limit: limit(100, 20), cursor });
+const SearchQuery = v.strictObject({
+  locale,
+  q: qOver('the term and its definition', 'borg'),
+  limit: limit(100, 20),
+  cursor,
+});
 const DetailQuery = v.strictObject({ locale });
 
 const SELECT = `SELECT g.id, g.slug, ${tr('g', ['term', 'definition'])}, g.updated_at FROM glossary g ${i18nJoin('glossary', 'g')}`;
@@ -28,13 +34,13 @@ export function prepare(db: Database) {
   };
 }
 
-const ENTRY = J.object({
-  id: { type: 'string' },
-  slug: J.str,
-  term: J.str,
-  definition: J.str,
-  updated_at: J.ts,
-});
+const ENTRY = J.object(
+  { id: { type: 'string' }, slug: J.str, term: J.str, definition: J.str, updated_at: J.ts },
+  {
+    description: 'A Dutch rental term: term is the word as used in the Netherlands, definition explains it.',
+    example: EXAMPLES.glossaryEntry,
+  },
+);
 
 export const routes = (_deps: AppDeps) => [
   defineRoute<v.InferOutput<typeof SearchQuery>>({
@@ -44,6 +50,8 @@ export const routes = (_deps: AppDeps) => [
     query: SearchQuery,
     item: ENTRY,
     summary: 'Search the glossary of Dutch rental terms',
+    description:
+      'Published glossary entries in ascending id order. Term and definition follow the locale, each falling back to English.',
     handle(ctx) {
       const st = ctx.snap.use(prepare);
       return termSearchPage(ctx, st.search, st.words);
@@ -56,6 +64,7 @@ export const routes = (_deps: AppDeps) => [
     query: DetailQuery,
     item: ENTRY,
     summary: 'One glossary entry by id',
+    description: 'The same fields as in the search.',
     handle(ctx) {
       const r = ctx.snap.use(prepare).byId.get({ id: ctx.params.id, locale: ctx.meta.locale });
       if (!r) throw notFound('glossary entry');

@@ -2,9 +2,10 @@
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
 import { notFound } from '../http/errors.ts';
-import { cursor, id120, limit, locale, q, str } from '../http/params.ts';
+import { cursor, documented, id120, limit, locale, qOver, str } from '../http/params.ts';
 import { detail } from '../http/respond.ts';
 import { type AppDeps, defineRoute } from '../http/route.ts';
+import { EXAMPLES } from './examples.ts';
 import { J } from './fields.ts';
 import { i18nJoin, tr } from './i18n-sql.ts';
 import { searchPage, smallSearch } from './small-search.ts';
@@ -12,14 +13,23 @@ import { termClause, termIndex, termSearchPage } from './term-index.ts';
 
 const ProductQuery = v.strictObject({
   locale,
-  q,
+  q: qOver('the name, the official name, the headline and the summary', 'inboedel'),
   limit: limit(100, 20),
   cursor,
-  provider_id: v.optional(id120),
-  insurance_type: v.optional(str(1, 120)),
-  availability: v.optional(str(1, 120)),
+  provider_id: documented(
+    v.optional(id120),
+    'Only products of this provider (an id from /v1/insurance/providers).',
+    'insurer_001',
+  ),
+  insurance_type: documented(v.optional(str(1, 120)), 'Only products of this type (exact match).', 'contents'),
+  availability: documented(v.optional(str(1, 120)), 'Only products with this availability (exact match).', 'available'),
 });
-const ProviderQuery = v.strictObject({ locale, q, limit: limit(100, 20), cursor });
+const ProviderQuery = v.strictObject({
+  locale,
+  q: qOver('the name', 'beheer'),
+  limit: limit(100, 20),
+  cursor,
+});
 const DetailQuery = v.strictObject({ locale });
 
 const PRODUCT_SELECT = `SELECT p.id, p.slug, p.provider_id, p.name, p.official_name, p.insurance_type, p.product_kind,
@@ -48,33 +58,39 @@ export function prepare(db: Database) {
   };
 }
 type Row = Record<string, any>;
-const PRODUCT = J.object({
-  id: { type: 'string' },
-  slug: J.str,
-  provider_id: J.str,
-  name: J.str,
-  official_name: J.str,
-  insurance_type: J.str,
-  product_kind: J.str,
-  availability: J.str,
-  official_url: J.str,
-  quote_url: J.str,
-  headline: J.str,
-  summary: J.str,
-  last_verified_at: J.ts,
-  updated_at: J.ts,
-});
-const PROVIDER = J.object({
-  id: { type: 'string' },
-  slug: J.str,
-  name: J.str,
-  website_url: J.str,
-  logo_url: J.str,
-  customer_service_url: J.str,
-  complaints_url: J.str,
-  last_verified_at: J.ts,
-  updated_at: J.ts,
-});
+const PRODUCT = J.object(
+  {
+    id: { type: 'string' },
+    slug: J.str,
+    provider_id: J.str,
+    name: J.str,
+    official_name: J.str,
+    insurance_type: J.str,
+    product_kind: J.str,
+    availability: J.str,
+    official_url: J.str,
+    quote_url: J.str,
+    headline: J.str,
+    summary: J.str,
+    last_verified_at: J.ts,
+    updated_at: J.ts,
+  },
+  { example: EXAMPLES.insuranceProduct },
+);
+const PROVIDER = J.object(
+  {
+    id: { type: 'string' },
+    slug: J.str,
+    name: J.str,
+    website_url: J.str,
+    logo_url: J.str,
+    customer_service_url: J.str,
+    complaints_url: J.str,
+    last_verified_at: J.ts,
+    updated_at: J.ts,
+  },
+  { example: EXAMPLES.insuranceProvider },
+);
 
 export const routes = (_deps: AppDeps) => [
   defineRoute<v.InferOutput<typeof ProductQuery>>({
@@ -84,6 +100,7 @@ export const routes = (_deps: AppDeps) => [
     query: ProductQuery,
     item: PRODUCT,
     summary: 'Search insurance products',
+    description: 'Insurance products for tenants (contents, liability, legal aid, …) in ascending id order.',
     handle(ctx) {
       return searchPage(ctx, ctx.snap.use(prepare).products);
     },
@@ -95,6 +112,8 @@ export const routes = (_deps: AppDeps) => [
     query: ProviderQuery,
     item: PROVIDER,
     summary: 'Search insurance providers',
+    description:
+      'The insurers whose products /v1/insurance/products lists, in ascending id order. Their fields have no translations; locale only sets meta.locale.',
     handle(ctx) {
       const st = ctx.snap.use(prepare);
       return termSearchPage(ctx, st.providers, st.providerWords);
@@ -107,6 +126,7 @@ export const routes = (_deps: AppDeps) => [
     query: DetailQuery,
     item: PROVIDER,
     summary: 'One insurance provider by id',
+    description: 'The same fields as in the search.',
     handle(ctx) {
       const r = ctx.snap.use(prepare).provider.get(ctx.params.id) as Row | undefined;
       if (!r) throw notFound('insurance provider');

@@ -2,23 +2,41 @@
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
 import { notFound } from '../http/errors.ts';
-import { cursor, id120, int, limit, locale, num, q, str } from '../http/params.ts';
+import { cursor, documented, id120, int, limit, locale, num, qOver, str } from '../http/params.ts';
 import { detail } from '../http/respond.ts';
 import { type AppDeps, defineRoute } from '../http/route.ts';
+import { EXAMPLES } from './examples.ts';
 import { J, parseJson } from './fields.ts';
 import { i18nJoin, tr } from './i18n-sql.ts';
 import { searchPage, smallSearch } from './small-search.ts';
 
-const ProviderQuery = v.strictObject({ locale, q, limit: limit(100, 20), cursor });
-const PlanQuery = v.strictObject({
+const ProviderQuery = v.strictObject({
   locale,
-  q,
+  q: qOver('the name and the description', 'glasvezel'),
   limit: limit(100, 20),
   cursor,
-  provider_id: v.optional(id120),
-  connection_type: v.optional(str(1, 120)),
-  min_download_mbps: v.optional(num(0, 100_000)),
-  max_monthly_price_cents: v.optional(int(0, 10_000_000)),
+});
+const PlanQuery = v.strictObject({
+  locale,
+  q: qOver("the plan's name, its connection type, its provider's name and the description", 'glasvezel'),
+  limit: limit(100, 20),
+  cursor,
+  provider_id: documented(
+    v.optional(id120),
+    'Only plans of this provider (an id from /v1/internet/providers).',
+    'inet_001',
+  ),
+  connection_type: documented(v.optional(str(1, 120)), 'Only plans of this connection type (exact match).', 'fiber'),
+  min_download_mbps: documented(
+    v.optional(num(0, 100_000)),
+    'Only plans with at least this download speed in Mbit/s (decimals allowed).',
+    500,
+  ),
+  max_monthly_price_cents: documented(
+    v.optional(int(0, 10_000_000)),
+    'Only plans whose regular monthly price (after any introductory period) is at most this many cents.',
+    5000,
+  ),
 });
 const DetailQuery = v.strictObject({ locale });
 
@@ -97,27 +115,30 @@ const PROVIDER = {
   last_verified_at: J.ts,
   updated_at: J.ts,
 };
-const PLAN = J.object({
-  id: { type: 'string' },
-  provider_id: J.str,
-  name: J.str,
-  connection_type: J.str,
-  download_mbps: J.num,
-  upload_mbps: J.num,
-  minimum_contract_months: J.num,
-  regular_monthly_price_cents: J.int,
-  intro_monthly_price_cents: J.int,
-  intro_duration_months: J.int,
-  activation_fee_cents: J.int,
-  installation_fee_cents: J.int,
-  currency: J.str,
-  official_url: J.str,
-  postcode_check_url: J.str,
-  availability_status: J.str,
-  description: J.str,
-  last_verified_at: J.ts,
-  updated_at: J.ts,
-});
+const PLAN = J.object(
+  {
+    id: { type: 'string' },
+    provider_id: J.str,
+    name: J.str,
+    connection_type: J.str,
+    download_mbps: J.num,
+    upload_mbps: J.num,
+    minimum_contract_months: J.num,
+    regular_monthly_price_cents: J.int,
+    intro_monthly_price_cents: J.int,
+    intro_duration_months: J.int,
+    activation_fee_cents: J.int,
+    installation_fee_cents: J.int,
+    currency: J.str,
+    official_url: J.str,
+    postcode_check_url: J.str,
+    availability_status: J.str,
+    description: J.str,
+    last_verified_at: J.ts,
+    updated_at: J.ts,
+  },
+  { example: EXAMPLES.internetPlan },
+);
 
 export const routes = (_deps: AppDeps) => [
   defineRoute<v.InferOutput<typeof ProviderQuery>>({
@@ -125,8 +146,9 @@ export const routes = (_deps: AppDeps) => [
     tag: 'Internet',
     kind: 'collection',
     query: ProviderQuery,
-    item: J.object(PROVIDER),
+    item: J.object(PROVIDER, { example: EXAMPLES.internetProviderSummary }),
     summary: 'Search internet providers',
+    description: 'Home internet providers in ascending id order; their plans are at /v1/internet/plans?provider_id=….',
     handle(ctx) {
       return searchPage(ctx, ctx.snap.use(prepare).providers, provider);
     },
@@ -136,8 +158,13 @@ export const routes = (_deps: AppDeps) => [
     tag: 'Internet',
     kind: 'detail',
     query: DetailQuery,
-    item: J.object({ ...PROVIDER, support_details: J.str, strengths: J.strs, considerations: J.strs }),
+    item: J.object(
+      { ...PROVIDER, support_details: J.str, strengths: J.strs, considerations: J.strs },
+      { example: EXAMPLES.internetProviderDetail },
+    ),
     summary: 'One internet provider by id',
+    description:
+      'The search fields plus support details, strengths and considerations, in the requested locale where translated.',
     handle(ctx) {
       const r = ctx.snap.use(prepare).provider.get({ id: ctx.params.id, locale: ctx.meta.locale }) as Row | undefined;
       if (!r) throw notFound('internet provider');
@@ -159,7 +186,8 @@ export const routes = (_deps: AppDeps) => [
     query: PlanQuery,
     item: PLAN,
     summary: 'Search internet plans',
-    description: 'max_monthly_price_cents compares the regular monthly price (after any introductory period).',
+    description:
+      'Internet subscriptions in ascending id order. Prices are integer cents per month in currency; max_monthly_price_cents compares the regular monthly price (after any introductory period).',
     handle(ctx) {
       return searchPage(ctx, ctx.snap.use(prepare).plans, plan);
     },

@@ -4,10 +4,11 @@ import * as v from 'valibot';
 import type { ListingFilters } from '../../snapshot-format/listing-sql.ts';
 import { fillSummary, fillValues, SEP } from '../../snapshot-format/summary-json.ts';
 import { notFound } from '../http/errors.ts';
-import { cursor, id120, int, limit, locale, minMax, oneOf, q, str } from '../http/params.ts';
+import { cursor, documented, id120, int, limit, locale, minMax, oneOf, qOver, str } from '../http/params.ts';
 import { boundedJson, collectionJson, detail, detailJson } from '../http/respond.ts';
 import { type AppDeps, type Ctx, defineRoute } from '../http/route.ts';
 import { ListingQueries } from '../listings/planner.ts';
+import { EXAMPLES } from './examples.ts';
 import { J } from './fields.ts';
 import { ftsQuery } from './full-text.ts';
 import { i18nJoin } from './i18n-sql.ts';
@@ -19,18 +20,36 @@ const ROW_SEP = '\u0002';
 const sqlChar = (c: string) => `char(${c.charCodeAt(0)})`;
 
 const FURNISHING = ['SHELL', 'FURNISHED', 'UPHOLSTERED'] as const;
+/** A listing filter on a number: listings without that value never match it. */
+const range = (max: number, description: string, example: number) =>
+  documented(v.optional(int(0, max)), `${description} A listing without this value never matches.`, example);
 const filterEntries = {
   locale,
-  q,
-  location_id: v.optional(id120),
-  owner_id: v.optional(id120),
-  min_price: v.optional(int(0, 10_000_000)),
-  max_price: v.optional(int(0, 10_000_000)),
-  min_size: v.optional(int(0, 10_000_000)),
-  max_size: v.optional(int(0, 10_000_000)),
-  min_rooms: v.optional(int(0, 100)),
-  furnishing: v.optional(oneOf(FURNISHING, ' (case-sensitive)')),
-  property_type: v.optional(str(1, 120)),
+  q: qOver(
+    'the title and description in every language, the street, the postcode and the names of the location and the places around it',
+    'balcony',
+  ),
+  location_id: documented(
+    v.optional(id120),
+    'Only listings in this location or inside it (an id from /v1/locations: a province, city or neighbourhood; not a slug). An unknown id matches nothing.',
+    'loc_0013',
+  ),
+  owner_id: documented(v.optional(id120), 'Only listings of this owner (an id from /v1/owners).', 'own_00004'),
+  min_price: range(10_000_000, 'Only listings asking at least this rent, in euros per month.', 1000),
+  max_price: range(10_000_000, 'Only listings asking at most this rent, in euros per month.', 2000),
+  min_size: range(10_000_000, 'Only listings of at least this many square metres.', 50),
+  max_size: range(10_000_000, 'Only listings of at most this many square metres.', 120),
+  min_rooms: range(100, 'Only listings with at least this many rooms (all rooms, not bedrooms).', 3),
+  furnishing: documented(
+    v.optional(oneOf(FURNISHING, ' (case-sensitive)')),
+    'Only listings offered this way: SHELL (bare), UPHOLSTERED (floors, curtains, lights) or FURNISHED.',
+    'FURNISHED',
+  ),
+  property_type: documented(
+    v.optional(str(1, 120)),
+    'Only listings of this property type (exact match, e.g. apartment, house, studio, room).',
+    'apartment',
+  ),
 };
 const withMinMax = <T extends v.ObjectEntries>(entries: T) =>
   v.pipe(v.strictObject(entries), minMax('min_price', 'max_price'), minMax('min_size', 'max_size'));
@@ -293,21 +312,31 @@ const SUMMARY_PROPS = {
   updated_at: J.ts,
   location: LOCATION,
 };
-export const LISTING_SUMMARY = J.object(SUMMARY_PROPS);
-const LISTING_DETAIL = J.object({
-  ...SUMMARY_PROPS,
-  description: J.str,
-  images: J.strs,
-  attributes: J.obj,
-  sources: { type: ['array', 'null'], items: J.object({ url: { type: 'string' }, type: { type: 'string' } }) },
-});
-const STATS = J.object({
-  count: { type: 'integer' },
-  min_price_eur: J.num,
-  max_price_eur: J.num,
-  average_price_eur: J.num,
-  median_price_eur: J.num,
-});
+export const LISTING_SUMMARY = J.object(SUMMARY_PROPS, { example: EXAMPLES.listingSummary });
+const LISTING_DETAIL = J.object(
+  {
+    ...SUMMARY_PROPS,
+    description: J.str,
+    images: J.strs,
+    attributes: J.obj,
+    sources: { type: ['array', 'null'], items: J.object({ url: { type: 'string' }, type: { type: 'string' } }) },
+  },
+  {
+    description:
+      'attributes is an object whose structure is not fixed; sources are the pages the listing was found on.',
+    example: EXAMPLES.listingDetail,
+  },
+);
+const STATS = J.object(
+  {
+    count: { type: 'integer' },
+    min_price_eur: J.num,
+    max_price_eur: J.num,
+    average_price_eur: J.num,
+    median_price_eur: J.num,
+  },
+  { example: EXAMPLES.listingStats },
+);
 
 export const routes = (_deps: AppDeps) => [
   defineRoute<Filters & { limit: number; cursor?: string }>({
@@ -318,7 +347,7 @@ export const routes = (_deps: AppDeps) => [
     item: LISTING_SUMMARY,
     summary: 'Search active, published rental listings',
     description:
-      'Ordered by ascending id. location_id may name a province, city or neighbourhood and covers everything inside it.',
+      'Active, published rental listings, ordered by ascending id (not by date, price or relevance). Every filter given must hold. location_id may name a province, city or neighbourhood and covers everything inside it.',
     handle(ctx) {
       const st = ctx.snap.use(prepare);
       const filters = toFilters(st, ctx.query);
@@ -351,6 +380,8 @@ export const routes = (_deps: AppDeps) => [
     query: DetailQuery,
     item: LISTING_DETAIL,
     summary: 'One listing by id',
+    description:
+      'The search fields plus the description, the images, attributes and sources. An inactive or unpublished listing is a 404.',
     handle(ctx) {
       const st = ctx.snap.use(prepare);
       const row = forLocale(st.byId, ctx.meta.locale).get({ id: ctx.params.id, locale: ctx.meta.locale }) as

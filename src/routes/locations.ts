@@ -2,20 +2,29 @@
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
 import { notFound } from '../http/errors.ts';
-import { cursor, id120, limit, locale, oneOf, q } from '../http/params.ts';
+import { cursor, documented, id120, limit, locale, oneOf, qOver } from '../http/params.ts';
 import { detail } from '../http/respond.ts';
 import { type AppDeps, defineRoute } from '../http/route.ts';
+import { EXAMPLES } from './examples.ts';
 import { J, parseJson } from './fields.ts';
 import { i18nJoin } from './i18n-sql.ts';
 import { searchPage, smallSearch } from './small-search.ts';
 
 const SearchQuery = v.strictObject({
   locale,
-  q,
+  q: qOver('the name in every language, the slug and the names of the places around it', 'den haag'),
   limit: limit(100, 20),
   cursor,
-  type: v.optional(oneOf(['province', 'city', 'neighbourhood'] as const)),
-  parent_id: v.optional(id120),
+  type: documented(
+    v.optional(oneOf(['province', 'city', 'neighbourhood'] as const)),
+    'Only locations of this level.',
+    'city',
+  ),
+  parent_id: documented(
+    v.optional(id120),
+    'Only the direct children of this location (the cities of a province, the neighbourhoods of a city).',
+    'loc_0008',
+  ),
 });
 const DetailQuery = v.strictObject({ locale });
 
@@ -66,8 +75,10 @@ export const routes = (_deps: AppDeps) => [
     tag: 'Locations',
     kind: 'collection',
     query: SearchQuery,
-    item: J.object(LOCATION),
+    item: J.object(LOCATION, { example: EXAMPLES.location }),
     summary: 'Search provinces, cities and neighbourhoods (the ids that location_id filters take)',
+    description:
+      'Published locations in ascending id order. Names follow the locale, with English where a place has no name in it.',
     handle(ctx) {
       return searchPage(ctx, ctx.snap.use(prepare).search, location);
     },
@@ -77,11 +88,15 @@ export const routes = (_deps: AppDeps) => [
     tag: 'Locations',
     kind: 'detail',
     query: DetailQuery,
-    item: J.object({
-      ...LOCATION,
-      parents: { type: 'array', items: PARENT, description: 'From the province down to the direct parent.' },
-    }),
+    item: J.object(
+      {
+        ...LOCATION,
+        parents: { type: 'array', items: PARENT, description: 'From the province down to the direct parent.' },
+      },
+      { example: EXAMPLES.locationDetail },
+    ),
     summary: 'One location with its parent chain',
+    description: 'The location plus parents: its province and city, from the top down to the direct parent.',
     handle(ctx) {
       const st = ctx.snap.use(prepare);
       const r = st.byId.get({ id: ctx.params.id, locale: ctx.meta.locale }) as Row | undefined;

@@ -2,9 +2,10 @@
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
 import { badRequest, notFound } from '../http/errors.ts';
-import { date, id120, locale } from '../http/params.ts';
+import { date, documented, id120, locale } from '../http/params.ts';
 import { bounded } from '../http/respond.ts';
 import { type AppDeps, defineRoute } from '../http/route.ts';
+import { EXAMPLES } from './examples.ts';
 import { J } from './fields.ts';
 import { i18nJoin, tr } from './i18n-sql.ts';
 
@@ -13,7 +14,16 @@ const monthIndex = (d: string) => Number(d.slice(0, 4)) * 12 + Number(d.slice(5,
 
 const ListQuery = v.strictObject({ locale });
 const ObservationsQuery = v.pipe(
-  v.strictObject({ locale, location_id: id120, from: date(), to: date() }),
+  v.strictObject({
+    locale,
+    location_id: documented(id120, 'The city (an id from /v1/locations of type city).', 'loc_0013'),
+    from: documented(date(), 'The first month: the month of this date is the first included.', '2026-01-01'),
+    to: documented(
+      date(),
+      `The last month: the month of this date is the last included; at most ${MAX_MONTHS} months from the month of from, and not before from.`,
+      '2026-06-30',
+    ),
+  }),
   v.forward(
     v.partialCheck([['from'], ['to']], (i) => i.from <= i.to, 'must not be after to'),
     ['from'],
@@ -39,18 +49,14 @@ export function prepare(db: Database) {
   };
 }
 
-const METRIC = J.object({
-  id: { type: 'string' },
-  name: J.str,
-  description: J.str,
-  unit: J.str,
-  min_sample_size: { type: 'integer' },
-});
-const OBSERVATION = J.object({
-  date: { type: 'string', format: 'date' },
-  value: { type: 'number' },
-  sample_size: { type: 'integer' },
-});
+const METRIC = J.object(
+  { id: { type: 'string' }, name: J.str, description: J.str, unit: J.str, min_sample_size: { type: 'integer' } },
+  { example: EXAMPLES.metric },
+);
+const OBSERVATION = J.object(
+  { date: { type: 'string', format: 'date' }, value: { type: 'number' }, sample_size: { type: 'integer' } },
+  { example: EXAMPLES.observation },
+);
 
 export const routes = (_deps: AppDeps) => [
   defineRoute<v.InferOutput<typeof ListQuery>>({
@@ -60,6 +66,8 @@ export const routes = (_deps: AppDeps) => [
     query: ListQuery,
     item: METRIC,
     summary: 'The market indicators that have observations',
+    description:
+      'Every indicator, in ascending id order, with its unit and the smallest monthly sample it is published for. All of them fit in one answer: no paging.',
     handle: (ctx) => bounded(ctx.snap.use(prepare).metrics.all({ locale: ctx.meta.locale }), ctx.meta),
   }),
   defineRoute<v.InferOutput<typeof ObservationsQuery>>({

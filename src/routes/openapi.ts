@@ -1,88 +1,86 @@
-// The OpenAPI 3.1 document, generated from the same valibot schemas that validate each request.
+// The OpenAPI 3.1 document, generated from the same valibot schemas that validate each request, with each
+// route's summary, description, parameter texts and example; error examples are the service's own messages.
 import { toJsonSchema } from '@valibot/to-json-schema';
 import * as v from 'valibot';
-import { LOCALES } from '../../snapshot-format/locales.ts';
-import { CODES } from '../http/errors.ts';
-import { entriesOf, LENGTH } from '../http/params.ts';
+import { cursorCodec } from '../http/cursor.ts';
+import { ApiError } from '../http/errors.ts';
+import { cursor, DOC, entriesOf, LENGTH, type ParamDoc } from '../http/params.ts';
+import { parseRawQuery, validateQuery } from '../http/query.ts';
 import { JsonText } from '../http/respond.ts';
 import type { RouteDef } from '../http/route.ts';
-import { SERVICE_ID } from './ping.ts';
+import {
+  ERROR_SCHEMA,
+  errorBody,
+  errorResponse,
+  HEADERS,
+  headerRef,
+  INTRODUCTION,
+  LIMITS,
+  META,
+  META_EXAMPLE,
+  PAGINATION,
+  RESPONSES,
+  TAGS,
+} from './openapi-text.ts';
 
-const ERROR = {
-  type: 'object',
-  required: ['error'],
-  additionalProperties: false,
-  properties: {
-    error: {
-      type: 'object',
-      required: ['code', 'message', 'request_id'],
-      additionalProperties: false,
-      properties: {
-        code: { type: 'string', enum: Object.keys(CODES) },
-        message: { type: 'string' },
-        request_id: { type: 'string' },
-      },
-    },
-  },
-};
-const META = {
-  type: 'object',
-  required: ['locale', 'request_id'],
-  properties: { locale: { type: 'string', enum: LOCALES }, request_id: { type: 'string' } },
-};
-const PAGINATION = {
-  type: 'object',
-  required: ['limit', 'has_more', 'next_cursor'],
-  properties: {
-    limit: { type: 'integer' },
-    has_more: { type: 'boolean' },
-    next_cursor: { type: ['string', 'null'], maxLength: 4096 },
-  },
-};
-const err = (description: string, headers?: Record<string, unknown>) => ({
-  description,
-  ...(headers ? { headers } : {}),
-  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-});
+const CURSOR_EXAMPLE = (cursor as unknown as { [DOC]: ParamDoc })[DOC].example;
 
-function envelope(r: RouteDef): Record<string, unknown> {
+const envelope = (r: RouteDef): Record<string, unknown> => {
   const meta = { $ref: '#/components/schemas/Meta' };
-  switch (r.kind) {
-    case 'collection':
-      return {
-        type: 'object',
-        required: ['data', 'pagination', 'meta'],
-        properties: {
-          data: { type: 'array', items: r.item },
-          pagination: { $ref: '#/components/schemas/Pagination' },
-          meta,
-        },
-      };
-    case 'bounded':
-      return {
-        type: 'object',
-        required: ['data', 'meta'],
-        properties: { data: { type: 'array', items: r.item }, meta },
-      };
-    case 'detail':
-      return { type: 'object', required: ['data', 'meta'], properties: { data: r.item, meta } };
-    case 'plain':
-    case 'raw':
-      return r.item;
-  }
+  const data = r.kind === 'detail' ? r.item : { type: 'array', items: r.item };
+  if (r.kind === 'collection')
+    return {
+      type: 'object',
+      required: ['data', 'pagination', 'meta'],
+      properties: { data, pagination: { $ref: '#/components/schemas/Pagination' }, meta },
+    };
+  if (r.kind === 'bounded' || r.kind === 'detail')
+    return { type: 'object', required: ['data', 'meta'], properties: { data, meta } };
+  return r.item;
+};
+const exampleOf = (r: RouteDef | undefined): Record<string, any> | undefined =>
+  (r?.item.examples as Record<string, any>[] | undefined)?.[0];
+function envelopeExample(r: RouteDef): unknown {
+  const item = exampleOf(r);
+  if (item === undefined) return undefined;
+  if (r.kind === 'collection')
+    return { data: [item], pagination: { limit: 20, has_more: true, next_cursor: CURSOR_EXAMPLE }, meta: META_EXAMPLE };
+  if (r.kind === 'bounded') return { data: [item], meta: META_EXAMPLE };
+  if (r.kind === 'detail') return { data: item, meta: META_EXAMPLE };
+  return item;
 }
 
-function parameters(r: RouteDef) {
+/** A parameter's rule in words, from its JSON schema. */
+function ruleText(s: Record<string, any>, name: string, names: string[]): string {
+  const out: string[] = [];
+  if (s.enum) out.push(`One of ${s.enum.join(', ')} (case-sensitive).`);
+  else if (s.type === 'integer' || s.type === 'number')
+    out.push(`${s.type === 'integer' ? 'An integer' : 'A number'} from ${s.minimum} to ${s.maximum}.`);
+  else if (s.format === 'date') out.push('A date, YYYY-MM-DD.');
+  else if (s.maxLength !== undefined) out.push(`${s.minLength} to ${s.maxLength} characters.`);
+  const max = name.replace(/^min_/, 'max_');
+  if (max !== name && names.includes(max)) out.push(`Must not be greater than ${max}.`);
+  if (s.default !== undefined) out.push(`Default ${s.default}.`);
+  return out.join(' ');
+}
+
+function parameters(r: RouteDef, all: RouteDef[]) {
   const out: Record<string, unknown>[] = [];
-  for (const name of r.path.match(/:[a-z_]+/g) ?? []) {
+  for (const m of r.path.matchAll(/\/:([a-z_]+)/g)) {
+    // The id of a record of the collection the path names (/v1/market/metrics/:id/observations: a metric).
+    const [name, base] = [m[1], r.path.slice(0, m.index)];
+    const example = exampleOf(all.find((x) => x.path === base || x.path === `${base}/:${name}`))?.id;
     out.push({
-      name: name.slice(1),
+      name,
       in: 'path',
       required: true,
+      description: `An id as the id field of ${base} shows it (not a slug or a URL), 1 to 120 characters. An id that is unknown or no longer public is a 404.`,
       schema: { type: 'string', minLength: 1, maxLength: 120 },
+      ...(example === undefined ? {} : { example }),
     });
   }
-  for (const [name, schema] of Object.entries(entriesOf(r.query))) {
+  const entries = Object.entries(entriesOf(r.query));
+  for (const [name, schema] of entries) {
     const json = toJsonSchema(schema as v.GenericSchema, {
       errorMode: 'ignore',
       // str()'s length rule is a check counting code points: shown as the JSON Schema lengths it implements.
@@ -92,86 +90,146 @@ function parameters(r: RouteDef) {
       },
     }) as Record<string, unknown>;
     delete json.$schema;
-    out.push({ name, in: 'query', required: schema.type !== 'optional', schema: json });
+    const doc = (schema as { [DOC]?: ParamDoc })[DOC];
+    const rule = ruleText(
+      json,
+      name,
+      entries.map(([n]) => n),
+    );
+    out.push({
+      name,
+      in: 'query',
+      required: schema.type !== 'optional',
+      description: doc ? `${doc.description} ${rule}` : rule,
+      schema: json,
+      ...(doc ? { example: doc.example } : {}),
+    });
   }
   return out;
 }
 
-export function openapiDocument(routes: RouteDef[]) {
-  const paths: Record<string, Record<string, unknown>> = {};
-  for (const r of routes.filter((route) => !route.hidden)) {
-    const path = r.path.replace(/:([a-z_]+)/g, '{$1}');
-    const responses: Record<string, unknown> = {
-      200: { description: 'OK', content: { 'application/json': { schema: envelope(r) } } },
-      400: err('Invalid query: unknown or repeated parameter, bad value, out of range, or a bad cursor'),
-    };
-    if (!r.public) {
-      responses[401] = err('Missing, malformed, unknown, expired, disabled or revoked key', {
-        'WWW-Authenticate': { schema: { type: 'string' } },
-      });
-      responses[429] = err('Rate limit exceeded; wait Retry-After seconds', {
-        'Retry-After': { schema: { type: 'integer' } },
-      });
-      responses[503] = err('The data snapshot or key store is unavailable; the request failed closed');
+const EXAMPLE_CURSORS = cursorCodec('only for the examples of the OpenAPI document');
+/** The 400s of a route with the messages it really answers: each request is validated as the route would. */
+function badRequests(r: RouteDef) {
+  const names = Object.keys(entriesOf(r.query));
+  const message = (query: string, run: () => unknown = () => validateQuery(r.query, parseRawQuery(query))) => {
+    try {
+      run();
+    } catch (e) {
+      if (e instanceof ApiError) return e.message;
+      throw e;
     }
-    if (r.path.includes(':')) responses[404] = err('No public record with this id');
-    paths[path] = {
-      get: {
-        operationId: r.path
-          .replace(/^\/v1\//, '')
-          .replace(/[/:]+/g, '_')
-          .replace(/_$/, ''),
-        summary: r.summary,
-        ...(r.description ? { description: r.description } : {}),
-        tags: [r.tag],
-        parameters: parameters(r),
-        responses,
-        ...(r.public ? { security: [] } : {}),
-      },
-    };
+    throw new Error(`${r.path}?${query} was expected to be a 400`);
+  };
+  const cases: Record<string, [string, string]> = {
+    unknown_parameter: ['An unknown parameter', message('colour=red')],
+    repeated_parameter: ['A repeated parameter', message(`${names[0] ?? 'colour'}=a&${names[0] ?? 'colour'}=b`)],
+  };
+  if (names.includes('limit')) cases.invalid_value = ['A value outside its rule', message('limit=0')];
+  else if (names.includes('locale')) cases.invalid_value = ['A value outside its rule', message('locale=it')];
+  if (names.some((n) => entriesOf(r.query)[n].type !== 'optional'))
+    cases.missing_parameter = ['A required parameter is missing', message('')];
+  if (names.includes('cursor'))
+    cases.invalid_cursor = ['A cursor of another request', message('', () => EXAMPLE_CURSORS.verify('x', 'scope'))];
+  return Object.fromEntries(
+    Object.entries(cases).map(([k, [summary, text]]) => [k, { summary, value: errorBody('invalid_request', text) }]),
+  );
+}
+
+function operation(r: RouteDef, all: RouteDef[]) {
+  const keyed = !r.public;
+  const limits = keyed ? LIMITS : {};
+  const example = envelopeExample(r);
+  const responses: Record<string, unknown> = {
+    200: {
+      description: keyed
+        ? "The answer. RateLimit and RateLimit-Policy report what is left of the key's allowance; ETag, Last-Modified and X-Snapshot-Id identify the data."
+        : 'The answer.',
+      // A keyed answer has the headers of its 304 (the rate limit and the data's identity).
+      headers: keyed ? RESPONSES.NotModified.headers : { 'X-Request-Id': headerRef('X-Request-Id') },
+      content: { 'application/json': { schema: envelope(r), ...(example === undefined ? {} : { example }) } },
+    },
+    400: errorResponse(
+      '`invalid_request`: an unknown or repeated parameter, a value outside its rule, or a cursor of another request or older than 24 hours. The message names the parameter and its rule.',
+      badRequests(r),
+      limits,
+    ),
+  };
+  if (keyed) {
+    responses[304] = { $ref: '#/components/responses/NotModified' };
+    responses[401] = { $ref: '#/components/responses/Unauthorized' };
   }
-  const doc = {
-    openapi: '3.1.0',
-    info: {
-      title: 'Netherlands rental data API',
-      version: '1.0.0',
-      description: `Read-only JSON API (${SERVICE_ID}) for Netherlands rental listings and housing resources. Every endpoint except ping and this document needs Authorization: Bearer <key>.`,
-    },
-    servers: [{ url: '/' }],
-    security: [{ bearer: [] }],
-    components: {
-      securitySchemes: {
-        bearer: { type: 'http', scheme: 'bearer', description: 'An operator-issued key: <prefix>live_<secret>.' },
-      },
-      schemas: { Error: ERROR, Meta: META, Pagination: PAGINATION },
-    },
-    paths,
+  if (r.path.includes(':')) responses[404] = { $ref: '#/components/responses/NotFound' };
+  if (keyed) {
+    responses[429] = { $ref: '#/components/responses/RateLimited' };
+    responses[503] = { $ref: '#/components/responses/Unavailable' };
+  }
+  return {
+    operationId: r.path
+      .replace(/^\/v1\//, '')
+      .replace(/\.json$/, '')
+      .replace(/[/:]+/g, '_')
+      .replace(/_$/, ''),
+    summary: r.summary,
+    ...(r.description ? { description: r.description } : {}),
+    tags: [r.tag],
+    parameters: parameters(r, all),
+    responses,
+    ...(r.public ? { security: [] } : {}),
   };
-  const summary = 'This OpenAPI 3.1 document';
-  // The document lists itself too; added before it is serialised so that the served copy has it.
-  paths['/v1/openapi.json'] = {
-    get: {
-      operationId: 'openapi',
-      summary,
-      tags: ['Service'],
-      security: [],
-      parameters: [],
-      responses: {
-        200: { description: 'OK', content: { 'application/json': { schema: { type: 'object' } } } },
-        400: err('Invalid query: this document takes no parameters'),
-      },
-    },
-  };
-  const body = new JsonText(JSON.stringify(doc), { reused: true });
+}
+
+export function openapiDocument(routes: RouteDef[]) {
+  const body: { current?: JsonText } = {};
+  // The document describes itself too, so its own route is part of the list it is built from.
   const route: RouteDef = {
     path: '/v1/openapi.json',
     tag: 'Service',
     kind: 'plain',
     public: true,
     query: v.strictObject({}),
-    item: { type: 'object' },
-    summary,
-    handle: () => body, // serialised once: the document never changes while the process runs
+    item: {
+      type: 'object',
+      description: 'An OpenAPI 3.1 document.',
+      examples: [{ openapi: '3.1.0', info: { title: 'Netherlands rental data API', version: '1.0.0' }, paths: {} }],
+    },
+    summary: 'This OpenAPI 3.1 document',
+    description: 'The description of every endpoint, parameter, response and error of this API. No key needed.',
+    handle: () => body.current, // serialised once: the document never changes while the process runs
   };
+  const documented = [...routes, route].filter((r) => !r.hidden);
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const r of documented) paths[r.path.replace(/:([a-z_]+)/g, '{$1}')] = { get: operation(r, documented) };
+  const used = new Set(documented.map((r) => r.tag));
+  const doc = {
+    openapi: '3.1.0',
+    info: {
+      title: 'Netherlands rental data API',
+      version: '1.0.0',
+      description: INTRODUCTION,
+      contact: { name: 'API operator', email: 'api@example.com' },
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+    },
+    servers: [{ url: '/', description: 'This server' }],
+    security: [{ bearer: [] }],
+    tags: [
+      ...TAGS.filter((t) => used.has(t.name)),
+      ...[...used].filter((t) => !TAGS.some((x) => x.name === t)).map((name) => ({ name })),
+    ],
+    paths,
+    components: {
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'An operator-issued key of the form <prefix>live_<secret>, sent as Authorization: Bearer KEY.',
+        },
+      },
+      schemas: { Error: ERROR_SCHEMA, Meta: META, Pagination: PAGINATION },
+      responses: RESPONSES,
+      headers: HEADERS,
+    },
+  };
+  body.current = new JsonText(JSON.stringify(doc), { reused: true });
   return { doc, route };
 }

@@ -2,14 +2,21 @@
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
 import { notFound } from '../http/errors.ts';
-import { cursor, limit, locale, q, str } from '../http/params.ts';
+import { cursor, documented, limit, locale, qOver, str } from '../http/params.ts';
 import { detail } from '../http/respond.ts';
 import { type AppDeps, defineRoute } from '../http/route.ts';
+import { EXAMPLES } from './examples.ts';
 import { J, parseJson } from './fields.ts';
 import { i18nJoin, tr } from './i18n-sql.ts';
 import { searchPage, smallSearch } from './small-search.ts';
 
-const SearchQuery = v.strictObject({ locale, q, limit: limit(100, 20), cursor, type: v.optional(str(1, 120)) });
+const SearchQuery = v.strictObject({
+  locale,
+  q: qOver('the name, the areas served and the short description', 'utrecht'),
+  limit: limit(100, 20),
+  cursor,
+  type: documented(v.optional(str(1, 120)), 'Only owners of this type (exact match).', 'agency'),
+});
 const DetailQuery = v.strictObject({ locale });
 
 const SELECT = `SELECT o.id, o.slug, o.name, o.type, o.website_url, o.image_url, o.phone_numbers, o.emails, o.areas_served,
@@ -37,6 +44,8 @@ const summary = (r: Row) => ({
   description_short: r.description_short,
   updated_at: r.updated_at,
 });
+/** The spec's rule for owners, stated in the schema. */
+const NULLABLE = 'Every field but id may be null, including the arrays: null means the source does not say.';
 const SUMMARY = {
   id: { type: 'string' },
   slug: J.str,
@@ -58,8 +67,10 @@ export const routes = (_deps: AppDeps) => [
     tag: 'Owners',
     kind: 'collection',
     query: SearchQuery,
-    item: J.object(SUMMARY),
+    item: J.object(SUMMARY, { description: NULLABLE, example: EXAMPLES.ownerSummary }),
     summary: 'Search owners and agencies',
+    description:
+      'Owners and agencies that offer listings, in ascending id order. A listing names its owner by owner_id; the owner of a listing may be missing here when it is not public.',
     handle(ctx) {
       return searchPage(ctx, ctx.snap.use(prepare).search, summary);
     },
@@ -69,8 +80,9 @@ export const routes = (_deps: AppDeps) => [
     tag: 'Owners',
     kind: 'detail',
     query: DetailQuery,
-    item: J.object({ ...SUMMARY, description: J.str }),
+    item: J.object({ ...SUMMARY, description: J.str }, { description: NULLABLE, example: EXAMPLES.ownerDetail }),
     summary: 'One owner or agency by id',
+    description: 'The search fields plus the long description, in the requested locale where translated.',
     handle(ctx) {
       const row = ctx.snap.use(prepare).byId.get({ id: ctx.params.id, locale: ctx.meta.locale }) as Row | undefined;
       if (!row) throw notFound('owner');

@@ -12,8 +12,13 @@ export const routes = (_deps: AppDeps) => [
     kind: 'plain',
     public: true,
     query: v.strictObject({}),
-    item: J.object({ service: { type: 'string', const: SERVICE_ID }, status: { type: 'string', const: 'ok' } }),
+    item: J.object(
+      { service: { type: 'string', const: SERVICE_ID }, status: { type: 'string', const: 'ok' } },
+      { example: { service: SERVICE_ID, status: 'ok' } },
+    ),
     summary: 'Availability check (no key needed)',
+    description:
+      'Answers while the process runs, without the envelope and without a key; it does not check the data (data requests may still fail closed with 503).',
     handle: () => ({ service: SERVICE_ID, status: 'ok' }),
   }),
 ];

@@ -2,20 +2,21 @@
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
 import { notFound } from '../http/errors.ts';
-import { cursor, limit, locale, q, str } from '../http/params.ts';
+import { cursor, documented, limit, locale, qOver, str } from '../http/params.ts';
 import { detail } from '../http/respond.ts';
 import { type AppDeps, defineRoute } from '../http/route.ts';
+import { EXAMPLES } from './examples.ts';
 import { bool, J, parseJson } from './fields.ts';
 import { i18nJoin, tr } from './i18n-sql.ts';
 import { searchPage, smallSearch } from './small-search.ts';
 
 const SearchQuery = v.strictObject({
   locale,
-  q,
+  q: qOver('the name, the headline and the description', 'kamers'),
   limit: limit(100, 20),
   cursor,
-  type: v.optional(str(1, 120)),
-  category: v.optional(str(1, 120)),
+  type: documented(v.optional(str(1, 120)), 'Only platforms of this type (exact match).', 'listing_site'),
+  category: documented(v.optional(str(1, 120)), 'Only platforms of this category (exact match).', 'rent'),
 });
 const DetailQuery = v.strictObject({ locale });
 
@@ -77,8 +78,10 @@ export const routes = (_deps: AppDeps) => [
     tag: 'Platforms',
     kind: 'collection',
     query: SearchQuery,
-    item: J.object(SUMMARY),
+    item: J.object(SUMMARY, { example: EXAMPLES.platformSummary }),
     summary: 'Search rental platforms',
+    description:
+      'Sites and services where rental homes are advertised, in ascending id order, with their fees and features. Fees are amounts in fee_currency.',
     handle(ctx) {
       return searchPage(ctx, ctx.snap.use(prepare).search, summary);
     },
@@ -88,8 +91,13 @@ export const routes = (_deps: AppDeps) => [
     tag: 'Platforms',
     kind: 'detail',
     query: DetailQuery,
-    item: J.object({ ...SUMMARY, attributes: J.obj, description: J.str, pricing_details: J.str, content: J.str }),
+    item: J.object(
+      { ...SUMMARY, attributes: J.obj, description: J.str, pricing_details: J.str, content: J.str },
+      { example: EXAMPLES.platformDetail },
+    ),
     summary: 'One rental platform by id',
+    description:
+      'The search fields plus attributes (an object whose structure is not fixed), the description, pricing details and the long content (Markdown).',
     handle(ctx) {
       const r = ctx.snap.use(prepare).byId.get({ id: ctx.params.id, locale: ctx.meta.locale }) as Row | undefined;
       if (!r) throw notFound('platform');
