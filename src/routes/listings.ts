@@ -26,7 +26,7 @@ const range = (max: number, description: string, example: number) =>
 const filterEntries = {
   locale,
   q: qOver(
-    'the title and description in every language, the street, the postcode and the names of the location and the places around it',
+    'the title and description in every language, the street, the postcode and the names of the neighbourhood, city and province in every language',
     'balcony',
   ),
   location_id: documented(

@@ -12,7 +12,7 @@ import { searchPage, smallSearch } from './small-search.ts';
 
 const SearchQuery = v.strictObject({
   locale,
-  q: qOver('the name in every language, the slug and the names of the places around it', 'den haag'),
+  q: qOver('the name in every language and the slug', 'den haag'),
   limit: limit(100, 20),
   cursor,
   type: documented(
