@@ -11,7 +11,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Availability check (no key needed) */
+        /**
+         * Availability check (no key needed)
+         * @description Answers while the process runs, without the envelope and without a key; it does not check the data (data requests may still fail closed with 503).
+         */
         get: operations["ping"];
         put?: never;
         post?: never;
@@ -30,7 +33,7 @@ export interface paths {
         };
         /**
          * Search active, published rental listings
-         * @description Ordered by ascending id. location_id may name a province, city or neighbourhood and covers everything inside it.
+         * @description Active, published rental listings, ordered by ascending id (not by date, price or relevance). Every filter given must hold. location_id may name a province, city or neighbourhood and covers everything inside it.
          */
         get: operations["listings"];
         put?: never;
@@ -68,7 +71,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One listing by id */
+        /**
+         * One listing by id
+         * @description The search fields plus the description, the images, attributes and sources. An inactive or unpublished listing is a 404.
+         */
         get: operations["listings_id"];
         put?: never;
         post?: never;
@@ -105,7 +111,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Search owners and agencies */
+        /**
+         * Search owners and agencies
+         * @description Owners and agencies that offer listings, in ascending id order. A listing names its owner by owner_id; the owner of a listing may be missing here when it is not public.
+         */
         get: operations["owners"];
         put?: never;
         post?: never;
@@ -122,7 +131,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One owner or agency by id */
+        /**
+         * One owner or agency by id
+         * @description The search fields plus the long description, in the requested locale where translated.
+         */
         get: operations["owners_id"];
         put?: never;
         post?: never;
@@ -139,7 +151,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Search internet providers */
+        /**
+         * Search internet providers
+         * @description Home internet providers in ascending id order; their plans are at /v1/internet/plans?provider_id=….
+         */
         get: operations["internet_providers"];
         put?: never;
         post?: never;
@@ -156,7 +171,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One internet provider by id */
+        /**
+         * One internet provider by id
+         * @description The search fields plus support details, strengths and considerations, in the requested locale where translated.
+         */
         get: operations["internet_providers_id"];
         put?: never;
         post?: never;
@@ -175,7 +193,7 @@ export interface paths {
         };
         /**
          * Search internet plans
-         * @description max_monthly_price_cents compares the regular monthly price (after any introductory period).
+         * @description Internet subscriptions in ascending id order. Prices are integer cents per month in currency; max_monthly_price_cents compares the regular monthly price (after any introductory period).
          */
         get: operations["internet_plans"];
         put?: never;
@@ -193,7 +211,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Search insurance products */
+        /**
+         * Search insurance products
+         * @description Insurance products for tenants (contents, liability, legal aid, …) in ascending id order.
+         */
         get: operations["insurance_products"];
         put?: never;
         post?: never;
@@ -210,7 +231,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Search insurance providers */
+        /**
+         * Search insurance providers
+         * @description The insurers whose products /v1/insurance/products lists, in ascending id order. Their fields have no translations; locale only sets meta.locale.
+         */
         get: operations["insurance_providers"];
         put?: never;
         post?: never;
@@ -227,7 +251,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One insurance provider by id */
+        /**
+         * One insurance provider by id
+         * @description The same fields as in the search.
+         */
         get: operations["insurance_providers_id"];
         put?: never;
         post?: never;
@@ -244,7 +271,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Search rental platforms */
+        /**
+         * Search rental platforms
+         * @description Sites and services where rental homes are advertised, in ascending id order, with their fees and features. Fees are amounts in fee_currency.
+         */
         get: operations["platforms"];
         put?: never;
         post?: never;
@@ -261,7 +291,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One rental platform by id */
+        /**
+         * One rental platform by id
+         * @description The search fields plus attributes (an object whose structure is not fixed), the description, pricing details and the long content (Markdown).
+         */
         get: operations["platforms_id"];
         put?: never;
         post?: never;
@@ -278,7 +311,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Search articles */
+        /**
+         * Search articles
+         * @description Published articles in ascending id order, without their content (GET /v1/articles/{id} has it). Title and description follow the locale.
+         */
         get: operations["articles"];
         put?: never;
         post?: never;
@@ -295,7 +331,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One article by id */
+        /**
+         * One article by id
+         * @description The article with its content (Markdown), in the requested locale where translated.
+         */
         get: operations["articles_id"];
         put?: never;
         post?: never;
@@ -312,7 +351,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Search the glossary of Dutch rental terms */
+        /**
+         * Search the glossary of Dutch rental terms
+         * @description Published glossary entries in ascending id order. Term and definition follow the locale, each falling back to English.
+         */
         get: operations["glossary"];
         put?: never;
         post?: never;
@@ -329,7 +371,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One glossary entry by id */
+        /**
+         * One glossary entry by id
+         * @description The same fields as in the search.
+         */
         get: operations["glossary_id"];
         put?: never;
         post?: never;
@@ -346,7 +391,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The market indicators that have observations */
+        /**
+         * The market indicators that have observations
+         * @description Every indicator, in ascending id order, with its unit and the smallest monthly sample it is published for. All of them fit in one answer: no paging.
+         */
         get: operations["market_metrics"];
         put?: never;
         post?: never;
@@ -383,7 +431,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Search provinces, cities and neighbourhoods (the ids that location_id filters take) */
+        /**
+         * Search provinces, cities and neighbourhoods (the ids that location_id filters take)
+         * @description Published locations in ascending id order. Names follow the locale, with English where a place has no name in it.
+         */
         get: operations["locations"];
         put?: never;
         post?: never;
@@ -400,7 +451,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One location with its parent chain */
+        /**
+         * One location with its parent chain
+         * @description The location plus parents: its province and city, from the top down to the direct parent.
+         */
         get: operations["locations_id"];
         put?: never;
         post?: never;
@@ -417,7 +471,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This OpenAPI 3.1 document */
+        /**
+         * This OpenAPI 3.1 document
+         * @description The description of every endpoint, parameter, response and error of this API. No key needed.
+         */
         get: operations["openapi"];
         put?: never;
         post?: never;
@@ -431,6 +488,7 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description Every error. The code is one of a closed set; the message is for people and may change. */
         Error: {
             error: {
                 /** @enum {string} */
@@ -439,21 +497,125 @@ export interface components {
                 request_id: string;
             };
         };
+        /** @description locale is the requested locale (not a promise that every field was translated). */
         Meta: {
             /** @enum {string} */
             locale: "en" | "nl" | "de" | "fr" | "es";
             request_id: string;
         };
+        /** @description next_cursor is null exactly when has_more is false. */
         Pagination: {
             limit: number;
             has_more: boolean;
             next_cursor: string | null;
         };
     };
-    responses: never;
+    responses: {
+        /** @description Not modified: If-None-Match named the ETag of this answer and the data has not changed. No body. */
+        NotModified: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                ETag: components["headers"]["ETag"];
+                "Last-Modified": components["headers"]["Last-Modified"];
+                "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description `unauthorized`: the key is missing, malformed, unknown, expired, disabled or revoked (one message for all). */
+        Unauthorized: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `not_found`: no public record has this id. */
+        NotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `rate_limited`: this key's allowance for the window is used up (RateLimit says r=0), or this address failed authentication too often. Wait Retry-After seconds. */
+        RateLimited: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description `service_unavailable`: the data snapshot or the key store cannot be read; the request failed closed. Try again after Retry-After seconds. */
+        Unavailable: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+    };
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /**
+         * @description The id of this request, as in meta.request_id or error.request_id; quote it when reporting a problem.
+         * @example 3f1c2a9e-7b4d-4e8a-9c6f-2d5b8e1a0c47
+         */
+        "X-Request-Id": string;
+        /**
+         * @description What is left of this key's allowance (IETF RateLimit header fields): r requests remain, and the window resets in t seconds.
+         * @example "per-key";r=587;t=42
+         */
+        RateLimit: string;
+        /**
+         * @description This key's allowance: q requests in every window of w seconds.
+         * @example "per-key";q=600;w=60
+         */
+        "RateLimit-Policy": string;
+        /**
+         * @description Seconds to wait before trying again.
+         * @example 12
+         */
+        "Retry-After": number;
+        /**
+         * @description A weak tag of this answer on this data snapshot; send it in If-None-Match to get a 304 while the data has not changed.
+         * @example W/"vMSYFNm2wk7VGZPEbAWUjoD2FW8"
+         */
+        ETag: string;
+        /**
+         * @description When the data snapshot that answered was built.
+         * @example Sun, 01 Nov 2026 00:00:00 GMT
+         */
+        "Last-Modified": string;
+        /**
+         * @description The id of the data snapshot that answered; it changes when the operator publishes new data.
+         * @example snap_faee38559f690ef8610598f3
+         */
+        "X-Snapshot-Id": string;
+        /**
+         * @description The authentication scheme this API takes.
+         * @example Bearer
+         */
+        "WWW-Authenticate": "Bearer";
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -467,12 +629,19 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The answer. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "service": "nl-rental-data-api",
+                     *       "status": "ok"
+                     *     }
+                     */
                     "application/json": {
                         /** @constant */
                         service: "nl-rental-data-api";
@@ -481,9 +650,10 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid query: unknown or repeated parameter, bad value, out of range, or a bad cursor */
+            /** @description `invalid_request`: an unknown or repeated parameter, a value outside its rule, or a cursor of another request or older than 24 hours. The message names the parameter and its rule. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -495,18 +665,70 @@ export interface operations {
     listings: {
         parameters: {
             query?: {
+                /**
+                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
+                 * @example nl
+                 */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
+                /**
+                 * @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the title and description in every language, the street, the postcode and the names of the neighbourhood, city and province in every language. 1 to 200 characters.
+                 * @example balcony
+                 */
                 q?: string;
+                /**
+                 * @description Only listings in this location or inside it (an id from /v1/locations: a province, city or neighbourhood; not a slug). An unknown id matches nothing. 1 to 120 characters.
+                 * @example loc_0013
+                 */
                 location_id?: string;
+                /**
+                 * @description Only listings of this owner (an id from /v1/owners). 1 to 120 characters.
+                 * @example own_00004
+                 */
                 owner_id?: string;
+                /**
+                 * @description Only listings asking at least this rent, in euros per month. A listing without this value never matches. An integer from 0 to 10000000. Must not be greater than max_price.
+                 * @example 1000
+                 */
                 min_price?: number;
+                /**
+                 * @description Only listings asking at most this rent, in euros per month. A listing without this value never matches. An integer from 0 to 10000000.
+                 * @example 2000
+                 */
                 max_price?: number;
+                /**
+                 * @description Only listings of at least this many square metres. A listing without this value never matches. An integer from 0 to 10000000. Must not be greater than max_size.
+                 * @example 50
+                 */
                 min_size?: number;
+                /**
+                 * @description Only listings of at most this many square metres. A listing without this value never matches. An integer from 0 to 10000000.
+                 * @example 120
+                 */
                 max_size?: number;
+                /**
+                 * @description Only listings with at least this many rooms (all rooms, not bedrooms). A listing without this value never matches. An integer from 0 to 100.
+                 * @example 3
+                 */
                 min_rooms?: number;
+                /**
+                 * @description Only listings offered this way: SHELL (bare), UPHOLSTERED (floors, curtains, lights) or FURNISHED. One of SHELL, FURNISHED, UPHOLSTERED (case-sensitive).
+                 * @example FURNISHED
+                 */
                 furnishing?: "SHELL" | "FURNISHED" | "UPHOLSTERED";
+                /**
+                 * @description Only listings of this property type (exact match, e.g. apartment, house, studio, room). 1 to 120 characters.
+                 * @example apartment
+                 */
                 property_type?: string;
+                /**
+                 * @description Number of items per page. An integer from 1 to 100. Default 20.
+                 * @example 10
+                 */
                 limit?: number;
+                /**
+                 * @description Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first page. It expires after 24 hours. 1 to 4096 characters.
+                 * @example eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas
+                 */
                 cursor?: string;
             };
             header?: never;
@@ -515,12 +737,56 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The answer. RateLimit and RateLimit-Policy report what is left of the key's allowance; ETag, Last-Modified and X-Snapshot-Id identify the data. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "lst_0000001",
+                     *           "slug": "sunny-2-room-apartment-in-the-hague-0000001",
+                     *           "title": "Sunny 2-room apartment in The Hague",
+                     *           "price_eur": 1550,
+                     *           "size_m2": 80,
+                     *           "rooms": 2,
+                     *           "furnishing": "UPHOLSTERED",
+                     *           "property_type": "apartment",
+                     *           "energy_label": "G",
+                     *           "owner_id": "own_00015",
+                     *           "image_url": "https://images.example.nl/listings/lst_0000001/1.jpg",
+                     *           "created_at": "2025-04-06T08:55:12Z",
+                     *           "updated_at": "2025-05-11T02:07:07Z",
+                     *           "location": {
+                     *             "city": "The Hague",
+                     *             "street": "Oranjestraat",
+                     *             "number": "17",
+                     *             "postcode": "2565 WK",
+                     *             "latitude": 52.103607,
+                     *             "longitude": 4.292609
+                     *           }
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "limit": 20,
+                     *         "has_more": true,
+                     *         "next_cursor": "eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas"
+                     *       },
+                     *       "meta": {
+                     *         "locale": "en",
+                     *         "request_id": "3f1c2a9e-7b4d-4e8a-9c6f-2d5b8e1a0c47"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             id: string;
@@ -552,59 +818,81 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid query: unknown or repeated parameter, bad value, out of range, or a bad cursor */
+            304: components["responses"]["NotModified"];
+            /** @description `invalid_request`: an unknown or repeated parameter, a value outside its rule, or a cursor of another request or older than 24 hours. The message names the parameter and its rule. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired, disabled or revoked key */
-            401: {
-                headers: {
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded; wait Retry-After seconds */
-            429: {
-                headers: {
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The data snapshot or key store is unavailable; the request failed closed */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listings_stats: {
         parameters: {
             query?: {
+                /**
+                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
+                 * @example nl
+                 */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
+                /**
+                 * @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the title and description in every language, the street, the postcode and the names of the neighbourhood, city and province in every language. 1 to 200 characters.
+                 * @example balcony
+                 */
                 q?: string;
+                /**
+                 * @description Only listings in this location or inside it (an id from /v1/locations: a province, city or neighbourhood; not a slug). An unknown id matches nothing. 1 to 120 characters.
+                 * @example loc_0013
+                 */
                 location_id?: string;
+                /**
+                 * @description Only listings of this owner (an id from /v1/owners). 1 to 120 characters.
+                 * @example own_00004
+                 */
                 owner_id?: string;
+                /**
+                 * @description Only listings asking at least this rent, in euros per month. A listing without this value never matches. An integer from 0 to 10000000. Must not be greater than max_price.
+                 * @example 1000
+                 */
                 min_price?: number;
+                /**
+                 * @description Only listings asking at most this rent, in euros per month. A listing without this value never matches. An integer from 0 to 10000000.
+                 * @example 2000
+                 */
                 max_price?: number;
+                /**
+                 * @description Only listings of at least this many square metres. A listing without this value never matches. An integer from 0 to 10000000. Must not be greater than max_size.
+                 * @example 50
+                 */
                 min_size?: number;
+                /**
+                 * @description Only listings of at most this many square metres. A listing without this value never matches. An integer from 0 to 10000000.
+                 * @example 120
+                 */
                 max_size?: number;
+                /**
+                 * @description Only listings with at least this many rooms (all rooms, not bedrooms). A listing without this value never matches. An integer from 0 to 100.
+                 * @example 3
+                 */
                 min_rooms?: number;
+                /**
+                 * @description Only listings offered this way: SHELL (bare), UPHOLSTERED (floors, curtains, lights) or FURNISHED. One of SHELL, FURNISHED, UPHOLSTERED (case-sensitive).
+                 * @example FURNISHED
+                 */
                 furnishing?: "SHELL" | "FURNISHED" | "UPHOLSTERED";
+                /**
+                 * @description Only listings of this property type (exact match, e.g. apartment, house, studio, room). 1 to 120 characters.
+                 * @example apartment
+                 */
                 property_type?: string;
             };
             header?: never;
@@ -613,13 +901,43 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The answer. RateLimit and RateLimit-Policy report what is left of the key's allowance; ETag, Last-Modified and X-Snapshot-Id identify the data. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "count": 1788,
+                     *         "min_price_eur": 368,
+                     *         "max_price_eur": 6200,
+                     *         "average_price_eur": 1601.7,
+                     *         "median_price_eur": 1494
+                     *       },
+                     *       "meta": {
+                     *         "locale": "en",
+                     *         "request_id": "3f1c2a9e-7b4d-4e8a-9c6f-2d5b8e1a0c47"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "count": 1788,
+                         *       "min_price_eur": 368,
+                         *       "max_price_eur": 6200,
+                         *       "average_price_eur": 1601.7,
+                         *       "median_price_eur": 1494
+                         *     }
+                         */
                         data: {
                             count: number;
                             min_price_eur: number | null;
@@ -631,66 +949,145 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid query: unknown or repeated parameter, bad value, out of range, or a bad cursor */
+            304: components["responses"]["NotModified"];
+            /** @description `invalid_request`: an unknown or repeated parameter, a value outside its rule, or a cursor of another request or older than 24 hours. The message names the parameter and its rule. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired, disabled or revoked key */
-            401: {
-                headers: {
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded; wait Retry-After seconds */
-            429: {
-                headers: {
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The data snapshot or key store is unavailable; the request failed closed */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listings_id: {
         parameters: {
             query?: {
+                /**
+                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
+                 * @example nl
+                 */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
             };
             header?: never;
             path: {
+                /**
+                 * @description An id as the id field of /v1/listings shows it (not a slug or a URL), 1 to 120 characters. An id that is unknown or no longer public is a 404.
+                 * @example lst_0000001
+                 */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The answer. RateLimit and RateLimit-Policy report what is left of the key's allowance; ETag, Last-Modified and X-Snapshot-Id identify the data. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "lst_0000001",
+                     *         "slug": "sunny-2-room-apartment-in-the-hague-0000001",
+                     *         "title": "Sunny 2-room apartment in The Hague",
+                     *         "price_eur": 1550,
+                     *         "size_m2": 80,
+                     *         "rooms": 2,
+                     *         "furnishing": "UPHOLSTERED",
+                     *         "property_type": "apartment",
+                     *         "energy_label": "G",
+                     *         "owner_id": "own_00015",
+                     *         "image_url": "https://images.example.nl/listings/lst_0000001/1.jpg",
+                     *         "created_at": "2025-04-06T08:55:12Z",
+                     *         "updated_at": "2025-05-11T02:07:07Z",
+                     *         "location": {
+                     *           "city": "The Hague",
+                     *           "street": "Oranjestraat",
+                     *           "number": "17",
+                     *           "postcode": "2565 WK",
+                     *           "latitude": 52.103607,
+                     *           "longitude": 4.292609
+                     *         },
+                     *         "description": "Apartment of 80 m² with 2 rooms in The Hague. Within cycling distance of the city centre. Features: solar panels.",
+                     *         "images": [
+                     *           "https://images.example.nl/listings/lst_0000001/1.jpg",
+                     *           "https://images.example.nl/listings/lst_0000001/2.jpg"
+                     *         ],
+                     *         "attributes": {
+                     *           "year_built": 1981,
+                     *           "floor": 3
+                     *         },
+                     *         "sources": [
+                     *           {
+                     *             "url": "https://housinganywhere.example.nl/listing/lst_0000001",
+                     *             "type": "platform"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "locale": "en",
+                     *         "request_id": "3f1c2a9e-7b4d-4e8a-9c6f-2d5b8e1a0c47"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
+                        /**
+                         * @description attributes is an object whose structure is not fixed; sources are the pages the listing was found on.
+                         * @example {
+                         *       "id": "lst_0000001",
+                         *       "slug": "sunny-2-room-apartment-in-the-hague-0000001",
+                         *       "title": "Sunny 2-room apartment in The Hague",
+                         *       "price_eur": 1550,
+                         *       "size_m2": 80,
+                         *       "rooms": 2,
+                         *       "furnishing": "UPHOLSTERED",
+                         *       "property_type": "apartment",
+                         *       "energy_label": "G",
+                         *       "owner_id": "own_00015",
+                         *       "image_url": "https://images.example.nl/listings/lst_0000001/1.jpg",
+                         *       "created_at": "2025-04-06T08:55:12Z",
+                         *       "updated_at": "2025-05-11T02:07:07Z",
+                         *       "location": {
+                         *         "city": "The Hague",
+                         *         "street": "Oranjestraat",
+                         *         "number": "17",
+                         *         "postcode": "2565 WK",
+                         *         "latitude": 52.103607,
+                         *         "longitude": 4.292609
+                         *       },
+                         *       "description": "Apartment of 80 m² with 2 rooms in The Hague. Within cycling distance of the city centre. Features: solar panels.",
+                         *       "images": [
+                         *         "https://images.example.nl/listings/lst_0000001/1.jpg",
+                         *         "https://images.example.nl/listings/lst_0000001/2.jpg"
+                         *       ],
+                         *       "attributes": {
+                         *         "year_built": 1981,
+                         *         "floor": 3
+                         *       },
+                         *       "sources": [
+                         *         {
+                         *           "url": "https://housinganywhere.example.nl/listing/lst_0000001",
+                         *           "type": "platform"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         data: {
                             id: string;
                             slug: string | null;
@@ -727,75 +1124,96 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid query: unknown or repeated parameter, bad value, out of range, or a bad cursor */
+            304: components["responses"]["NotModified"];
+            /** @description `invalid_request`: an unknown or repeated parameter, a value outside its rule, or a cursor of another request or older than 24 hours. The message names the parameter and its rule. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired, disabled or revoked key */
-            401: {
-                headers: {
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description No public record with this id */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded; wait Retry-After seconds */
-            429: {
-                headers: {
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The data snapshot or key store is unavailable; the request failed closed */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listings_id_similar: {
         parameters: {
             query?: {
+                /**
+                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
+                 * @example nl
+                 */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
+                /**
+                 * @description Number of items per page. An integer from 1 to 20. Default 10.
+                 * @example 10
+                 */
                 limit?: number;
             };
             header?: never;
             path: {
+                /**
+                 * @description An id as the id field of /v1/listings shows it (not a slug or a URL), 1 to 120 characters. An id that is unknown or no longer public is a 404.
+                 * @example lst_0000001
+                 */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The answer. RateLimit and RateLimit-Policy report what is left of the key's allowance; ETag, Last-Modified and X-Snapshot-Id identify the data. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "lst_0000001",
+                     *           "slug": "sunny-2-room-apartment-in-the-hague-0000001",
+                     *           "title": "Sunny 2-room apartment in The Hague",
+                     *           "price_eur": 1550,
+                     *           "size_m2": 80,
+                     *           "rooms": 2,
+                     *           "furnishing": "UPHOLSTERED",
+                     *           "property_type": "apartment",
+                     *           "energy_label": "G",
+                     *           "owner_id": "own_00015",
+                     *           "image_url": "https://images.example.nl/listings/lst_0000001/1.jpg",
+                     *           "created_at": "2025-04-06T08:55:12Z",
+                     *           "updated_at": "2025-05-11T02:07:07Z",
+                     *           "location": {
+                     *             "city": "The Hague",
+                     *             "street": "Oranjestraat",
+                     *             "number": "17",
+                     *             "postcode": "2565 WK",
+                     *             "latitude": 52.103607,
+                     *             "longitude": 4.292609
+                     *           }
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "locale": "en",
+                     *         "request_id": "3f1c2a9e-7b4d-4e8a-9c6f-2d5b8e1a0c47"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             id: string;
@@ -826,62 +1244,52 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid query: unknown or repeated parameter, bad value, out of range, or a bad cursor */
+            304: components["responses"]["NotModified"];
+            /** @description `invalid_request`: an unknown or repeated parameter, a value outside its rule, or a cursor of another request or older than 24 hours. The message names the parameter and its rule. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired, disabled or revoked key */
-            401: {
-                headers: {
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description No public record with this id */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded; wait Retry-After seconds */
-            429: {
-                headers: {
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The data snapshot or key store is unavailable; the request failed closed */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     owners: {
         parameters: {
             query?: {
+                /**
+                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
+                 * @example nl
+                 */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
+                /**
+                 * @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the name, the areas served and the short description. 1 to 200 characters.
+                 * @example utrecht
+                 */
                 q?: string;
+                /**
+                 * @description Number of items per page. An integer from 1 to 100. Default 20.
+                 * @example 10
+                 */
                 limit?: number;
+                /**
+                 * @description Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first page. It expires after 24 hours. 1 to 4096 characters.
+                 * @example eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas
+                 */
                 cursor?: string;
+                /**
+                 * @description Only owners of this type (exact match). 1 to 120 characters.
+                 * @example agency
+                 */
                 type?: string;
             };
             header?: never;
@@ -890,12 +1298,52 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The answer. RateLimit and RateLimit-Policy report what is left of the key's allowance; ETag, Last-Modified and X-Snapshot-Id identify the data. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "own_00004",
+                     *           "slug": "verhuurkantoor-vecht-00004",
+                     *           "name": "Verhuurkantoor Vecht",
+                     *           "type": "agency",
+                     *           "website_url": "https://www.verhuurkantoorvecht.example.nl",
+                     *           "image_url": "https://images.example.nl/owners/own_00004.png",
+                     *           "phone_numbers": [
+                     *             "+31 43 000 7499",
+                     *             "+31 24 000 7700"
+                     *           ],
+                     *           "emails": null,
+                     *           "areas_served": [
+                     *             "Eindhoven"
+                     *           ],
+                     *           "certifications": null,
+                     *           "description_short": "Rental agency active in Eindhoven.",
+                     *           "updated_at": null
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "limit": 20,
+                     *         "has_more": true,
+                     *         "next_cursor": "eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas"
+                     *       },
+                     *       "meta": {
+                     *         "locale": "en",
+                     *         "request_id": "3f1c2a9e-7b4d-4e8a-9c6f-2d5b8e1a0c47"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             id: string;
@@ -917,66 +1365,109 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid query: unknown or repeated parameter, bad value, out of range, or a bad cursor */
+            304: components["responses"]["NotModified"];
+            /** @description `invalid_request`: an unknown or repeated parameter, a value outside its rule, or a cursor of another request or older than 24 hours. The message names the parameter and its rule. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired, disabled or revoked key */
-            401: {
-                headers: {
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded; wait Retry-After seconds */
-            429: {
-                headers: {
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The data snapshot or key store is unavailable; the request failed closed */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     owners_id: {
         parameters: {
             query?: {
+                /**
+                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
+                 * @example nl
+                 */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
             };
             header?: never;
             path: {
+                /**
+                 * @description An id as the id field of /v1/owners shows it (not a slug or a URL), 1 to 120 characters. An id that is unknown or no longer public is a 404.
+                 * @example own_00004
+                 */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The answer. RateLimit and RateLimit-Policy report what is left of the key's allowance; ETag, Last-Modified and X-Snapshot-Id identify the data. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "own_00004",
+                     *         "slug": "verhuurkantoor-vecht-00004",
+                     *         "name": "Verhuurkantoor Vecht",
+                     *         "type": "agency",
+                     *         "website_url": "https://www.verhuurkantoorvecht.example.nl",
+                     *         "image_url": "https://images.example.nl/owners/own_00004.png",
+                     *         "phone_numbers": [
+                     *           "+31 43 000 7499",
+                     *           "+31 24 000 7700"
+                     *         ],
+                     *         "emails": null,
+                     *         "areas_served": [
+                     *           "Eindhoven"
+                     *         ],
+                     *         "certifications": null,
+                     *         "description_short": "Rental agency active in Eindhoven.",
+                     *         "updated_at": null,
+                     *         "description": "Verhuurkantoor Vecht lets apartments and family homes in Eindhoven."
+                     *       },
+                     *       "meta": {
+                     *         "locale": "en",
+                     *         "request_id": "3f1c2a9e-7b4d-4e8a-9c6f-2d5b8e1a0c47"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
+                        /**
+                         * @description Every field but id may be null, including the arrays: null means the source does not say.
+                         * @example {
+                         *       "id": "own_00004",
+                         *       "slug": "verhuurkantoor-vecht-00004",
+                         *       "name": "Verhuurkantoor Vecht",
+                         *       "type": "agency",
+                         *       "website_url": "https://www.verhuurkantoorvecht.example.nl",
+                         *       "image_url": "https://images.example.nl/owners/own_00004.png",
+                         *       "phone_numbers": [
+                         *         "+31 43 000 7499",
+                         *         "+31 24 000 7700"
+                         *       ],
+                         *       "emails": null,
+                         *       "areas_served": [
+                         *         "Eindhoven"
+                         *       ],
+                         *       "certifications": null,
+                         *       "description_short": "Rental agency active in Eindhoven.",
+                         *       "updated_at": null,
+                         *       "description": "Verhuurkantoor Vecht lets apartments and family homes in Eindhoven."
+                         *     }
+                         */
                         data: {
                             id: string;
                             slug: string | null;
@@ -997,61 +1488,47 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid query: unknown or repeated parameter, bad value, out of range, or a bad cursor */
+            304: components["responses"]["NotModified"];
+            /** @description `invalid_request`: an unknown or repeated parameter, a value outside its rule, or a cursor of another request or older than 24 hours. The message names the parameter and its rule. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired, disabled or revoked key */
-            401: {
-                headers: {
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description No public record with this id */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded; wait Retry-After seconds */
-            429: {
-                headers: {
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The data snapshot or key store is unavailable; the request failed closed */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     internet_providers: {
         parameters: {
             query?: {
+                /**
+                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
+                 * @example nl
+                 */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
+                /**
+                 * @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the name and the description. 1 to 200 characters.
+                 * @example glasvezel
+                 */
                 q?: string;
+                /**
+                 * @description Number of items per page. An integer from 1 to 100. Default 20.
+                 * @example 10
+                 */
                 limit?: number;
+                /**
+                 * @description Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first page. It expires after 24 hours. 1 to 4096 characters.
+                 * @example eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas
+                 */
                 cursor?: string;
             };
             header?: never;
@@ -1060,12 +1537,49 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The answer. RateLimit and RateLimit-Policy report what is left of the key's allowance; ETag, Last-Modified and X-Snapshot-Id identify the data. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "inet_001",
+                     *           "slug": "kpn",
+                     *           "name": "KPN",
+                     *           "website_url": "https://www.kpn.com",
+                     *           "postcode_check_url": "https://www.kpn.com",
+                     *           "logo_url": "https://images.example.nl/logos/kpn.svg",
+                     *           "customer_service_url": "https://www.kpn.com",
+                     *           "support_languages": [
+                     *             "nl",
+                     *             "en"
+                     *           ],
+                     *           "description": "KPN offers home internet over fiber and DSL in the Netherlands.",
+                     *           "last_verified_at": "2026-09-21T05:18:40Z",
+                     *           "updated_at": "2026-06-17T17:45:35Z"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "limit": 20,
+                     *         "has_more": true,
+                     *         "next_cursor": "eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas"
+                     *       },
+                     *       "meta": {
+                     *         "locale": "en",
+                     *         "request_id": "3f1c2a9e-7b4d-4e8a-9c6f-2d5b8e1a0c47"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             id: string;
@@ -1087,66 +1601,116 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid query: unknown or repeated parameter, bad value, out of range, or a bad cursor */
+            304: components["responses"]["NotModified"];
+            /** @description `invalid_request`: an unknown or repeated parameter, a value outside its rule, or a cursor of another request or older than 24 hours. The message names the parameter and its rule. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired, disabled or revoked key */
-            401: {
-                headers: {
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded; wait Retry-After seconds */
-            429: {
-                headers: {
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The data snapshot or key store is unavailable; the request failed closed */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     internet_providers_id: {
         parameters: {
             query?: {
+                /**
+                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
+                 * @example nl
+                 */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
             };
             header?: never;
             path: {
+                /**
+                 * @description An id as the id field of /v1/internet/providers shows it (not a slug or a URL), 1 to 120 characters. An id that is unknown or no longer public is a 404.
+                 * @example inet_001
+                 */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The answer. RateLimit and RateLimit-Policy report what is left of the key's allowance; ETag, Last-Modified and X-Snapshot-Id identify the data. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "inet_001",
+                     *         "slug": "kpn",
+                     *         "name": "KPN",
+                     *         "website_url": "https://www.kpn.com",
+                     *         "postcode_check_url": "https://www.kpn.com",
+                     *         "logo_url": "https://images.example.nl/logos/kpn.svg",
+                     *         "customer_service_url": "https://www.kpn.com",
+                     *         "support_languages": [
+                     *           "nl",
+                     *           "en"
+                     *         ],
+                     *         "description": "KPN offers home internet over fiber and DSL in the Netherlands.",
+                     *         "last_verified_at": "2026-09-21T05:18:40Z",
+                     *         "updated_at": "2026-06-17T17:45:35Z",
+                     *         "support_details": "Support by phone, chat and e-mail. Check availability at your address before ordering.",
+                     *         "strengths": [
+                     *           "Nationwide fiber network",
+                     *           "Symmetrical upload speeds"
+                     *         ],
+                     *         "considerations": [
+                     *           "Fiber is not available at every address"
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "locale": "en",
+                     *         "request_id": "3f1c2a9e-7b4d-4e8a-9c6f-2d5b8e1a0c47"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "inet_001",
+                         *       "slug": "kpn",
+                         *       "name": "KPN",
+                         *       "website_url": "https://www.kpn.com",
+                         *       "postcode_check_url": "https://www.kpn.com",
+                         *       "logo_url": "https://images.example.nl/logos/kpn.svg",
+                         *       "customer_service_url": "https://www.kpn.com",
+                         *       "support_languages": [
+                         *         "nl",
+                         *         "en"
+                         *       ],
+                         *       "description": "KPN offers home internet over fiber and DSL in the Netherlands.",
+                         *       "last_verified_at": "2026-09-21T05:18:40Z",
+                         *       "updated_at": "2026-06-17T17:45:35Z",
+                         *       "support_details": "Support by phone, chat and e-mail. Check availability at your address before ordering.",
+                         *       "strengths": [
+                         *         "Nationwide fiber network",
+                         *         "Symmetrical upload speeds"
+                         *       ],
+                         *       "considerations": [
+                         *         "Fiber is not available at every address"
+                         *       ]
+                         *     }
+                         */
                         data: {
                             id: string;
                             slug: string | null;
@@ -1169,65 +1733,67 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid query: unknown or repeated parameter, bad value, out of range, or a bad cursor */
+            304: components["responses"]["NotModified"];
+            /** @description `invalid_request`: an unknown or repeated parameter, a value outside its rule, or a cursor of another request or older than 24 hours. The message names the parameter and its rule. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired, disabled or revoked key */
-            401: {
-                headers: {
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description No public record with this id */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded; wait Retry-After seconds */
-            429: {
-                headers: {
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The data snapshot or key store is unavailable; the request failed closed */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     internet_plans: {
         parameters: {
             query?: {
+                /**
+                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
+                 * @example nl
+                 */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
+                /**
+                 * @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the plan's name, its connection type, its provider's name and the description. 1 to 200 characters.
+                 * @example glasvezel
+                 */
                 q?: string;
+                /**
+                 * @description Number of items per page. An integer from 1 to 100. Default 20.
+                 * @example 10
+                 */
                 limit?: number;
+                /**
+                 * @description Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first page. It expires after 24 hours. 1 to 4096 characters.
+                 * @example eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas
+                 */
                 cursor?: string;
+                /**
+                 * @description Only plans of this provider (an id from /v1/internet/providers). 1 to 120 characters.
+                 * @example inet_001
+                 */
                 provider_id?: string;
+                /**
+                 * @description Only plans of this connection type (exact match). 1 to 120 characters.
+                 * @example fiber
+                 */
                 connection_type?: string;
+                /**
+                 * @description Only plans with at least this download speed in Mbit/s (decimals allowed). A number from 0 to 100000.
+                 * @example 500
+                 */
                 min_download_mbps?: number;
+                /**
+                 * @description Only plans whose regular monthly price (after any introductory period) is at most this many cents. An integer from 0 to 10000000.
+                 * @example 5000
+                 */
                 max_monthly_price_cents?: number;
             };
             header?: never;
@@ -1236,12 +1802,54 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The answer. RateLimit and RateLimit-Policy report what is left of the key's allowance; ETag, Last-Modified and X-Snapshot-Id identify the data. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "plan_0001",
+                     *           "provider_id": "inet_001",
+                     *           "name": "KPN Glasvezel 100 Mbit/s",
+                     *           "connection_type": "fiber",
+                     *           "download_mbps": 100,
+                     *           "upload_mbps": 100,
+                     *           "minimum_contract_months": 24,
+                     *           "regular_monthly_price_cents": 4495,
+                     *           "intro_monthly_price_cents": 2495,
+                     *           "intro_duration_months": 12,
+                     *           "activation_fee_cents": 0,
+                     *           "installation_fee_cents": 0,
+                     *           "currency": "EUR",
+                     *           "official_url": "https://www.kpn.com",
+                     *           "postcode_check_url": "https://www.kpn.com",
+                     *           "availability_status": "postcode_check",
+                     *           "description": null,
+                     *           "last_verified_at": "2026-10-15T21:14:18Z",
+                     *           "updated_at": "2026-04-20T02:36:58Z"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "limit": 20,
+                     *         "has_more": true,
+                     *         "next_cursor": "eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas"
+                     *       },
+                     *       "meta": {
+                     *         "locale": "en",
+                     *         "request_id": "3f1c2a9e-7b4d-4e8a-9c6f-2d5b8e1a0c47"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             id: string;
@@ -1271,55 +1879,61 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid query: unknown or repeated parameter, bad value, out of range, or a bad cursor */
+            304: components["responses"]["NotModified"];
+            /** @description `invalid_request`: an unknown or repeated parameter, a value outside its rule, or a cursor of another request or older than 24 hours. The message names the parameter and its rule. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired, disabled or revoked key */
-            401: {
-                headers: {
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded; wait Retry-After seconds */
-            429: {
-                headers: {
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The data snapshot or key store is unavailable; the request failed closed */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     insurance_products: {
         parameters: {
             query?: {
+                /**
+                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
+                 * @example nl
+                 */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
+                /**
+                 * @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the name, the official name, the headline and the summary. 1 to 200 characters.
+                 * @example inboedel
+                 */
                 q?: string;
+                /**
+                 * @description Number of items per page. An integer from 1 to 100. Default 20.
+                 * @example 10
+                 */
                 limit?: number;
+                /**
+                 * @description Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first page. It expires after 24 hours. 1 to 4096 characters.
+                 * @example eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas
+                 */
                 cursor?: string;
+                /**
+                 * @description Only products of this provider (an id from /v1/insurance/providers). 1 to 120 characters.
+                 * @example insurer_001
+                 */
                 provider_id?: string;
+                /**
+                 * @description Only products of this type (exact match). 1 to 120 characters.
+                 * @example contents
+                 */
                 insurance_type?: string;
+                /**
+                 * @description Only products with this availability (exact match). 1 to 120 characters.
+                 * @example available
+                 */
                 availability?: string;
             };
             header?: never;
@@ -1328,12 +1942,49 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The answer. RateLimit and RateLimit-Policy report what is left of the key's allowance; ETag, Last-Modified and X-Snapshot-Id identify the data. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "insprod_0001",
+                     *           "slug": "centraal-beheer-inboedelverzekering",
+                     *           "provider_id": "insurer_001",
+                     *           "name": "Centraal Beheer Inboedelverzekering",
+                     *           "official_name": "Inboedelverzekering",
+                     *           "insurance_type": "contents",
+                     *           "product_kind": "standalone",
+                     *           "availability": "available",
+                     *           "official_url": "https://www.centraalbeheer.nl",
+                     *           "quote_url": null,
+                     *           "headline": "Covers your belongings against fire, theft and water damage",
+                     *           "summary": "Contents insurance (inboedelverzekering) for tenants: furniture, electronics and clothing are covered.",
+                     *           "last_verified_at": null,
+                     *           "updated_at": "2026-03-30T09:49:11Z"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "limit": 20,
+                     *         "has_more": true,
+                     *         "next_cursor": "eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas"
+                     *       },
+                     *       "meta": {
+                     *         "locale": "en",
+                     *         "request_id": "3f1c2a9e-7b4d-4e8a-9c6f-2d5b8e1a0c47"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             id: string;
@@ -1358,52 +2009,46 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid query: unknown or repeated parameter, bad value, out of range, or a bad cursor */
+            304: components["responses"]["NotModified"];
+            /** @description `invalid_request`: an unknown or repeated parameter, a value outside its rule, or a cursor of another request or older than 24 hours. The message names the parameter and its rule. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired, disabled or revoked key */
-            401: {
-                headers: {
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded; wait Retry-After seconds */
-            429: {
-                headers: {
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The data snapshot or key store is unavailable; the request failed closed */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     insurance_providers: {
         parameters: {
             query?: {
+                /**
+                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
+                 * @example nl
+                 */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
+                /**
+                 * @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the name. 1 to 200 characters.
+                 * @example beheer
+                 */
                 q?: string;
+                /**
+                 * @description Number of items per page. An integer from 1 to 100. Default 20.
+                 * @example 10
+                 */
                 limit?: number;
+                /**
+                 * @description Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first page. It expires after 24 hours. 1 to 4096 characters.
+                 * @example eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas
+                 */
                 cursor?: string;
             };
             header?: never;
@@ -1412,12 +2057,44 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The answer. RateLimit and RateLimit-Policy report what is left of the key's allowance; ETag, Last-Modified and X-Snapshot-Id identify the data. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "insurer_001",
+                     *           "slug": "centraal-beheer",
+                     *           "name": "Centraal Beheer",
+                     *           "website_url": "https://www.centraalbeheer.nl",
+                     *           "logo_url": "https://images.example.nl/logos/centraal-beheer.svg",
+                     *           "customer_service_url": "https://www.centraalbeheer.nl",
+                     *           "complaints_url": null,
+                     *           "last_verified_at": "2026-10-16T04:08:26Z",
+                     *           "updated_at": "2026-01-05T18:03:16Z"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "limit": 20,
+                     *         "has_more": true,
+                     *         "next_cursor": "eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas"
+                     *       },
+                     *       "meta": {
+                     *         "locale": "en",
+                     *         "request_id": "3f1c2a9e-7b4d-4e8a-9c6f-2d5b8e1a0c47"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             id: string;
@@ -1437,66 +2114,90 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid query: unknown or repeated parameter, bad value, out of range, or a bad cursor */
+            304: components["responses"]["NotModified"];
+            /** @description `invalid_request`: an unknown or repeated parameter, a value outside its rule, or a cursor of another request or older than 24 hours. The message names the parameter and its rule. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired, disabled or revoked key */
-            401: {
-                headers: {
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded; wait Retry-After seconds */
-            429: {
-                headers: {
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The data snapshot or key store is unavailable; the request failed closed */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     insurance_providers_id: {
         parameters: {
             query?: {
+                /**
+                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
+                 * @example nl
+                 */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
             };
             header?: never;
             path: {
+                /**
+                 * @description An id as the id field of /v1/insurance/providers shows it (not a slug or a URL), 1 to 120 characters. An id that is unknown or no longer public is a 404.
+                 * @example insurer_001
+                 */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The answer. RateLimit and RateLimit-Policy report what is left of the key's allowance; ETag, Last-Modified and X-Snapshot-Id identify the data. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "insurer_001",
+                     *         "slug": "centraal-beheer",
+                     *         "name": "Centraal Beheer",
+                     *         "website_url": "https://www.centraalbeheer.nl",
+                     *         "logo_url": "https://images.example.nl/logos/centraal-beheer.svg",
+                     *         "customer_service_url": "https://www.centraalbeheer.nl",
+                     *         "complaints_url": null,
+                     *         "last_verified_at": "2026-10-16T04:08:26Z",
+                     *         "updated_at": "2026-01-05T18:03:16Z"
+                     *       },
+                     *       "meta": {
+                     *         "locale": "en",
+                     *         "request_id": "3f1c2a9e-7b4d-4e8a-9c6f-2d5b8e1a0c47"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "insurer_001",
+                         *       "slug": "centraal-beheer",
+                         *       "name": "Centraal Beheer",
+                         *       "website_url": "https://www.centraalbeheer.nl",
+                         *       "logo_url": "https://images.example.nl/logos/centraal-beheer.svg",
+                         *       "customer_service_url": "https://www.centraalbeheer.nl",
+                         *       "complaints_url": null,
+                         *       "last_verified_at": "2026-10-16T04:08:26Z",
+                         *       "updated_at": "2026-01-05T18:03:16Z"
+                         *     }
+                         */
                         data: {
                             id: string;
                             slug: string | null;
@@ -1514,63 +2215,57 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid query: unknown or repeated parameter, bad value, out of range, or a bad cursor */
+            304: components["responses"]["NotModified"];
+            /** @description `invalid_request`: an unknown or repeated parameter, a value outside its rule, or a cursor of another request or older than 24 hours. The message names the parameter and its rule. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired, disabled or revoked key */
-            401: {
-                headers: {
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description No public record with this id */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded; wait Retry-After seconds */
-            429: {
-                headers: {
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The data snapshot or key store is unavailable; the request failed closed */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     platforms: {
         parameters: {
             query?: {
+                /**
+                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
+                 * @example nl
+                 */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
+                /**
+                 * @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the name, the headline and the description. 1 to 200 characters.
+                 * @example kamers
+                 */
                 q?: string;
+                /**
+                 * @description Number of items per page. An integer from 1 to 100. Default 20.
+                 * @example 10
+                 */
                 limit?: number;
+                /**
+                 * @description Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first page. It expires after 24 hours. 1 to 4096 characters.
+                 * @example eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas
+                 */
                 cursor?: string;
+                /**
+                 * @description Only platforms of this type (exact match). 1 to 120 characters.
+                 * @example listing_site
+                 */
                 type?: string;
+                /**
+                 * @description Only platforms of this category (exact match). 1 to 120 characters.
+                 * @example rent
+                 */
                 category?: string;
             };
             header?: never;
@@ -1579,12 +2274,54 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The answer. RateLimit and RateLimit-Policy report what is left of the key's allowance; ETag, Last-Modified and X-Snapshot-Id identify the data. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "plat_001",
+                     *           "slug": "funda",
+                     *           "name": "Funda",
+                     *           "url": "https://www.funda.nl",
+                     *           "logo_url": null,
+                     *           "type": "listing_site",
+                     *           "category": "rent_and_sale",
+                     *           "registration_required": false,
+                     *           "registration_fee_amount": null,
+                     *           "subscription_fee_from": null,
+                     *           "fee_currency": null,
+                     *           "headline": "Rental listings from landlords and agencies",
+                     *           "features": [
+                     *             "E-mail alerts for new listings",
+                     *             "Map search",
+                     *             "Mobile app"
+                     *           ],
+                     *           "last_verified_at": "2026-08-07T23:16:29Z",
+                     *           "updated_at": "2026-06-14T05:57:38Z"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "limit": 20,
+                     *         "has_more": true,
+                     *         "next_cursor": "eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas"
+                     *       },
+                     *       "meta": {
+                     *         "locale": "en",
+                     *         "request_id": "3f1c2a9e-7b4d-4e8a-9c6f-2d5b8e1a0c47"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             id: string;
@@ -1610,66 +2347,130 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid query: unknown or repeated parameter, bad value, out of range, or a bad cursor */
+            304: components["responses"]["NotModified"];
+            /** @description `invalid_request`: an unknown or repeated parameter, a value outside its rule, or a cursor of another request or older than 24 hours. The message names the parameter and its rule. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired, disabled or revoked key */
-            401: {
-                headers: {
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded; wait Retry-After seconds */
-            429: {
-                headers: {
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The data snapshot or key store is unavailable; the request failed closed */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     platforms_id: {
         parameters: {
             query?: {
+                /**
+                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
+                 * @example nl
+                 */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
             };
             header?: never;
             path: {
+                /**
+                 * @description An id as the id field of /v1/platforms shows it (not a slug or a URL), 1 to 120 characters. An id that is unknown or no longer public is a 404.
+                 * @example plat_001
+                 */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The answer. RateLimit and RateLimit-Policy report what is left of the key's allowance; ETag, Last-Modified and X-Snapshot-Id identify the data. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "plat_001",
+                     *         "slug": "funda",
+                     *         "name": "Funda",
+                     *         "url": "https://www.funda.nl",
+                     *         "logo_url": null,
+                     *         "type": "listing_site",
+                     *         "category": "rent_and_sale",
+                     *         "registration_required": false,
+                     *         "registration_fee_amount": null,
+                     *         "subscription_fee_from": null,
+                     *         "fee_currency": null,
+                     *         "headline": "Rental listings from landlords and agencies",
+                     *         "features": [
+                     *           "E-mail alerts for new listings",
+                     *           "Map search",
+                     *           "Mobile app"
+                     *         ],
+                     *         "last_verified_at": "2026-08-07T23:16:29Z",
+                     *         "updated_at": "2026-06-14T05:57:38Z",
+                     *         "attributes": {
+                     *           "languages": [
+                     *             "nl",
+                     *             "en"
+                     *           ],
+                     *           "mobile_app": true
+                     *         },
+                     *         "description": "Funda is a listing site where landlords and agencies advertise homes.",
+                     *         "pricing_details": "Searching and responding is free for tenants.",
+                     *         "content": "## How it works\n\nSearch by city, price and size, save a search and respond to listings directly."
+                     *       },
+                     *       "meta": {
+                     *         "locale": "en",
+                     *         "request_id": "3f1c2a9e-7b4d-4e8a-9c6f-2d5b8e1a0c47"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "plat_001",
+                         *       "slug": "funda",
+                         *       "name": "Funda",
+                         *       "url": "https://www.funda.nl",
+                         *       "logo_url": null,
+                         *       "type": "listing_site",
+                         *       "category": "rent_and_sale",
+                         *       "registration_required": false,
+                         *       "registration_fee_amount": null,
+                         *       "subscription_fee_from": null,
+                         *       "fee_currency": null,
+                         *       "headline": "Rental listings from landlords and agencies",
+                         *       "features": [
+                         *         "E-mail alerts for new listings",
+                         *         "Map search",
+                         *         "Mobile app"
+                         *       ],
+                         *       "last_verified_at": "2026-08-07T23:16:29Z",
+                         *       "updated_at": "2026-06-14T05:57:38Z",
+                         *       "attributes": {
+                         *         "languages": [
+                         *           "nl",
+                         *           "en"
+                         *         ],
+                         *         "mobile_app": true
+                         *       },
+                         *       "description": "Funda is a listing site where landlords and agencies advertise homes.",
+                         *       "pricing_details": "Searching and responding is free for tenants.",
+                         *       "content": "## How it works\n\nSearch by city, price and size, save a search and respond to listings directly."
+                         *     }
+                         */
                         data: {
                             id: string;
                             slug: string | null;
@@ -1697,63 +2498,57 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid query: unknown or repeated parameter, bad value, out of range, or a bad cursor */
+            304: components["responses"]["NotModified"];
+            /** @description `invalid_request`: an unknown or repeated parameter, a value outside its rule, or a cursor of another request or older than 24 hours. The message names the parameter and its rule. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired, disabled or revoked key */
-            401: {
-                headers: {
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description No public record with this id */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded; wait Retry-After seconds */
-            429: {
-                headers: {
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The data snapshot or key store is unavailable; the request failed closed */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     articles: {
         parameters: {
             query?: {
+                /**
+                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
+                 * @example nl
+                 */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
+                /**
+                 * @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the title and the description (not the content). 1 to 200 characters.
+                 * @example huurtoeslag
+                 */
                 q?: string;
+                /**
+                 * @description Number of items per page. An integer from 1 to 100. Default 20.
+                 * @example 10
+                 */
                 limit?: number;
+                /**
+                 * @description Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first page. It expires after 24 hours. 1 to 4096 characters.
+                 * @example eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas
+                 */
                 cursor?: string;
+                /**
+                 * @description Only articles of this category (exact match). 1 to 120 characters.
+                 * @example city_guide
+                 */
                 category?: string;
+                /**
+                 * @description Only articles about this location or a place inside it (an id from /v1/locations: a province covers the guides of its cities). 1 to 120 characters.
+                 * @example loc_0013
+                 */
                 location_id?: string;
             };
             header?: never;
@@ -1762,12 +2557,43 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The answer. RateLimit and RateLimit-Policy report what is left of the key's allowance; ETag, Last-Modified and X-Snapshot-Id identify the data. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "art_0001",
+                     *           "slug": "renting-in-amsterdam",
+                     *           "title": "Renting in Amsterdam: neighbourhoods and prices",
+                     *           "description": "What to expect when you look for a rental home in Amsterdam, from popular neighbourhoods to typical rents.",
+                     *           "category": "city_guide",
+                     *           "location_id": "loc_0013",
+                     *           "created_at": "2026-06-23T13:07:10Z",
+                     *           "updated_at": "2026-06-23T13:07:10Z"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "limit": 20,
+                     *         "has_more": true,
+                     *         "next_cursor": "eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas"
+                     *       },
+                     *       "meta": {
+                     *         "locale": "en",
+                     *         "request_id": "3f1c2a9e-7b4d-4e8a-9c6f-2d5b8e1a0c47"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             id: string;
@@ -1786,66 +2612,90 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid query: unknown or repeated parameter, bad value, out of range, or a bad cursor */
+            304: components["responses"]["NotModified"];
+            /** @description `invalid_request`: an unknown or repeated parameter, a value outside its rule, or a cursor of another request or older than 24 hours. The message names the parameter and its rule. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired, disabled or revoked key */
-            401: {
-                headers: {
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded; wait Retry-After seconds */
-            429: {
-                headers: {
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The data snapshot or key store is unavailable; the request failed closed */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     articles_id: {
         parameters: {
             query?: {
+                /**
+                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
+                 * @example nl
+                 */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
             };
             header?: never;
             path: {
+                /**
+                 * @description An id as the id field of /v1/articles shows it (not a slug or a URL), 1 to 120 characters. An id that is unknown or no longer public is a 404.
+                 * @example art_0001
+                 */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The answer. RateLimit and RateLimit-Policy report what is left of the key's allowance; ETag, Last-Modified and X-Snapshot-Id identify the data. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "art_0001",
+                     *         "slug": "renting-in-amsterdam",
+                     *         "title": "Renting in Amsterdam: neighbourhoods and prices",
+                     *         "description": "What to expect when you look for a rental home in Amsterdam, from popular neighbourhoods to typical rents.",
+                     *         "content": "## Neighbourhoods\n\nPopular neighbourhoods in Amsterdam include Centrum, Jordaan, De Pijp and Oud-West.",
+                     *         "category": "city_guide",
+                     *         "location_id": "loc_0013",
+                     *         "created_at": "2026-06-23T13:07:10Z",
+                     *         "updated_at": "2026-06-23T13:07:10Z"
+                     *       },
+                     *       "meta": {
+                     *         "locale": "en",
+                     *         "request_id": "3f1c2a9e-7b4d-4e8a-9c6f-2d5b8e1a0c47"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "art_0001",
+                         *       "slug": "renting-in-amsterdam",
+                         *       "title": "Renting in Amsterdam: neighbourhoods and prices",
+                         *       "description": "What to expect when you look for a rental home in Amsterdam, from popular neighbourhoods to typical rents.",
+                         *       "content": "## Neighbourhoods\n\nPopular neighbourhoods in Amsterdam include Centrum, Jordaan, De Pijp and Oud-West.",
+                         *       "category": "city_guide",
+                         *       "location_id": "loc_0013",
+                         *       "created_at": "2026-06-23T13:07:10Z",
+                         *       "updated_at": "2026-06-23T13:07:10Z"
+                         *     }
+                         */
                         data: {
                             id: string;
                             slug: string | null;
@@ -1863,61 +2713,47 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid query: unknown or repeated parameter, bad value, out of range, or a bad cursor */
+            304: components["responses"]["NotModified"];
+            /** @description `invalid_request`: an unknown or repeated parameter, a value outside its rule, or a cursor of another request or older than 24 hours. The message names the parameter and its rule. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired, disabled or revoked key */
-            401: {
-                headers: {
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description No public record with this id */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded; wait Retry-After seconds */
-            429: {
-                headers: {
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The data snapshot or key store is unavailable; the request failed closed */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     glossary: {
         parameters: {
             query?: {
+                /**
+                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
+                 * @example nl
+                 */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
+                /**
+                 * @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the term and its definition. 1 to 200 characters.
+                 * @example borg
+                 */
                 q?: string;
+                /**
+                 * @description Number of items per page. An integer from 1 to 100. Default 20.
+                 * @example 10
+                 */
                 limit?: number;
+                /**
+                 * @description Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first page. It expires after 24 hours. 1 to 4096 characters.
+                 * @example eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas
+                 */
                 cursor?: string;
             };
             header?: never;
@@ -1926,12 +2762,40 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The answer. RateLimit and RateLimit-Policy report what is left of the key's allowance; ETag, Last-Modified and X-Snapshot-Id identify the data. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "term_0001",
+                     *           "slug": "huurtoeslag",
+                     *           "term": "huurtoeslag",
+                     *           "definition": "Rent benefit: a monthly government contribution towards the rent for tenants with a low income. You apply at the Dienst Toeslagen.",
+                     *           "updated_at": "2025-08-06T00:00:00Z"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "limit": 20,
+                     *         "has_more": true,
+                     *         "next_cursor": "eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas"
+                     *       },
+                     *       "meta": {
+                     *         "locale": "en",
+                     *         "request_id": "3f1c2a9e-7b4d-4e8a-9c6f-2d5b8e1a0c47"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             id: string;
@@ -1946,66 +2810,83 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid query: unknown or repeated parameter, bad value, out of range, or a bad cursor */
+            304: components["responses"]["NotModified"];
+            /** @description `invalid_request`: an unknown or repeated parameter, a value outside its rule, or a cursor of another request or older than 24 hours. The message names the parameter and its rule. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired, disabled or revoked key */
-            401: {
-                headers: {
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded; wait Retry-After seconds */
-            429: {
-                headers: {
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The data snapshot or key store is unavailable; the request failed closed */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     glossary_id: {
         parameters: {
             query?: {
+                /**
+                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
+                 * @example nl
+                 */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
             };
             header?: never;
             path: {
+                /**
+                 * @description An id as the id field of /v1/glossary shows it (not a slug or a URL), 1 to 120 characters. An id that is unknown or no longer public is a 404.
+                 * @example term_0001
+                 */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The answer. RateLimit and RateLimit-Policy report what is left of the key's allowance; ETag, Last-Modified and X-Snapshot-Id identify the data. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "term_0001",
+                     *         "slug": "huurtoeslag",
+                     *         "term": "huurtoeslag",
+                     *         "definition": "Rent benefit: a monthly government contribution towards the rent for tenants with a low income. You apply at the Dienst Toeslagen.",
+                     *         "updated_at": "2025-08-06T00:00:00Z"
+                     *       },
+                     *       "meta": {
+                     *         "locale": "en",
+                     *         "request_id": "3f1c2a9e-7b4d-4e8a-9c6f-2d5b8e1a0c47"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
+                        /**
+                         * @description A Dutch rental term: term is the word as used in the Netherlands, definition explains it.
+                         * @example {
+                         *       "id": "term_0001",
+                         *       "slug": "huurtoeslag",
+                         *       "term": "huurtoeslag",
+                         *       "definition": "Rent benefit: a monthly government contribution towards the rent for tenants with a low income. You apply at the Dienst Toeslagen.",
+                         *       "updated_at": "2025-08-06T00:00:00Z"
+                         *     }
+                         */
                         data: {
                             id: string;
                             slug: string | null;
@@ -2018,58 +2899,32 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid query: unknown or repeated parameter, bad value, out of range, or a bad cursor */
+            304: components["responses"]["NotModified"];
+            /** @description `invalid_request`: an unknown or repeated parameter, a value outside its rule, or a cursor of another request or older than 24 hours. The message names the parameter and its rule. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired, disabled or revoked key */
-            401: {
-                headers: {
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description No public record with this id */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded; wait Retry-After seconds */
-            429: {
-                headers: {
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The data snapshot or key store is unavailable; the request failed closed */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     market_metrics: {
         parameters: {
             query?: {
+                /**
+                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
+                 * @example nl
+                 */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
             };
             header?: never;
@@ -2078,12 +2933,35 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The answer. RateLimit and RateLimit-Policy report what is left of the key's allowance; ETag, Last-Modified and X-Snapshot-Id identify the data. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "median_rent",
+                     *           "name": "Median rent",
+                     *           "description": "Median asking rent per month of the rental listings first seen in the period.",
+                     *           "unit": "EUR",
+                     *           "min_sample_size": 10
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "locale": "en",
+                     *         "request_id": "3f1c2a9e-7b4d-4e8a-9c6f-2d5b8e1a0c47"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             id: string;
@@ -2096,68 +2974,87 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid query: unknown or repeated parameter, bad value, out of range, or a bad cursor */
+            304: components["responses"]["NotModified"];
+            /** @description `invalid_request`: an unknown or repeated parameter, a value outside its rule, or a cursor of another request or older than 24 hours. The message names the parameter and its rule. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired, disabled or revoked key */
-            401: {
-                headers: {
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded; wait Retry-After seconds */
-            429: {
-                headers: {
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The data snapshot or key store is unavailable; the request failed closed */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     market_metrics_id_observations: {
         parameters: {
             query: {
+                /**
+                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
+                 * @example nl
+                 */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
+                /**
+                 * @description The city (an id from /v1/locations of type city). 1 to 120 characters.
+                 * @example loc_0013
+                 */
                 location_id: string;
+                /**
+                 * @description The first month: the month of this date is the first included. A date, YYYY-MM-DD.
+                 * @example 2026-01-01
+                 */
                 from: string;
+                /**
+                 * @description The last month: the month of this date is the last included; at most 24 months from the month of from, and not before from. A date, YYYY-MM-DD.
+                 * @example 2026-06-30
+                 */
                 to: string;
             };
             header?: never;
             path: {
+                /**
+                 * @description An id as the id field of /v1/market/metrics shows it (not a slug or a URL), 1 to 120 characters. An id that is unknown or no longer public is a 404.
+                 * @example median_rent
+                 */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The answer. RateLimit and RateLimit-Policy report what is left of the key's allowance; ETag, Last-Modified and X-Snapshot-Id identify the data. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "date": "2026-01-01",
+                     *           "value": 1800,
+                     *           "sample_size": 15
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "locale": "en",
+                     *         "request_id": "3f1c2a9e-7b4d-4e8a-9c6f-2d5b8e1a0c47"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** Format: date */
@@ -2169,63 +3066,57 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid query: unknown or repeated parameter, bad value, out of range, or a bad cursor */
+            304: components["responses"]["NotModified"];
+            /** @description `invalid_request`: an unknown or repeated parameter, a value outside its rule, or a cursor of another request or older than 24 hours. The message names the parameter and its rule. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired, disabled or revoked key */
-            401: {
-                headers: {
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description No public record with this id */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded; wait Retry-After seconds */
-            429: {
-                headers: {
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The data snapshot or key store is unavailable; the request failed closed */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     locations: {
         parameters: {
             query?: {
+                /**
+                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
+                 * @example nl
+                 */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
+                /**
+                 * @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the name in every language and the slug. 1 to 200 characters.
+                 * @example den haag
+                 */
                 q?: string;
+                /**
+                 * @description Number of items per page. An integer from 1 to 100. Default 20.
+                 * @example 10
+                 */
                 limit?: number;
+                /**
+                 * @description Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first page. It expires after 24 hours. 1 to 4096 characters.
+                 * @example eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas
+                 */
                 cursor?: string;
+                /**
+                 * @description Only locations of this level. One of province, city, neighbourhood (case-sensitive).
+                 * @example city
+                 */
                 type?: "province" | "city" | "neighbourhood";
+                /**
+                 * @description Only the direct children of this location (the cities of a province, the neighbourhoods of a city). 1 to 120 characters.
+                 * @example loc_0008
+                 */
                 parent_id?: string;
             };
             header?: never;
@@ -2234,12 +3125,46 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The answer. RateLimit and RateLimit-Policy report what is left of the key's allowance; ETag, Last-Modified and X-Snapshot-Id identify the data. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "loc_0013",
+                     *           "slug": "amsterdam",
+                     *           "type": "city",
+                     *           "name": "Amsterdam",
+                     *           "parent_id": "loc_0008",
+                     *           "latitude": 52.3676,
+                     *           "longitude": 4.9041,
+                     *           "postcode_prefixes": [
+                     *             "10",
+                     *             "110"
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "limit": 20,
+                     *         "has_more": true,
+                     *         "next_cursor": "eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas"
+                     *       },
+                     *       "meta": {
+                     *         "locale": "en",
+                     *         "request_id": "3f1c2a9e-7b4d-4e8a-9c6f-2d5b8e1a0c47"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             id: string;
@@ -2257,66 +3182,110 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid query: unknown or repeated parameter, bad value, out of range, or a bad cursor */
+            304: components["responses"]["NotModified"];
+            /** @description `invalid_request`: an unknown or repeated parameter, a value outside its rule, or a cursor of another request or older than 24 hours. The message names the parameter and its rule. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired, disabled or revoked key */
-            401: {
-                headers: {
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded; wait Retry-After seconds */
-            429: {
-                headers: {
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The data snapshot or key store is unavailable; the request failed closed */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     locations_id: {
         parameters: {
             query?: {
+                /**
+                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
+                 * @example nl
+                 */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
             };
             header?: never;
             path: {
+                /**
+                 * @description An id as the id field of /v1/locations shows it (not a slug or a URL), 1 to 120 characters. An id that is unknown or no longer public is a 404.
+                 * @example loc_0013
+                 */
                 id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The answer. RateLimit and RateLimit-Policy report what is left of the key's allowance; ETag, Last-Modified and X-Snapshot-Id identify the data. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": "loc_0013",
+                     *         "slug": "amsterdam",
+                     *         "type": "city",
+                     *         "name": "Amsterdam",
+                     *         "parent_id": "loc_0008",
+                     *         "latitude": 52.3676,
+                     *         "longitude": 4.9041,
+                     *         "postcode_prefixes": [
+                     *           "10",
+                     *           "110"
+                     *         ],
+                     *         "parents": [
+                     *           {
+                     *             "id": "loc_0008",
+                     *             "slug": "noord-holland-province",
+                     *             "type": "province",
+                     *             "name": "North Holland"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "meta": {
+                     *         "locale": "en",
+                     *         "request_id": "3f1c2a9e-7b4d-4e8a-9c6f-2d5b8e1a0c47"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
+                        /**
+                         * @example {
+                         *       "id": "loc_0013",
+                         *       "slug": "amsterdam",
+                         *       "type": "city",
+                         *       "name": "Amsterdam",
+                         *       "parent_id": "loc_0008",
+                         *       "latitude": 52.3676,
+                         *       "longitude": 4.9041,
+                         *       "postcode_prefixes": [
+                         *         "10",
+                         *         "110"
+                         *       ],
+                         *       "parents": [
+                         *         {
+                         *           "id": "loc_0008",
+                         *           "slug": "noord-holland-province",
+                         *           "type": "province",
+                         *           "name": "North Holland"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         data: {
                             id: string;
                             slug: string | null;
@@ -2339,53 +3308,23 @@ export interface operations {
                     };
                 };
             };
-            /** @description Invalid query: unknown or repeated parameter, bad value, out of range, or a bad cursor */
+            304: components["responses"]["NotModified"];
+            /** @description `invalid_request`: an unknown or repeated parameter, a value outside its rule, or a cursor of another request or older than 24 hours. The message names the parameter and its rule. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Missing, malformed, unknown, expired, disabled or revoked key */
-            401: {
-                headers: {
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description No public record with this id */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded; wait Retry-After seconds */
-            429: {
-                headers: {
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description The data snapshot or key store is unavailable; the request failed closed */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
         };
     };
     openapi: {
@@ -2397,18 +3336,30 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The answer. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "openapi": "3.1.0",
+                     *       "info": {
+                     *         "title": "Netherlands rental data API",
+                     *         "version": "1.0.0"
+                     *       },
+                     *       "paths": {}
+                     *     }
+                     */
                     "application/json": Record<string, never>;
                 };
             };
-            /** @description Invalid query: this document takes no parameters */
+            /** @description `invalid_request`: an unknown or repeated parameter, a value outside its rule, or a cursor of another request or older than 24 hours. The message names the parameter and its rule. */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
