@@ -267,9 +267,10 @@ describe('the document against the service', () => {
       for (const [template, item] of Object.entries<any>(doc.paths)) {
         const params = item.get.parameters as any[];
         let url = template;
-        for (const p of params.filter((x) => x.in === 'path')) url = url.replace(`{${p.name}}`, p.example);
+        const example = (p: any) => p.example ?? p.schema.examples[0];
+        for (const p of params.filter((x) => x.in === 'path')) url = url.replace(`{${p.name}}`, example(p));
         const query = Object.fromEntries(
-          params.filter((p) => p.in === 'query' && p.name !== 'cursor').map((p) => [p.name, p.example]),
+          params.filter((p) => p.in === 'query' && p.name !== 'cursor').map((p) => [p.name, example(p)]),
         );
         const res = await sample.get(withParams(url, query));
         assert.equal(res.status, 200, `${withParams(url, query)}: ${res.text.slice(0, 300)}`);

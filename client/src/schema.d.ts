@@ -665,70 +665,31 @@ export interface operations {
     listings: {
         parameters: {
             query?: {
-                /**
-                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
-                 * @example nl
-                 */
+                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
-                /**
-                 * @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the title and description in every language, the street, the postcode and the names of the neighbourhood, city and province in every language. 1 to 200 characters.
-                 * @example balcony
-                 */
+                /** @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the title and description in every language, the street, the postcode and the names of the neighbourhood, city and province in every language. 1 to 200 characters. Example: balcony. */
                 q?: string;
-                /**
-                 * @description Only listings in this location or inside it (an id from /v1/locations: a province, city or neighbourhood; not a slug). An unknown id matches nothing. 1 to 120 characters.
-                 * @example loc_0013
-                 */
+                /** @description Only listings in this location or inside it (an id from /v1/locations: a province, city or neighbourhood; not a slug). An unknown id matches nothing. 1 to 120 characters. Example: loc_0013. */
                 location_id?: string;
-                /**
-                 * @description Only listings of this owner (an id from /v1/owners). 1 to 120 characters.
-                 * @example own_00004
-                 */
+                /** @description Only listings of this owner (an id from /v1/owners). 1 to 120 characters. Example: own_00004. */
                 owner_id?: string;
-                /**
-                 * @description Only listings asking at least this rent, in euros per month. A listing without this value never matches. An integer from 0 to 10000000. Must not be greater than max_price.
-                 * @example 1000
-                 */
+                /** @description Only listings asking at least this rent, in euros per month. A listing without this value never matches. An integer from 0 to 10000000. Must not be greater than max_price. Example: 1000. */
                 min_price?: number;
-                /**
-                 * @description Only listings asking at most this rent, in euros per month. A listing without this value never matches. An integer from 0 to 10000000.
-                 * @example 2000
-                 */
+                /** @description Only listings asking at most this rent, in euros per month. A listing without this value never matches. An integer from 0 to 10000000. Example: 2000. */
                 max_price?: number;
-                /**
-                 * @description Only listings of at least this many square metres. A listing without this value never matches. An integer from 0 to 10000000. Must not be greater than max_size.
-                 * @example 50
-                 */
+                /** @description Only listings of at least this many square metres. A listing without this value never matches. An integer from 0 to 10000000. Must not be greater than max_size. Example: 50. */
                 min_size?: number;
-                /**
-                 * @description Only listings of at most this many square metres. A listing without this value never matches. An integer from 0 to 10000000.
-                 * @example 120
-                 */
+                /** @description Only listings of at most this many square metres. A listing without this value never matches. An integer from 0 to 10000000. Example: 120. */
                 max_size?: number;
-                /**
-                 * @description Only listings with at least this many rooms (all rooms, not bedrooms). A listing without this value never matches. An integer from 0 to 100.
-                 * @example 3
-                 */
+                /** @description Only listings with at least this many rooms (all rooms, not bedrooms). A listing without this value never matches. An integer from 0 to 100. Example: 3. */
                 min_rooms?: number;
-                /**
-                 * @description Only listings offered this way: SHELL (bare), UPHOLSTERED (floors, curtains, lights) or FURNISHED. One of SHELL, FURNISHED, UPHOLSTERED (case-sensitive).
-                 * @example FURNISHED
-                 */
+                /** @description Only listings offered this way: SHELL (bare), UPHOLSTERED (floors, curtains, lights) or FURNISHED. One of SHELL, FURNISHED, UPHOLSTERED (case-sensitive). Example: FURNISHED. */
                 furnishing?: "SHELL" | "FURNISHED" | "UPHOLSTERED";
-                /**
-                 * @description Only listings of this property type (exact match, e.g. apartment, house, studio, room). 1 to 120 characters.
-                 * @example apartment
-                 */
+                /** @description Only listings of this property type (exact match, e.g. apartment, house, studio, room). 1 to 120 characters. Example: apartment. */
                 property_type?: string;
-                /**
-                 * @description Number of items per page. An integer from 1 to 100. Default 20.
-                 * @example 10
-                 */
+                /** @description Number of items per page. An integer from 1 to 100. Default 20. Example: 10. */
                 limit?: number;
-                /**
-                 * @description Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first page. It expires after 24 hours. 1 to 4096 characters.
-                 * @example eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas
-                 */
+                /** @description Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first page. It expires after 24 hours. 1 to 4096 characters. Example: eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas. */
                 cursor?: string;
             };
             header?: never;
@@ -839,60 +800,27 @@ export interface operations {
     listings_stats: {
         parameters: {
             query?: {
-                /**
-                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
-                 * @example nl
-                 */
+                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
-                /**
-                 * @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the title and description in every language, the street, the postcode and the names of the neighbourhood, city and province in every language. 1 to 200 characters.
-                 * @example balcony
-                 */
+                /** @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the title and description in every language, the street, the postcode and the names of the neighbourhood, city and province in every language. 1 to 200 characters. Example: balcony. */
                 q?: string;
-                /**
-                 * @description Only listings in this location or inside it (an id from /v1/locations: a province, city or neighbourhood; not a slug). An unknown id matches nothing. 1 to 120 characters.
-                 * @example loc_0013
-                 */
+                /** @description Only listings in this location or inside it (an id from /v1/locations: a province, city or neighbourhood; not a slug). An unknown id matches nothing. 1 to 120 characters. Example: loc_0013. */
                 location_id?: string;
-                /**
-                 * @description Only listings of this owner (an id from /v1/owners). 1 to 120 characters.
-                 * @example own_00004
-                 */
+                /** @description Only listings of this owner (an id from /v1/owners). 1 to 120 characters. Example: own_00004. */
                 owner_id?: string;
-                /**
-                 * @description Only listings asking at least this rent, in euros per month. A listing without this value never matches. An integer from 0 to 10000000. Must not be greater than max_price.
-                 * @example 1000
-                 */
+                /** @description Only listings asking at least this rent, in euros per month. A listing without this value never matches. An integer from 0 to 10000000. Must not be greater than max_price. Example: 1000. */
                 min_price?: number;
-                /**
-                 * @description Only listings asking at most this rent, in euros per month. A listing without this value never matches. An integer from 0 to 10000000.
-                 * @example 2000
-                 */
+                /** @description Only listings asking at most this rent, in euros per month. A listing without this value never matches. An integer from 0 to 10000000. Example: 2000. */
                 max_price?: number;
-                /**
-                 * @description Only listings of at least this many square metres. A listing without this value never matches. An integer from 0 to 10000000. Must not be greater than max_size.
-                 * @example 50
-                 */
+                /** @description Only listings of at least this many square metres. A listing without this value never matches. An integer from 0 to 10000000. Must not be greater than max_size. Example: 50. */
                 min_size?: number;
-                /**
-                 * @description Only listings of at most this many square metres. A listing without this value never matches. An integer from 0 to 10000000.
-                 * @example 120
-                 */
+                /** @description Only listings of at most this many square metres. A listing without this value never matches. An integer from 0 to 10000000. Example: 120. */
                 max_size?: number;
-                /**
-                 * @description Only listings with at least this many rooms (all rooms, not bedrooms). A listing without this value never matches. An integer from 0 to 100.
-                 * @example 3
-                 */
+                /** @description Only listings with at least this many rooms (all rooms, not bedrooms). A listing without this value never matches. An integer from 0 to 100. Example: 3. */
                 min_rooms?: number;
-                /**
-                 * @description Only listings offered this way: SHELL (bare), UPHOLSTERED (floors, curtains, lights) or FURNISHED. One of SHELL, FURNISHED, UPHOLSTERED (case-sensitive).
-                 * @example FURNISHED
-                 */
+                /** @description Only listings offered this way: SHELL (bare), UPHOLSTERED (floors, curtains, lights) or FURNISHED. One of SHELL, FURNISHED, UPHOLSTERED (case-sensitive). Example: FURNISHED. */
                 furnishing?: "SHELL" | "FURNISHED" | "UPHOLSTERED";
-                /**
-                 * @description Only listings of this property type (exact match, e.g. apartment, house, studio, room). 1 to 120 characters.
-                 * @example apartment
-                 */
+                /** @description Only listings of this property type (exact match, e.g. apartment, house, studio, room). 1 to 120 characters. Example: apartment. */
                 property_type?: string;
             };
             header?: never;
@@ -970,10 +898,7 @@ export interface operations {
     listings_id: {
         parameters: {
             query?: {
-                /**
-                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
-                 * @example nl
-                 */
+                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
             };
             header?: never;
@@ -1146,15 +1071,9 @@ export interface operations {
     listings_id_similar: {
         parameters: {
             query?: {
-                /**
-                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
-                 * @example nl
-                 */
+                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
-                /**
-                 * @description Number of items per page. An integer from 1 to 20. Default 10.
-                 * @example 10
-                 */
+                /** @description Number of items per page. An integer from 1 to 20. Default 10. Example: 10. */
                 limit?: number;
             };
             header?: never;
@@ -1266,30 +1185,15 @@ export interface operations {
     owners: {
         parameters: {
             query?: {
-                /**
-                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
-                 * @example nl
-                 */
+                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
-                /**
-                 * @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the name, the areas served and the short description. 1 to 200 characters.
-                 * @example utrecht
-                 */
+                /** @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the name, the areas served and the short description. 1 to 200 characters. Example: utrecht. */
                 q?: string;
-                /**
-                 * @description Number of items per page. An integer from 1 to 100. Default 20.
-                 * @example 10
-                 */
+                /** @description Number of items per page. An integer from 1 to 100. Default 20. Example: 10. */
                 limit?: number;
-                /**
-                 * @description Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first page. It expires after 24 hours. 1 to 4096 characters.
-                 * @example eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas
-                 */
+                /** @description Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first page. It expires after 24 hours. 1 to 4096 characters. Example: eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas. */
                 cursor?: string;
-                /**
-                 * @description Only owners of this type (exact match). 1 to 120 characters.
-                 * @example agency
-                 */
+                /** @description Only owners of this type (exact match). 1 to 120 characters. Example: agency. */
                 type?: string;
             };
             header?: never;
@@ -1386,10 +1290,7 @@ export interface operations {
     owners_id: {
         parameters: {
             query?: {
-                /**
-                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
-                 * @example nl
-                 */
+                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
             };
             header?: never;
@@ -1510,25 +1411,13 @@ export interface operations {
     internet_providers: {
         parameters: {
             query?: {
-                /**
-                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
-                 * @example nl
-                 */
+                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
-                /**
-                 * @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the name and the description. 1 to 200 characters.
-                 * @example glasvezel
-                 */
+                /** @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the name and the description. 1 to 200 characters. Example: glasvezel. */
                 q?: string;
-                /**
-                 * @description Number of items per page. An integer from 1 to 100. Default 20.
-                 * @example 10
-                 */
+                /** @description Number of items per page. An integer from 1 to 100. Default 20. Example: 10. */
                 limit?: number;
-                /**
-                 * @description Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first page. It expires after 24 hours. 1 to 4096 characters.
-                 * @example eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas
-                 */
+                /** @description Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first page. It expires after 24 hours. 1 to 4096 characters. Example: eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas. */
                 cursor?: string;
             };
             header?: never;
@@ -1622,10 +1511,7 @@ export interface operations {
     internet_providers_id: {
         parameters: {
             query?: {
-                /**
-                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
-                 * @example nl
-                 */
+                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
             };
             header?: never;
@@ -1755,45 +1641,21 @@ export interface operations {
     internet_plans: {
         parameters: {
             query?: {
-                /**
-                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
-                 * @example nl
-                 */
+                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
-                /**
-                 * @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the plan's name, its connection type, its provider's name and the description. 1 to 200 characters.
-                 * @example glasvezel
-                 */
+                /** @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the plan's name, its connection type, its provider's name and the description. 1 to 200 characters. Example: glasvezel. */
                 q?: string;
-                /**
-                 * @description Number of items per page. An integer from 1 to 100. Default 20.
-                 * @example 10
-                 */
+                /** @description Number of items per page. An integer from 1 to 100. Default 20. Example: 10. */
                 limit?: number;
-                /**
-                 * @description Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first page. It expires after 24 hours. 1 to 4096 characters.
-                 * @example eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas
-                 */
+                /** @description Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first page. It expires after 24 hours. 1 to 4096 characters. Example: eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas. */
                 cursor?: string;
-                /**
-                 * @description Only plans of this provider (an id from /v1/internet/providers). 1 to 120 characters.
-                 * @example inet_001
-                 */
+                /** @description Only plans of this provider (an id from /v1/internet/providers). 1 to 120 characters. Example: inet_001. */
                 provider_id?: string;
-                /**
-                 * @description Only plans of this connection type (exact match). 1 to 120 characters.
-                 * @example fiber
-                 */
+                /** @description Only plans of this connection type (exact match). 1 to 120 characters. Example: fiber. */
                 connection_type?: string;
-                /**
-                 * @description Only plans with at least this download speed in Mbit/s (decimals allowed). A number from 0 to 100000.
-                 * @example 500
-                 */
+                /** @description Only plans with at least this download speed in Mbit/s (decimals allowed). A number from 0 to 100000. Example: 500. */
                 min_download_mbps?: number;
-                /**
-                 * @description Only plans whose regular monthly price (after any introductory period) is at most this many cents. An integer from 0 to 10000000.
-                 * @example 5000
-                 */
+                /** @description Only plans whose regular monthly price (after any introductory period) is at most this many cents. An integer from 0 to 10000000. Example: 5000. */
                 max_monthly_price_cents?: number;
             };
             header?: never;
@@ -1900,40 +1762,19 @@ export interface operations {
     insurance_products: {
         parameters: {
             query?: {
-                /**
-                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
-                 * @example nl
-                 */
+                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
-                /**
-                 * @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the name, the official name, the headline and the summary. 1 to 200 characters.
-                 * @example inboedel
-                 */
+                /** @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the name, the official name, the headline and the summary. 1 to 200 characters. Example: inboedel. */
                 q?: string;
-                /**
-                 * @description Number of items per page. An integer from 1 to 100. Default 20.
-                 * @example 10
-                 */
+                /** @description Number of items per page. An integer from 1 to 100. Default 20. Example: 10. */
                 limit?: number;
-                /**
-                 * @description Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first page. It expires after 24 hours. 1 to 4096 characters.
-                 * @example eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas
-                 */
+                /** @description Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first page. It expires after 24 hours. 1 to 4096 characters. Example: eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas. */
                 cursor?: string;
-                /**
-                 * @description Only products of this provider (an id from /v1/insurance/providers). 1 to 120 characters.
-                 * @example insurer_001
-                 */
+                /** @description Only products of this provider (an id from /v1/insurance/providers). 1 to 120 characters. Example: insurer_001. */
                 provider_id?: string;
-                /**
-                 * @description Only products of this type (exact match). 1 to 120 characters.
-                 * @example contents
-                 */
+                /** @description Only products of this type (exact match). 1 to 120 characters. Example: contents. */
                 insurance_type?: string;
-                /**
-                 * @description Only products with this availability (exact match). 1 to 120 characters.
-                 * @example available
-                 */
+                /** @description Only products with this availability (exact match). 1 to 120 characters. Example: available. */
                 availability?: string;
             };
             header?: never;
@@ -2030,25 +1871,13 @@ export interface operations {
     insurance_providers: {
         parameters: {
             query?: {
-                /**
-                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
-                 * @example nl
-                 */
+                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
-                /**
-                 * @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the name. 1 to 200 characters.
-                 * @example beheer
-                 */
+                /** @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the name. 1 to 200 characters. Example: beheer. */
                 q?: string;
-                /**
-                 * @description Number of items per page. An integer from 1 to 100. Default 20.
-                 * @example 10
-                 */
+                /** @description Number of items per page. An integer from 1 to 100. Default 20. Example: 10. */
                 limit?: number;
-                /**
-                 * @description Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first page. It expires after 24 hours. 1 to 4096 characters.
-                 * @example eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas
-                 */
+                /** @description Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first page. It expires after 24 hours. 1 to 4096 characters. Example: eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas. */
                 cursor?: string;
             };
             header?: never;
@@ -2135,10 +1964,7 @@ export interface operations {
     insurance_providers_id: {
         parameters: {
             query?: {
-                /**
-                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
-                 * @example nl
-                 */
+                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
             };
             header?: never;
@@ -2237,35 +2063,17 @@ export interface operations {
     platforms: {
         parameters: {
             query?: {
-                /**
-                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
-                 * @example nl
-                 */
+                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
-                /**
-                 * @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the name, the headline and the description. 1 to 200 characters.
-                 * @example kamers
-                 */
+                /** @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the name, the headline and the description. 1 to 200 characters. Example: kamers. */
                 q?: string;
-                /**
-                 * @description Number of items per page. An integer from 1 to 100. Default 20.
-                 * @example 10
-                 */
+                /** @description Number of items per page. An integer from 1 to 100. Default 20. Example: 10. */
                 limit?: number;
-                /**
-                 * @description Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first page. It expires after 24 hours. 1 to 4096 characters.
-                 * @example eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas
-                 */
+                /** @description Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first page. It expires after 24 hours. 1 to 4096 characters. Example: eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas. */
                 cursor?: string;
-                /**
-                 * @description Only platforms of this type (exact match). 1 to 120 characters.
-                 * @example listing_site
-                 */
+                /** @description Only platforms of this type (exact match). 1 to 120 characters. Example: listing_site. */
                 type?: string;
-                /**
-                 * @description Only platforms of this category (exact match). 1 to 120 characters.
-                 * @example rent
-                 */
+                /** @description Only platforms of this category (exact match). 1 to 120 characters. Example: rent. */
                 category?: string;
             };
             header?: never;
@@ -2368,10 +2176,7 @@ export interface operations {
     platforms_id: {
         parameters: {
             query?: {
-                /**
-                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
-                 * @example nl
-                 */
+                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
             };
             header?: never;
@@ -2520,35 +2325,17 @@ export interface operations {
     articles: {
         parameters: {
             query?: {
-                /**
-                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
-                 * @example nl
-                 */
+                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
-                /**
-                 * @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the title and the description (not the content). 1 to 200 characters.
-                 * @example huurtoeslag
-                 */
+                /** @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the title and the description (not the content). 1 to 200 characters. Example: huurtoeslag. */
                 q?: string;
-                /**
-                 * @description Number of items per page. An integer from 1 to 100. Default 20.
-                 * @example 10
-                 */
+                /** @description Number of items per page. An integer from 1 to 100. Default 20. Example: 10. */
                 limit?: number;
-                /**
-                 * @description Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first page. It expires after 24 hours. 1 to 4096 characters.
-                 * @example eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas
-                 */
+                /** @description Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first page. It expires after 24 hours. 1 to 4096 characters. Example: eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas. */
                 cursor?: string;
-                /**
-                 * @description Only articles of this category (exact match). 1 to 120 characters.
-                 * @example city_guide
-                 */
+                /** @description Only articles of this category (exact match). 1 to 120 characters. Example: city_guide. */
                 category?: string;
-                /**
-                 * @description Only articles about this location or a place inside it (an id from /v1/locations: a province covers the guides of its cities). 1 to 120 characters.
-                 * @example loc_0013
-                 */
+                /** @description Only articles about this location or a place inside it (an id from /v1/locations: a province covers the guides of its cities). 1 to 120 characters. Example: loc_0013. */
                 location_id?: string;
             };
             header?: never;
@@ -2633,10 +2420,7 @@ export interface operations {
     articles_id: {
         parameters: {
             query?: {
-                /**
-                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
-                 * @example nl
-                 */
+                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
             };
             header?: never;
@@ -2735,25 +2519,13 @@ export interface operations {
     glossary: {
         parameters: {
             query?: {
-                /**
-                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
-                 * @example nl
-                 */
+                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
-                /**
-                 * @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the term and its definition. 1 to 200 characters.
-                 * @example borg
-                 */
+                /** @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the term and its definition. 1 to 200 characters. Example: borg. */
                 q?: string;
-                /**
-                 * @description Number of items per page. An integer from 1 to 100. Default 20.
-                 * @example 10
-                 */
+                /** @description Number of items per page. An integer from 1 to 100. Default 20. Example: 10. */
                 limit?: number;
-                /**
-                 * @description Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first page. It expires after 24 hours. 1 to 4096 characters.
-                 * @example eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas
-                 */
+                /** @description Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first page. It expires after 24 hours. 1 to 4096 characters. Example: eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas. */
                 cursor?: string;
             };
             header?: never;
@@ -2831,10 +2603,7 @@ export interface operations {
     glossary_id: {
         parameters: {
             query?: {
-                /**
-                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
-                 * @example nl
-                 */
+                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
             };
             header?: never;
@@ -2921,10 +2690,7 @@ export interface operations {
     market_metrics: {
         parameters: {
             query?: {
-                /**
-                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
-                 * @example nl
-                 */
+                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
             };
             header?: never;
@@ -2995,10 +2761,7 @@ export interface operations {
     market_metrics_id_observations: {
         parameters: {
             query: {
-                /**
-                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
-                 * @example nl
-                 */
+                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
                 /**
                  * @description The city (an id from /v1/locations of type city). 1 to 120 characters.
@@ -3088,35 +2851,17 @@ export interface operations {
     locations: {
         parameters: {
             query?: {
-                /**
-                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
-                 * @example nl
-                 */
+                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
-                /**
-                 * @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the name in every language and the slug. 1 to 200 characters.
-                 * @example den haag
-                 */
+                /** @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the name in every language and the slug. 1 to 200 characters. Example: den haag. */
                 q?: string;
-                /**
-                 * @description Number of items per page. An integer from 1 to 100. Default 20.
-                 * @example 10
-                 */
+                /** @description Number of items per page. An integer from 1 to 100. Default 20. Example: 10. */
                 limit?: number;
-                /**
-                 * @description Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first page. It expires after 24 hours. 1 to 4096 characters.
-                 * @example eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas
-                 */
+                /** @description Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first page. It expires after 24 hours. 1 to 4096 characters. Example: eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas. */
                 cursor?: string;
-                /**
-                 * @description Only locations of this level. One of province, city, neighbourhood (case-sensitive).
-                 * @example city
-                 */
+                /** @description Only locations of this level. One of province, city, neighbourhood (case-sensitive). Example: city. */
                 type?: "province" | "city" | "neighbourhood";
-                /**
-                 * @description Only the direct children of this location (the cities of a province, the neighbourhoods of a city). 1 to 120 characters.
-                 * @example loc_0008
-                 */
+                /** @description Only the direct children of this location (the cities of a province, the neighbourhoods of a city). 1 to 120 characters. Example: loc_0008. */
                 parent_id?: string;
             };
             header?: never;
@@ -3203,10 +2948,7 @@ export interface operations {
     locations_id: {
         parameters: {
             query?: {
-                /**
-                 * @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en.
-                 * @example nl
-                 */
+                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
             };
             header?: never;

@@ -96,14 +96,28 @@ function parameters(r: RouteDef, all: RouteDef[]) {
       name,
       entries.map(([n]) => n),
     );
-    out.push({
-      name,
-      in: 'query',
-      required: schema.type !== 'optional',
-      description: doc ? `${doc.description} ${rule}` : rule,
-      schema: json,
-      ...(doc ? { example: doc.example } : {}),
-    });
+    const required = schema.type !== 'optional';
+    const text = [doc?.description, rule].filter(Boolean).join(' ');
+    // An optional parameter's example goes in its schema and its text, not in the parameter: Swagger UI fills
+    // "Try it out" with parameter examples, and a search sent with every filter (and a made-up cursor) set
+    // would answer nothing or a 400. A required parameter's example is a value to start from.
+    if (doc === undefined || required)
+      out.push({
+        name,
+        in: 'query',
+        required,
+        description: text,
+        schema: json,
+        ...(doc ? { example: doc.example } : {}),
+      });
+    else
+      out.push({
+        name,
+        in: 'query',
+        required,
+        description: `${text} Example: ${doc.example}.`,
+        schema: { ...json, examples: [doc.example] },
+      });
   }
   return out;
 }
