@@ -1,0 +1,127 @@
+// npm run bench:profile [-- --only TEXT] [--seconds S] [--listings N] [--top K]: where a request's CPU goes. The
+// bundled server (bench/server-wrapper.ts, as npm run bench serves it) runs under `node --cpu-prof` while autocannon
+// drives the chosen scenarios' distinct requests; the profile's self time is printed per function (mapped back to
+// the source through the bundle's source map) and per source file. The .cpuprofile is kept for DevTools.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { SourceMap } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { build } from 'esbuild';
+import { BUNDLE_OPTIONS } from '../scripts/bundle-options.ts';
+import { createKey, openKeyStore } from '../src/keys/store.ts';
+import { CACHE, ensureSnapshot, lpad, pad, ROOT } from './common.ts';
+import { pick, scenarios } from './scenarios.ts';
+import { captureDistinct, pools } from './variants.ts';
+
+const { values: a } = parseArgs({
+  options: {
+    only: { type: 'string', default: 'listing detail' },
+    seconds: { type: 'string', default: '5' },
+    listings: { type: 'string', default: '1000000' },
+    distinct: { type: 'string', default: '1000' },
+    top: { type: 'string', default: '40' },
+  },
+});
+const say = (s: string) => process.stderr.write(`${s}\n`);
+const dir = mkdtempSync(join(tmpdir(), 'nlr-profile-'));
+
+const dbPath = await ensureSnapshot(Number(a.listings), 1, say);
+const ks = openKeyStore(join(dir, 'keys.db'), { create: true });
+const { key } = createKey(ks, { name: 'profile' });
+ks.close();
+const bundle = join(CACHE, 'bench-dist', 'profile-server.mjs');
+await build({ ...BUNDLE_OPTIONS, entryPoints: ['bench/server-wrapper.ts'], outfile: bundle, logLevel: 'silent' });
+const server = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, bundle], {
+  cwd: ROOT,
+  env: {
+    ...process.env,
+    SNAPSHOT_PATH: dbPath,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    KEYS_PATH: join(dir, 'keys.db'),
+    LOG_REQUESTS: '1',
+    DEV_KEY: '0',
+    RATE_LIMIT_PER_MINUTE: '100000000',
+    CURSOR_SECRET: randomBytes(24).toString('hex'),
+  },
+  stdio: ['pipe', 'pipe', 'inherit'],
+});
+const url = await new Promise<string>((resolve) =>
+  createInterface({ input: server.stdout! }).on('line', (l) => {
+    const m = JSON.parse(l) as { ready?: string };
+    if (m.ready) resolve(m.ready);
+  }),
+);
+
+const only = a.only!.split(',').map((s) => s.toLowerCase());
+const list = scenarios(pick(dbPath)).filter((s) => only.some((o) => s.name.toLowerCase().includes(o)));
+const pool = pools(dbPath, Number(a.distinct));
+const auth = { authorization: `Bearer ${key}` };
+for (const s of list) {
+  const bases = s.bases ? s.bases(pool) : [s.path];
+  const skip = (s.deepPages ?? 1) - 1;
+  const opts = { n: Number(a.distinct), walk: s.walk === true || skip > 0, skip };
+  const { captures } = await captureDistinct(url, auth, bases, opts);
+  const paths = captures.map((c) => c.url);
+  let next = 0;
+  const run = await autocannon({
+    url: url + paths[0],
+    connections: 16,
+    duration: Number(a.seconds),
+    headers: auth,
+    requests: [{ method: 'GET', setupRequest: (r) => ({ ...r, path: paths[next++ % paths.length] }) }],
+  });
+  say(`${s.name}: ${paths.length} distinct, ${Math.round(run.requests.average)} req/s, ${run.non2xx} non-2xx`);
+}
+await new Promise((r) => {
+  server.once('exit', r);
+  server.kill('SIGTERM');
+});
+
+// ------------------------------------------------------------------------------------------ the profile
+interface Node {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
+}
+const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'))!;
+const prof = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
+  nodes: Node[];
+  samples: number[];
+  timeDeltas: number[];
+};
+const map = new SourceMap(JSON.parse(readFileSync(`${bundle}.map`, 'utf8')));
+const byId = new Map(prof.nodes.map((n) => [n.id, n]));
+const self = new Map<number, number>();
+for (let i = 0; i < prof.samples.length; i++)
+  self.set(prof.samples[i], (self.get(prof.samples[i]) ?? 0) + (prof.timeDeltas[i] ?? 0));
+const fns = new Map<string, number>();
+const files = new Map<string, number>();
+let total = 0;
+for (const [id, us] of self) {
+  const f = byId.get(id)!.callFrame;
+  if (f.functionName === '(idle)') continue;
+  let where = f.url ? relative(ROOT, new URL(f.url).pathname) : '(native)';
+  if (f.url.endsWith('.mjs') && f.url.includes('bench-dist')) {
+    const e = map.findEntry(f.lineNumber, f.columnNumber) as { originalSource?: string; originalLine?: number };
+    if (e.originalSource)
+      where = `${relative(ROOT, new URL(e.originalSource, `file://${bundle}`).pathname)}:${e.originalLine! + 1}`;
+  } else if (f.url) where += `:${f.lineNumber + 1}`;
+  const name = `${f.functionName || '(anonymous)'}  ${where}`;
+  fns.set(name, (fns.get(name) ?? 0) + us);
+  const fileName = where.replace(/:\d+$/, '').replace(/^node_modules\/([^/]+).*/, 'node_modules/$1');
+  files.set(fileName, (files.get(fileName) ?? 0) + us);
+  total += us;
+}
+const show = (title: string, m: Map<string, number>, k: number) => {
+  console.log(`\n${title} (self time, ${(total / 1e6).toFixed(2)} s sampled)`);
+  for (const [name, us] of [...m].sort((x, y) => y[1] - x[1]).slice(0, k))
+    console.log(`${lpad(((us / total) * 100).toFixed(1), 5)} %  ${pad(name, 0)}`);
+};
+show('functions', fns, Number(a.top));
+show('files', files, 25);
+console.log(`\nprofile: ${join(dir, file)}`);
