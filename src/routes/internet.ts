@@ -40,9 +40,12 @@ const PlanQuery = v.strictObject({
 });
 const DetailQuery = v.strictObject({ locale });
 
-const PROVIDER_SELECT = `SELECT p.id, p.slug, p.name, p.website_url, p.postcode_check_url, p.logo_url, p.customer_service_url,
-  p.support_languages, ${tr('p', ['description', 'support_details', 'strengths', 'considerations'])}, p.last_verified_at, p.updated_at
+const providerSelect = (text: string[]) => `SELECT p.id, p.slug, p.name, p.website_url, p.postcode_check_url,
+  p.logo_url, p.customer_service_url, p.support_languages, ${tr('p', text)}, p.last_verified_at, p.updated_at
   FROM internet_providers p ${i18nJoin('internet_providers', 'p')}`;
+const PROVIDER_SELECT = providerSelect(['description', 'support_details', 'strengths', 'considerations']);
+/** A search reads only what a summary shows; the support details, strengths and considerations are for the detail. */
+const PROVIDER_SEARCH_SELECT = providerSelect(['description']);
 const PLAN_SELECT = `SELECT p.id, p.provider_id, p.name, p.connection_type, p.download_mbps, p.upload_mbps, p.minimum_contract_months,
   p.regular_monthly_price_cents, p.intro_monthly_price_cents, p.intro_duration_months, p.activation_fee_cents,
   p.installation_fee_cents, p.currency, p.official_url, p.postcode_check_url, p.availability_status,
@@ -51,7 +54,12 @@ const PLAN_SELECT = `SELECT p.id, p.provider_id, p.name, p.connection_type, p.do
 
 export function prepare(db: Database) {
   return {
-    providers: smallSearch(db, { select: PROVIDER_SELECT, alias: 'p', fts: 'internet_providers_fts', clauses: {} }),
+    providers: smallSearch(db, {
+      select: PROVIDER_SEARCH_SELECT,
+      alias: 'p',
+      fts: 'internet_providers_fts',
+      clauses: {},
+    }),
     provider: db.prepare(`${PROVIDER_SELECT} WHERE p.id = @id`),
     plans: smallSearch(db, {
       select: PLAN_SELECT,

@@ -19,13 +19,21 @@ const SearchQuery = v.strictObject({
 });
 const DetailQuery = v.strictObject({ locale });
 
-const SELECT = `SELECT o.id, o.slug, o.name, o.type, o.website_url, o.image_url, o.phone_numbers, o.emails, o.areas_served,
-  o.certifications, ${tr('o', ['description_short', 'description'])}, o.updated_at
+const select = (text: string[]) => `SELECT o.id, o.slug, o.name, o.type, o.website_url, o.image_url, o.phone_numbers,
+  o.emails, o.areas_served, o.certifications, ${tr('o', text)}, o.updated_at
   FROM owners o ${i18nJoin('owners', 'o')}`;
+/** A search reads only what a summary shows: the long description (often in overflow pages) is for the detail. */
+const SEARCH_SELECT = select(['description_short']);
+const SELECT = select(['description_short', 'description']);
 
 export function prepare(db: Database) {
   return {
-    search: smallSearch(db, { select: SELECT, alias: 'o', fts: 'owners_fts', clauses: { type: 'o.type = @type' } }),
+    search: smallSearch(db, {
+      select: SEARCH_SELECT,
+      alias: 'o',
+      fts: 'owners_fts',
+      clauses: { type: 'o.type = @type' },
+    }),
     byId: db.prepare(`${SELECT} WHERE o.id = @id`),
   };
 }

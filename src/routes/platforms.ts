@@ -24,11 +24,15 @@ const SELECT = `SELECT p.id, p.slug, p.name, p.url, p.logo_url, p.type, p.catego
   p.registration_fee_amount, p.subscription_fee_from, p.fee_currency,
   ${tr('p', ['headline', 'features', 'description', 'pricing_details', 'content'])}, p.attributes, p.last_verified_at, p.updated_at
   FROM platforms p ${i18nJoin('platforms', 'p')}`;
+/** A search reads only what a summary shows: the long texts (the content, often in overflow pages) are for the detail. */
+const SEARCH_SELECT = `SELECT p.id, p.slug, p.name, p.url, p.logo_url, p.type, p.category, p.registration_required,
+  p.registration_fee_amount, p.subscription_fee_from, p.fee_currency, ${tr('p', ['headline', 'features'])},
+  p.last_verified_at, p.updated_at FROM platforms p ${i18nJoin('platforms', 'p')}`;
 
 export function prepare(db: Database) {
   return {
     search: smallSearch(db, {
-      select: SELECT,
+      select: SEARCH_SELECT,
       alias: 'p',
       fts: 'platforms_fts',
       clauses: { type: 'p.type = @type', category: 'p.category = @category' },
