@@ -825,8 +825,6 @@ describe('listing rows are fetched by key: no statement of the listings routes s
         ['detail (nl)', st.byId.other, { id: 'x', locale: 'nl' }],
         ['rid at or before an id', st.ridAtOrBefore, ['x']],
         ['similar: reference', st.refOf, ['x']],
-        ['similar: band up', st.similarBand, { city: 'x', type: 'x', lo: 0, hi: 1, rid: 1, n: 3 }],
-        ['similar: band down', st.similarBandDesc, { city: 'x', type: 'x', lo: 0, hi: 1, rid: 1, n: 3 }],
       ];
       const scans: string[] = [];
       for (const [name, s, args] of statements) {

@@ -3,6 +3,7 @@ import type { Database, Statement } from 'better-sqlite3';
 import type { ListingFilters } from '../../snapshot-format/listing-sql.ts';
 import { round2 } from '../../snapshot-format/price-stats.ts';
 import { accumulateBits, eqBits, firstSetRows, popcount, RangeBins, searchOrder, wordCount } from './bits.ts';
+import { SimilarIndex } from './similar.ts';
 
 const NONE = 0xffffffff;
 const BUCKET_BITS = 10; // price ranks are counted in buckets of 1,024 listings for the median
@@ -355,6 +356,13 @@ export class ListingScan {
     }
     return rows;
   }
+  private similarIndex: SimilarIndex | null = null;
+  /** The similar-listings index over these columns (similar.ts), built on first use. */
+  similar(): SimilarIndex {
+    this.similarIndex ??= new SimilarIndex(this.columns());
+    return this.similarIndex;
+  }
+
   private termsBuf: Uint8Array | null = null;
   private bucketsBuf: Uint32Array | null = null;
   private readonly accBuf = new Float64Array(3);

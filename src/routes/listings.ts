@@ -128,14 +128,7 @@ export function prepare(db: Database) {
     precomputed: db.prepare(
       'SELECT count, min_price_eur, max_price_eur, average_price_eur, median_price_eur FROM listing_stats WHERE scope = ?',
     ),
-    similarBand: db.prepare(`SELECT rid, price_eur, size_m2, id FROM listings INDEXED BY listings_city_type_price
-      WHERE city_id = @city AND property_type = @type AND price_eur BETWEEN @lo AND @hi AND rid <> @rid
-      ORDER BY price_eur LIMIT @n`),
-    // Strictly below the reference price: rows at exactly the reference price belong to the upward read.
-    similarBandDesc: db.prepare(`SELECT rid, price_eur, size_m2, id FROM listings INDEXED BY listings_city_type_price
-      WHERE city_id = @city AND property_type = @type AND price_eur >= @lo AND price_eur < @hi AND rid <> @rid
-      ORDER BY price_eur DESC LIMIT @n`),
-    refOf: db.prepare('SELECT rid, city_id, property_type, price_eur, size_m2 FROM listings WHERE id = ?'),
+    refOf: db.prepare('SELECT rid, property_type, price_eur FROM listings WHERE id = ?'),
   };
 }
 type Stmts = ReturnType<typeof prepare>;
@@ -205,49 +198,20 @@ function rowsByRids(st: Stmts, rids: number[], locale: string): { rid: number; i
 
 /**
  * The spec's similar rule: same city and property type, price within ±25 %, ranked by relative price
- * difference, then size difference, then id. Reads outward from the reference price, so the work is
- * bounded by `limit` plus listings tied at the boundary price difference.
+ * difference, then size difference, then id. Ranked in memory (../listings/similar.ts: the listings of each city
+ * and type in price order, read outward from the reference price), so a call costs about what a detail costs at
+ * every city size; then one statement for the summaries.
  */
 function similar(st: Stmts, id: string, n: number, locale: string): string[] {
   const ref = st.refOf.get(id) as Row | undefined;
   if (!ref) throw notFound('listing');
   if (ref.price_eur === null || ref.property_type === null) return [];
-  const p = ref.price_eur as number;
-  const base = { city: ref.city_id, type: ref.property_type, rid: ref.rid };
-  const up = st.similarBand.all({ ...base, lo: p, hi: p * 1.25, n }) as Row[];
-  const down = st.similarBandDesc.all({ ...base, lo: p * 0.75, hi: p, n }) as Row[];
-  const diffs = [...up, ...down].map((r) => Math.abs(r.price_eur - p)).sort((a, b) => a - b);
-  if (diffs.length === 0) return [];
-  const bound = diffs[Math.min(n, diffs.length) - 1];
-  // Everything within the boundary difference, ties included, so size can break them correctly.
-  const cands = new Map<number, Row>();
-  for (const r of [...up, ...down]) cands.set(r.rid, r);
-  const hitLimit = (rows: Row[]) => rows.length === n && Math.abs(rows[rows.length - 1].price_eur - p) === bound;
-  if (hitLimit(up) || hitLimit(down)) {
-    const all = st.similarBand.all({
-      ...base,
-      lo: Math.max(p - bound, p * 0.75),
-      hi: Math.min(p + bound, p * 1.25),
-      n: 1_000_000,
-    }) as Row[];
-    for (const r of all) cands.set(r.rid, r);
-  }
-  const sizeDiff = (r: Row) =>
-    r.size_m2 === null || ref.size_m2 === null ? Infinity : Math.abs(r.size_m2 - ref.size_m2);
-  const ranked = [...cands.values()]
-    .filter((r) => Math.abs(r.price_eur - p) <= bound)
-    .sort(
-      (a, b) =>
-        Math.abs(a.price_eur - p) - Math.abs(b.price_eur - p) || sizeDiff(a) - sizeDiff(b) || (a.id < b.id ? -1 : 1),
-    )
-    .slice(0, n);
-  const rows = rowsByRids(
-    st,
-    ranked.map((r) => r.rid),
-    locale,
-  );
-  const byRid = new Map(rows.map((r) => [r.rid, r.json]));
-  return ranked.map((r) => byRid.get(r.rid)!).filter(Boolean);
+  const ranked = st.planner.scan
+    .similar()
+    .rank(ref.rid - 1, n)
+    .map((row) => row + 1);
+  const byRid = new Map(rowsByRids(st, ranked, locale).map((r) => [r.rid, r.json]));
+  return ranked.map((rid) => byRid.get(rid)!).filter(Boolean);
 }
 
 export function stats(st: Stmts, f: Filters) {
