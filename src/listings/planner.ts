@@ -211,6 +211,8 @@ export class ListingQueries {
 
   /** count, min, max, average and median price of the matching listings. */
   stats(f: ListingFilters): ScanStats {
+    const cityType = this.scan.cityTypeStats(f);
+    if (cityType) return cityType;
     const { driver, worst, hint } = this.plan(f, null);
     if (this.useScan(worst)) return this.scan.stats(f, hint);
     return statsFromPrices(this.matchingPrices(f, driver));

@@ -54,6 +54,8 @@ type Primary =
   | { kind: 'list'; rows: Uint32Array };
 
 const CHUNK = 8192;
+/** The filters cityTypeStats answers. */
+const CITY_TYPE_KEYS = new Set(['location_column', 'location_id', 'property_type', 'min_price', 'max_price']);
 
 // The loops below are branchless (write the row, then advance by 0 or 1): on real data a condition is
 // often as likely true as false, and a mispredicted branch per row made them 3-4 times slower.
@@ -689,6 +691,43 @@ export class ListingScan {
     };
   }
   private prefix: Float64Array | null = null;
+
+  /**
+   * Stats of one city and property type, within a price range or not, from the similar index's group (its
+   * priced listings in price order): two binary searches and the group's running price sums, at every group
+   * size. null when the filters are any other shape.
+   */
+  cityTypeStats(f: ListingFilters): ScanStats | null {
+    for (const k in f) {
+      const v = f[k as keyof ListingFilters];
+      if (v !== undefined && !CITY_TYPE_KEYS.has(k)) return null;
+    }
+    if (f.location_column !== 'city_id' || f.location_id === undefined || f.property_type === undefined) return null;
+    const city = this.code('city_id', f.location_id),
+      type = this.code('property_type', f.property_type);
+    if (city < 0 || type < 0) return { count: 0, min: null, max: null, average: null, median: null };
+    const c = this.columns();
+    const g = this.similar().group(city, type);
+    const ranged = f.min_price !== undefined || f.max_price !== undefined;
+    const from = ranged ? searchOrder(g.rows, c.price, f.min_price ?? -Infinity, false) : 0,
+      to = ranged ? searchOrder(g.rows, c.price, f.max_price ?? Infinity, true) : g.rows.length; // [from, to)
+    const n = Math.max(0, to - from);
+    const count = n + (ranged ? 0 : g.unpriced); // a price bound excludes listings without a price
+    if (n === 0) return { count, min: null, max: null, average: null, median: null };
+    if (!g.prefix) {
+      g.prefix = new Float64Array(g.rows.length + 1);
+      for (let k = 0; k < g.rows.length; k++) g.prefix[k + 1] = g.prefix[k] + c.price[g.rows[k]];
+    }
+    const at = (pos: number) => c.price[g.rows[pos]];
+    const mid = from + (n >> 1);
+    return {
+      count,
+      min: at(from),
+      max: at(to - 1),
+      average: round2((g.prefix[to] - g.prefix[from]) / n),
+      median: n % 2 ? at(mid) : (at(mid - 1) + at(mid)) / 2,
+    };
+  }
 
   /** Priced rows, their price sum and rank-bucket counts over all listings (once per snapshot). */
   private totals(c: Columns) {

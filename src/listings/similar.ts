@@ -10,6 +10,14 @@ export interface SimilarColumns {
   property_type: Uint16Array;
 }
 
+/** One city and property type: its priced listings in (price, size, row) order, and how many have no price. */
+export interface Group {
+  rows: Uint32Array<ArrayBuffer>;
+  unpriced: number;
+  /** Running sums of the prices in `rows` order (made by the first statistics over the group). */
+  prefix?: Float64Array;
+}
+
 /** A candidate: its row, price difference and size difference (Infinity when either size is unknown). */
 interface Candidate {
   row: number;
@@ -26,21 +34,21 @@ const byRank = (a: Candidate, b: Candidate) => a.dp - b.dp || a.ds - b.ds || a.r
  * columns and a sort of the pair's listings: ~15 ms for 95k); 4 bytes a priced listing once all are built.
  */
 export class SimilarIndex {
-  private readonly groups = new Map<number, Uint32Array<ArrayBuffer>>();
+  private readonly groups = new Map<number, Group>();
   /** The group being ranked (set by rank; the helpers below read it). */
   private rows: Uint32Array<ArrayBuffer> = new Uint32Array(0);
 
   constructor(private readonly c: SimilarColumns) {}
 
-  /** The priced listings of one city and type in (price, size, row) order. */
-  private group(city: number, type: number): Uint32Array<ArrayBuffer> {
+  /** The listings of one city and type (codes of the column store). */
+  group(city: number, type: number): Group {
     const key = city * 65536 + type;
-    let rows = this.groups.get(key);
-    if (rows === undefined) {
-      rows = sortedGroup(this.c, city, type);
-      this.groups.set(key, rows);
+    let g = this.groups.get(key);
+    if (g === undefined) {
+      g = sortedGroup(this.c, city, type);
+      this.groups.set(key, g);
     }
-    return rows;
+    return g;
   }
 
   /** The rows of the `limit` best alternatives to the listing at row `ref`, best first. */
@@ -48,7 +56,7 @@ export class SimilarIndex {
     const { price, city_id, property_type } = this.c;
     const p = price[ref];
     if (Number.isNaN(p) || city_id[ref] === 0 || property_type[ref] === 0) return [];
-    this.rows = this.group(city_id[ref], property_type[ref]);
+    this.rows = this.group(city_id[ref], property_type[ref]).rows;
     const lo = 0,
       hi = this.rows.length;
     const min = p * 0.75,
@@ -226,14 +234,18 @@ export class SimilarIndex {
 }
 
 /**
- * The priced listings of one city and type in (price, size with unknown last, row) order: one pass over the
+ * The listings of one city and type, the priced ones in (price, size with unknown last, row) order: one pass over the
  * columns, then a native sort of one number per listing made of its price's rank, its size's rank and its row
  * (exact below 2^53; a comparator sort otherwise).
  */
-function sortedGroup(c: SimilarColumns, city: number, type: number): Uint32Array<ArrayBuffer> {
-  let m = 0;
+function sortedGroup(c: SimilarColumns, city: number, type: number): Group {
+  let m = 0,
+    unpriced = 0;
   for (let r = 0; r < c.n; r++)
-    m += +(c.city_id[r] === city && c.property_type[r] === type && !Number.isNaN(c.price[r]));
+    if (c.city_id[r] === city && c.property_type[r] === type) {
+      if (Number.isNaN(c.price[r])) unpriced++;
+      else m++;
+    }
   const rows = new Uint32Array(m);
   const prices = new Float64Array(m);
   const sizes = new Float64Array(m); // unknown sizes (NaN) sort last
@@ -248,7 +260,7 @@ function sortedGroup(c: SimilarColumns, city: number, type: number): Uint32Array
   const slots = distinctSizes.length + 1; // the last: unknown
   if (distinctPrices.length * slots * c.n >= 2 ** 53) {
     const sizeKey = (r: number) => (Number.isNaN(c.size[r]) ? Infinity : c.size[r]);
-    return rows.sort((x, y) => c.price[x] - c.price[y] || sizeKey(x) - sizeKey(y) || x - y);
+    return { rows: rows.sort((x, y) => c.price[x] - c.price[y] || sizeKey(x) - sizeKey(y) || x - y), unpriced };
   }
   const keys = new Float64Array(m);
   for (let i = 0; i < m; i++) {
@@ -257,7 +269,7 @@ function sortedGroup(c: SimilarColumns, city: number, type: number): Uint32Array
   }
   keys.sort();
   for (let i = 0; i < m; i++) rows[i] = keys[i] % c.n;
-  return rows;
+  return { rows, unpriced };
 }
 
 /** The distinct values of an ascending array, unknown (NaN, sorted last) left out. */
