@@ -16,7 +16,8 @@ const USAGE = `Usage: nl-rental-api [command]
 Snapshots are built with the bundle's compiler: node build-snapshot.mjs --source DIR --out FILE.
 `;
 
-const command = process.argv[2];
+// node:cluster starts a worker (WORKERS > 1) as `<executable> <executable>`: a worker always serves.
+const command = require('node:cluster').isWorker ? 'serve' : process.argv[2];
 switch (command) {
   case undefined:
   case 'serve':

@@ -1,4 +1,5 @@
 // The environment, validated once: each setting has a name, a default and a one-line help text.
+import { availableParallelism } from 'node:os';
 import * as v from 'valibot';
 
 const port = v.pipe(
@@ -19,6 +20,18 @@ const flag = v.pipe(
   v.transform((s) => s === '1' || s === 'true'),
 );
 const text = v.pipe(v.string(), v.minLength(1, 'must not be empty'));
+/** A redis:// or rediss:// URL with a host; it may hold a password, so it is never echoed (see redactUrl). */
+const redisUrl = v.pipe(
+  v.string(),
+  v.check((s) => {
+    try {
+      const u = new URL(s);
+      return (u.protocol === 'redis:' || u.protocol === 'rediss:') && u.hostname !== '' && /^\/?\d*$/.test(u.pathname);
+    } catch {
+      return false;
+    }
+  }, 'must be a URL like redis://[:password@]host[:port][/db] or rediss://… (TLS)'),
+);
 const origin = v.pipe(
   v.string(),
   v.regex(/^https?:\/\/[^/\s]+$/, 'must be an origin like https://playground.example.com'),
@@ -91,6 +104,22 @@ export const SETTINGS = {
     help: 'Serve Prometheus metrics at /metrics on this port (its own listener, never the public one); unset: off.',
   },
   METRICS_HOST: { schema: text, default: '127.0.0.1', help: 'Address of the metrics listener.' },
+  WORKERS: {
+    schema: positiveInt,
+    default: String(availableParallelism()),
+    help: 'Processes serving the port (node:cluster): default one per core; 1 runs a single process without a primary.',
+  },
+  REDIS_URL: {
+    schema: v.optional(redisUrl),
+    default: undefined,
+    secret: true,
+    help: 'Redis for several replicas: API keys and rate-limit counters live there (redis://[:password@]host:port[/db]); unset: the key store file and counters in memory.',
+  },
+  REDIS_PREFIX: {
+    schema: v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'must be 1-64 of A-Z a-z 0-9 _ . : -')),
+    default: 'nlr:',
+    help: 'Prefix of every Redis key this service reads or writes.',
+  },
   DRAIN_TIMEOUT_MS: {
     schema: positiveInt,
     default: '10000',
@@ -103,16 +132,29 @@ export type Config = { [K in keyof Settings]: v.InferOutput<Settings[K]['schema'
 
 export class ConfigError extends Error {}
 
-/** Reads and validates every setting; the first bad one throws with a one-line message naming it. */
-export function loadConfig(env: Record<string, string | undefined>): Config {
+/** Reads and validates the named settings; the first bad one throws with a one-line message naming it. */
+export function loadSettings<K extends keyof Settings>(
+  env: Record<string, string | undefined>,
+  names: K[],
+): Pick<Config, K> {
   const out: Record<string, unknown> = {};
-  for (const [name, s] of Object.entries(SETTINGS)) {
+  for (const name of names) {
+    const s = SETTINGS[name];
     const raw = env[name] === '' ? undefined : (env[name] ?? s.default);
     const r = v.safeParse(s.schema as v.GenericSchema, raw);
-    if (!r.success) throw new ConfigError(`${name}: ${r.issues[0].message} (got ${JSON.stringify(env[name])})`);
+    if (!r.success) {
+      // A secret setting (a URL with a password) is never echoed, not even when it is wrong.
+      const got = 'secret' in s ? '' : ` (got ${JSON.stringify(env[name])})`;
+      throw new ConfigError(`${name}: ${r.issues[0].message}${got}`);
+    }
     out[name] = r.output;
   }
-  const c = out as Config;
+  return out as Pick<Config, K>;
+}
+
+/** Reads and validates every setting; the first bad one throws with a one-line message naming it. */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const c = loadSettings(env, Object.keys(SETTINGS) as (keyof Settings)[]) as Config;
   if (!!c.TLS_CERT_PATH !== !!c.TLS_KEY_PATH)
     throw new ConfigError('TLS_CERT_PATH and TLS_KEY_PATH: set both or neither');
   if (c.HTTP_REDIRECT_PORT !== undefined && !c.TLS_CERT_PATH)
@@ -120,4 +162,18 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       'HTTP_REDIRECT_PORT: needs TLS_CERT_PATH and TLS_KEY_PATH (there is no HTTPS to redirect to)',
     );
   return c;
+}
+
+/** A URL fit for logs: its password (and user name) replaced by ***. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password !== '' || u.username !== '') {
+      u.username = u.username === '' ? '' : '***';
+      u.password = u.password === '' ? '' : '***';
+    }
+    return u.toString();
+  } catch {
+    return '(unparsable URL)';
+  }
 }

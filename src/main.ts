@@ -1,24 +1,43 @@
-// The only reader of process.env: loadConfig → startService → (dev key if the key store is empty).
+// The only reader of process.env: loadConfig, then one of three roles. WORKERS=1: a single process
+// (startService). WORKERS>1: this process is the cluster's primary (src/cluster/primary.ts) and every worker
+// runs startService (src/cluster/worker.ts). The development key is made once, after the port listens.
+import cluster from 'node:cluster';
+import { runPrimary, SLOT_ENV } from './cluster/primary.ts';
+import { runWorker } from './cluster/worker.ts';
 import { type Config, ConfigError, loadConfig } from './config.ts';
 import { stdoutLog } from './http/log.ts';
 import { isLoopback, startService } from './http/server.ts';
-import { countKeys, createKey, KeyStoreError, openKeyStore } from './keys/store.ts';
+import { type KeyAdmin, openKeyAdmin } from './keys/admin.ts';
+import { KeyStoreError } from './keys/store.ts';
 import { SnapshotError } from './snapshot/source.ts';
 
-const { log, requestLog } = stdoutLog(process.stdout);
+const slot = cluster.isWorker ? (process.env[SLOT_ENV] ?? '?') : null;
+// Workers share the primary's stdout: their lines say which process wrote them, in pieces a pipe never interleaves.
+const { log, requestLog } = stdoutLog(
+  process.stdout,
+  slot === null ? {} : { fields: { worker: slot, pid: process.pid }, shared: true },
+);
 
 async function main() {
   const config = loadConfig(process.env);
+  if (slot !== null) return runWorker(config, { slot, log, requestLog, startupMessage });
+  const listening = (info: { url: string; metricsUrl?: string; snapshotId: string }) => {
+    log({
+      level: 'info',
+      msg: 'listening',
+      url: info.url,
+      ...(info.metricsUrl ? { metrics_url: `${info.metricsUrl}/metrics` } : {}),
+      snapshot_id: info.snapshotId,
+      workers: config.WORKERS,
+      pid: process.pid,
+    });
+    // After listening: a key is never made that a failed start-up could not show.
+    void createDevKey(config).then((devKey) => devKey && printDevKey(devKey, info.url));
+  };
+  if (config.WORKERS > 1) return runPrimary(config, { log, listening, fail });
+
   const service = await startService(config, { log, requestLog });
-  log({
-    level: 'info',
-    msg: 'listening',
-    url: service.url,
-    ...(service.metricsUrl ? { metrics_url: `${service.metricsUrl}/metrics` } : {}),
-    snapshot_id: service.snapshots.get().meta.snapshot_id,
-  });
-  const devKey = createDevKey(config); // after listening: a key is never made that a failed start-up could not show
-  if (devKey) printDevKey(devKey, service.url);
+  listening({ url: service.url, metricsUrl: service.metricsUrl, snapshotId: service.snapshots.get().meta.snapshot_id });
   // SIGTERM / SIGINT: drain, then exit 0; still busy after DRAIN_TIMEOUT_MS, the rest is cut and the exit is 1.
   let draining = false;
   const stop = (signal: string) => {
@@ -38,32 +57,38 @@ async function main() {
  * at once. Only when listening on loopback and not behind a proxy: otherwise an empty store stays empty
  * (and the log says how to issue a key), so a deployment never prints a working key into its logs.
  */
-function createDevKey(config: Config): { id: string; key: string } | null {
+async function createDevKey(config: Config): Promise<{ id: string; key: string } | null> {
   if (!config.DEV_KEY) return null;
-  let db;
+  let store: KeyAdmin;
   try {
-    db = openKeyStore(config.KEYS_PATH, { create: true });
+    store = await openKeyAdmin(
+      { keysPath: config.KEYS_PATH, redisUrl: config.REDIS_URL, redisPrefix: config.REDIS_PREFIX },
+      { create: true },
+    );
   } catch (e) {
     // e.g. a read-only store: the server runs on; keys come from npm run keys
     log({ level: 'warn', msg: 'could not check the key store for a development key', error: (e as Error).message });
     return null;
   }
   try {
-    if (countKeys(db) > 0) return null;
+    if ((await store.count()) > 0) return null;
     // Behind a proxy (TRUST_PROXY) a loopback HOST is a deployment, with logs kept: no key is printed there either.
     if (!isLoopback(config.HOST) || config.TRUST_PROXY) {
       log({
         level: 'warn',
         msg: `the key store is empty; issue a key with: npm run -s keys -- create --name NAME (no development key is made ${config.TRUST_PROXY ? 'behind a proxy (TRUST_PROXY=1)' : 'on a non-loopback HOST'})`,
-        keys_path: config.KEYS_PATH,
+        keys_path: store.where,
       });
       return null;
     }
-    const k = createKey(db, { name: 'local development key (made by npm start)' });
+    const k = await store.create({ name: 'local development key (made by npm start)' });
     log({ level: 'info', msg: 'created a local development key (printed once on stderr)', key_id: k.id });
     return k;
+  } catch (e) {
+    log({ level: 'warn', msg: 'could not check the key store for a development key', error: (e as Error).message });
+    return null;
   } finally {
-    db.close();
+    await store.close();
   }
 }
 
@@ -85,11 +110,15 @@ function printDevKey(k: { id: string; key: string }, url: string) {
   );
 }
 
-main().catch((e) => {
-  if (e instanceof ConfigError || e instanceof SnapshotError || e instanceof KeyStoreError) {
-    process.stderr.write(`start-up failed: ${e.message}\n`);
-    process.exit(1);
-  }
-  process.stderr.write(`start-up failed: ${(e as Error).message}\n`);
+/** The one line a start-up failure prints (a bad setting or file names the setting; never a stack trace). */
+function startupMessage(e: unknown): string {
+  if (e instanceof ConfigError || e instanceof SnapshotError || e instanceof KeyStoreError) return e.message;
+  return (e as Error).message;
+}
+
+function fail(message: string): never {
+  process.stderr.write(`start-up failed: ${message}\n`);
   process.exit(1);
-});
+}
+
+main().catch((e) => fail(startupMessage(e)));

@@ -82,7 +82,8 @@ describe('single executable', () => {
     assert.equal(list.status, 0, list.stderr);
     assert.equal(JSON.parse(list.stdout).id, keyId);
 
-    const server = await startExe(exe, env);
+    // One process (no cluster primary): the process whose memory maps are checked below serves the requests.
+    const server = await startExe(exe, { ...env, WORKERS: '1' });
     try {
       const { url } = server;
       assert.deepEqual(await (await fetch(`${url}/v1/ping`)).json(), { service: 'nl-rental-data-api', status: 'ok' });

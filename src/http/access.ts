@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import { authenticate, type KeyLookup } from '../keys/format.ts';
 import { ApiError, badRequest, HSTS, sendError } from './errors.ts';
-import { isRefusal, type Limits, type Refusal } from './rate-limit.ts';
+import { isRefusal, type Limits, type Refusal, type SharedLimits } from './rate-limit.ts';
 import { addHeader, writeHead } from './respond.ts';
 import type { Guard, Log, Req } from './route.ts';
 
@@ -12,9 +12,59 @@ export const UNAUTHORIZED_MESSAGE = 'A valid API key is required: send the heade
 /** The one answer for missing, malformed, unknown, expired, disabled and revoked keys. */
 const unauthorized = () => new ApiError('unauthorized', UNAUTHORIZED_MESSAGE, { 'WWW-Authenticate': 'Bearer' });
 
+/** What the key check and the limits decided for a request that needs a key. */
+export interface Verdict {
+  /** The key's id; null when the request carries no usable key (401, or 429 for its address). */
+  keyId: string | null;
+  /** A request let in: its remaining allowance (RateLimit headers). */
+  headers?: Record<string, string>;
+  /** Over a limit: the key's (keyId set) or its address's failed authentications (keyId null). */
+  refusal?: Refusal;
+}
+
+/**
+ * Checks a request's key and counts it against the limits. Synchronous when both live in this process;
+ * a promise when the counters live elsewhere (the cluster's primary, Redis). An unavailable key store or
+ * counter store throws (or rejects with) a 503 ApiError.
+ */
+export type Admission = (
+  authorization: string | undefined,
+  address: () => string,
+  now: number,
+) => Verdict | Promise<Verdict>;
+
+/**
+ * Keys from the key reader, counters from `limits`. Failed authentications are limited per client address
+ * (SPEC: "repeated failed authentication attempts may themselves be rate limited"); a valid key is served
+ * from any address, so nobody can lock a key's owner out by failing from the same address (a shared NAT, a
+ * proxy without TRUST_PROXY). Keys carry ~238 random bits: what the limit slows down is noise, not guessing.
+ */
+export function localAdmission(lookup: KeyLookup, limits: Limits): Admission {
+  return (authorization, address, now) => {
+    const keyId = authenticate(authorization, lookup, now); // a 503 from the key store propagates as is
+    if (keyId === null) {
+      const a = address();
+      const blocked = limits.checkAddress(a);
+      if (blocked) return { keyId: null, refusal: blocked };
+      limits.recordFailure(a);
+      return { keyId: null };
+    }
+    const r = limits.consumeKey(keyId);
+    return isRefusal(r) ? { keyId, refusal: r } : { keyId, headers: r.headers };
+  };
+}
+
+/** Keys from this process's key reader, counters in another process (a cluster's primary): one message per request. */
+export function sharedAdmission(lookup: KeyLookup, limits: SharedLimits): Admission {
+  return (authorization, address, now) => {
+    const keyId = authenticate(authorization, lookup, now);
+    if (keyId === null) return limits.failure(address()).then((refusal) => (refusal ? { keyId, refusal } : { keyId }));
+    return limits.consumeKey(keyId).then((r) => (isRefusal(r) ? { keyId, refusal: r } : { keyId, headers: r.headers }));
+  };
+}
+
 export interface AccessOptions {
-  lookup: KeyLookup;
-  limits: Limits;
+  admission: Admission;
   /** The service itself terminates TLS (TLS_CERT_PATH): every response gets HSTS. */
   tls: boolean;
   /** TRUST_PROXY: honour X-Forwarded-Proto and X-Forwarded-For. */
@@ -24,6 +74,8 @@ export interface AccessOptions {
   now?: () => number;
   /** Told of every 429: 'key' (the key's limit) or 'address' (failed authentications). */
   onLimited?: (kind: 'key' | 'address') => void;
+  /** Called when an asynchronous admission has answered, before the response is written. */
+  waited?: (res: ServerResponse) => void;
 }
 
 const EXPOSE = 'X-Request-Id, RateLimit, RateLimit-Policy, Retry-After, ETag, Last-Modified, X-Snapshot-Id';
@@ -93,7 +145,7 @@ const tooMany = (r: Refusal, message: string) => new ApiError('rate_limited', me
 
 export function accessGuard(o: AccessOptions): Guard {
   const now = o.now ?? Date.now;
-  return (req: Req, res: ServerResponse, route: { public: boolean }): boolean => {
+  return (req: Req, res: ServerResponse, route: { public: boolean }): boolean | Promise<boolean> => {
     // Transport: behind a trusted proxy, a request that reached it over plain HTTP is sent to HTTPS.
     const proto = o.trustProxy ? forwarded(req, 'x-forwarded-proto')?.toLowerCase() : undefined;
     if (proto === 'http') {
@@ -141,35 +193,36 @@ export function accessGuard(o: AccessOptions): Guard {
       }
     }
     if (route.public) return false;
-    return authenticateAndLimit(req, res);
+    const v = o.admission(authorization(req), () => clientAddress(req, o.trustProxy), now());
+    if (!(v instanceof Promise)) return admit(req, res, v);
+    // The answer comes later: a drain may have begun meanwhile, and then the answer closes its connection.
+    return v.then(
+      (x) => {
+        o.waited?.(res);
+        return admit(req, res, x);
+      },
+      (e) => {
+        o.waited?.(res);
+        throw e;
+      },
+    );
   };
-  function authenticateAndLimit(req: Req, res: ServerResponse): boolean {
-    // Failed authentications are limited per client address (SPEC: "repeated failed authentication
-    // attempts may themselves be rate limited"); a valid key is served from any address, so nobody can
-    // lock a key's owner out by failing from the same address (a shared NAT, a proxy without
-    // TRUST_PROXY). Keys carry ~238 random bits: what the limit slows down is noise, not guessing.
-    const keyId = authenticate(authorization(req), o.lookup, now()); // a 503 from the key store propagates as is
-    if (keyId === null) {
-      const address = clientAddress(req, o.trustProxy);
-      const blocked = o.limits.checkAddress(address);
-      if (blocked) {
-        o.onLimited?.('address');
-        throw tooMany(
-          blocked,
-          `Too many failed authentications from this address; retry after ${blocked.retryAfter} s.`,
-        );
-      }
-      o.limits.recordFailure(address);
-      throw unauthorized();
+  /** Lets the request on (false: not answered here) or throws its 401 / 429. */
+  function admit(req: Req, res: ServerResponse, v: Verdict): false {
+    if (v.keyId !== null) req.keyId = v.keyId;
+    if (v.refusal) {
+      o.onLimited?.(v.keyId === null ? 'address' : 'key');
+      const s = v.refusal.retryAfter;
+      throw tooMany(
+        v.refusal,
+        v.keyId === null
+          ? `Too many failed authentications from this address; retry after ${s} s.`
+          : `Rate limit for this key exceeded; retry after ${s} s.`,
+      );
     }
-    req.keyId = keyId;
-
-    const r = o.limits.consumeKey(keyId);
-    if (isRefusal(r)) {
-      o.onLimited?.('key');
-      throw tooMany(r, `Rate limit for this key exceeded; retry after ${r.retryAfter} s.`);
-    }
-    for (const k in r.headers) addHeader(res, k, r.headers[k]);
+    if (v.keyId === null) throw unauthorized();
+    const h = v.headers;
+    if (h) for (const k in h) addHeader(res, k, h[k]);
     return false;
   }
 }

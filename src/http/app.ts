@@ -59,6 +59,9 @@ export function createApp(deps: AppDeps) {
   const guarded = (req: Req, res: ServerResponse, isPublic: boolean) =>
     deps.guard ? deps.guard(req, res, { public: isPublic }) : false;
   const render = (req: Req, res: ServerResponse, err: unknown) => sendError(res, req.id, err, deps.log);
+  /** Runs `next` unless the access step answered the request; after it when the step is a promise. */
+  const afterGuard = (g: boolean | Promise<boolean>, next: () => void) =>
+    g === false ? next() : g === true ? undefined : g.then((answered) => (answered ? undefined : next()));
 
   // Every error thrown below (or rejected) reaches polka's onError: the one place errors are rendered.
   const app = createRouter({
@@ -66,7 +69,7 @@ export function createApp(deps: AppDeps) {
     onNoMatch: (request, res) => {
       const req = request as unknown as Req;
       req.route = '(no match)';
-      if (!guarded(req, res, false)) render(req, res, notFound(req.path));
+      return afterGuard(guarded(req, res, false), () => render(req, res, notFound(req.path)));
     },
   });
 
@@ -75,7 +78,12 @@ export function createApp(deps: AppDeps) {
     const handler = (request: IncomingMessage, res: ServerResponse) => {
       const req = request as Req;
       req.route = r.path;
-      if (guarded(req, res, isPublic)) return;
+      const g = guarded(req, res, isPublic);
+      if (g === false) return answer(req, res);
+      if (g !== true) return g.then((answered) => answered || answer(req, res));
+    };
+    /** The route's answer, once the access step let the request through. */
+    const answer = (req: Req, res: ServerResponse) => {
       const raw = parseRawQuery(req.search ? req.search.slice(1) : '');
       const query = validateQuery(r.query, raw) as Record<string, unknown>;
       const params: Record<string, string> = {};
@@ -105,7 +113,9 @@ export function createApp(deps: AppDeps) {
     const paths = routes.filter((r) => (r.public === true) === isPublic).map((r) => r.path);
     app.all(paths, ((request: IncomingMessage, res: ServerResponse) => {
       const req = request as Req;
-      if (!guarded(req, res, isPublic)) throw notAllowed(req.method);
+      return afterGuard(guarded(req, res, isPublic), () => {
+        throw notAllowed(req.method);
+      });
     }) as never);
   }
 

@@ -2,6 +2,9 @@
 import type { Server } from 'node:http';
 import type { Lifecycle, Log } from './route.ts';
 
+/** How often connections that became idle during the drain are closed. */
+const IDLE_SWEEP_MS = 50;
+
 export interface DrainResult {
   /** Requests being answered when the drain began. */
   inFlightAtStart: number;
@@ -34,11 +37,17 @@ export function drain(servers: Server[], lifecycle: Lifecycle, timeoutMs: number
       for (const s of servers) s.closeAllConnections();
       finish(true, cut);
     }, timeoutMs);
+    // A request that was waiting (for its admission by the cluster's primary or Redis, for compression) when
+    // the drain began may answer later on a kept-alive connection: such connections are closed once idle.
+    const idle = setInterval(() => {
+      for (const s of servers) s.closeIdleConnections();
+    }, IDLE_SWEEP_MS);
     let done = false;
     const finish = (timedOut: boolean, cut: number) => {
       if (done) return;
       done = true;
       clearTimeout(timer);
+      clearInterval(idle);
       const result = { inFlightAtStart, timedOut, cut, ms: Date.now() - started };
       log({
         level: timedOut ? 'warn' : 'info',

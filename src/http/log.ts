@@ -2,28 +2,52 @@
 import type { Writable } from 'node:stream';
 import type { Log } from './route.ts';
 
-const format = (line: Record<string, unknown>) => `${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`;
+/** The largest write a pipe takes in one piece (POSIX PIPE_BUF on Linux): shorter writes never interleave. */
+const PIPE_BUF = 4096;
 
 /**
  * `log` writes a line at once; `requestLog` collects request lines and writes them every 50 ms (or at 64 KB):
  * one write per request costs ~7 % of the detail endpoint's throughput. Other lines flush the buffer first,
  * so the order is kept, and so does exit (stdout is synchronous for files and pipes on Linux, so nothing is
  * lost on a normal stop).
+ *
+ * `opts.fields` are added to every line (a cluster worker's `worker` and `pid`). `opts.shared`: other
+ * processes write to the same stdout (a cluster's workers), so batches are written in pieces of whole lines
+ * of at most PIPE_BUF bytes, which a pipe never interleaves with another writer's.
  */
-export function stdoutLog(out: Writable): { log: Log; requestLog: Log } {
+export function stdoutLog(
+  out: Writable,
+  opts: { fields?: Record<string, unknown>; shared?: boolean } = {},
+): { log: Log; requestLog: Log } {
+  const tail = opts.fields ? `,${JSON.stringify(opts.fields).slice(1)}\n` : '';
+  const format = opts.fields
+    ? (line: Record<string, unknown>) => JSON.stringify({ time: new Date().toISOString(), ...line }).slice(0, -1) + tail
+    : (line: Record<string, unknown>) => `${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`;
   let buf: string[] = [];
   let bytes = 0;
   let timer: NodeJS.Timeout | null = null;
+  const write = (lines: string[]) => {
+    if (!opts.shared) return void out.write(lines.join(''));
+    let piece = '';
+    for (const l of lines) {
+      if (piece.length > 0 && Buffer.byteLength(piece) + Buffer.byteLength(l) > PIPE_BUF) {
+        out.write(piece);
+        piece = '';
+      }
+      piece += l;
+    }
+    if (piece.length > 0) out.write(piece);
+  };
   const flush = () => {
     if (timer) {
       clearTimeout(timer);
       timer = null;
     }
     if (buf.length === 0) return;
-    const text = buf.join('');
+    const lines = buf;
     buf = [];
     bytes = 0;
-    out.write(text);
+    write(lines);
   };
   const requestLog = (line: Record<string, unknown>) => {
     const text = format(line);

@@ -112,8 +112,8 @@ export function createMetrics(src: MetricsSources): Metrics {
   return { registry, request, inFlight, swaps, refused, limited, unauthorized };
 }
 
-/** The metrics listener: GET /metrics in the Prometheus text format, nothing else. */
-export function serveMetrics(registry: Registry): Server {
+/** The metrics listener: GET /metrics in the Prometheus text format, nothing else (a registry, or a cluster's merge). */
+export function serveMetrics(registry: Pick<Registry, 'metrics' | 'contentType'>): Server {
   return createServer((req, res) => {
     if (req.method !== 'GET' || req.url?.split('?')[0] !== '/metrics') {
       res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found: GET /metrics\n');

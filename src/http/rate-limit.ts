@@ -22,6 +22,16 @@ export interface Limits {
   size(): number;
 }
 
+/**
+ * Limits whose counters live in another process (the cluster's primary): the same decisions as Limits,
+ * answered later. `failure` is checkAddress and recordFailure in one step.
+ */
+export interface SharedLimits {
+  consumeKey(keyId: string): Promise<Allowance | Refusal>;
+  /** A Refusal when the address already failed too often in the window (not recorded then); else records one failure. */
+  failure(address: string): Promise<Refusal | null>;
+}
+
 export const POLICY = 'per-key';
 
 /**
@@ -37,7 +47,7 @@ const secondsUntil = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
  * Memory stays bounded: an unref'd sweep every window deletes ended windows, so no entry outlives
  * two windows.
  */
-class FixedWindows {
+export class FixedWindows {
   private readonly entries = new Map<string, { hits: number; end: number }>();
   private readonly sweeper: NodeJS.Timeout;
 
@@ -89,7 +99,31 @@ export function createLimits(opts: {
   const now = opts.now ?? Date.now;
   const perKey = new FixedWindows(duration * 1000, now);
   const failures = new FixedWindows(duration * 1000, now);
-  const policy = `"${POLICY}";q=${opts.perKey};w=${duration}`;
+  const answer = limitAnswers(opts.perKey, duration);
+
+  return {
+    consumeKey(keyId) {
+      const { hits, msLeft } = perKey.hit(keyId, 1);
+      return answer.key(hits, msLeft);
+    },
+    checkAddress(address) {
+      const { hits, msLeft } = failures.hit(addressBucket(address), 0);
+      return hits >= opts.authFailures ? answer.address(msLeft) : null;
+    },
+    recordFailure(address) {
+      failures.hit(addressBucket(address), 1);
+    },
+    size: () => perKey.size() + failures.size(),
+  };
+}
+
+/**
+ * The answers to a count, wherever it was kept (this process, the cluster's primary, Redis): the per-key
+ * allowance or refusal from the window's hits so far and the ms until it ends, and the failed-authentication
+ * refusal. One place, so every mode sends the same headers.
+ */
+export function limitAnswers(perKey: number, windowSeconds: number) {
+  const policy = `"${POLICY}";q=${perKey};w=${windowSeconds}`;
   const state = (remaining: number, ms: number) => ({
     'RateLimit-Policy': policy,
     RateLimit: `"${POLICY}";r=${remaining};t=${secondsUntil(ms)}`,
@@ -98,21 +132,10 @@ export function createLimits(opts: {
     const retryAfter = secondsUntil(ms);
     return { retryAfter, headers: { ...headers, 'Retry-After': String(retryAfter) } };
   };
-
   return {
-    consumeKey(keyId) {
-      const { hits, msLeft } = perKey.hit(keyId, 1);
-      if (hits > opts.perKey) return refusal(msLeft, state(0, msLeft));
-      return { headers: state(opts.perKey - hits, msLeft) };
-    },
-    checkAddress(address) {
-      const { hits, msLeft } = failures.hit(addressBucket(address), 0);
-      return hits >= opts.authFailures ? refusal(msLeft) : null;
-    },
-    recordFailure(address) {
-      failures.hit(addressBucket(address), 1);
-    },
-    size: () => perKey.size() + failures.size(),
+    key: (hits: number, msLeft: number): Allowance | Refusal =>
+      hits > perKey ? refusal(msLeft, state(0, msLeft)) : { headers: state(perKey - hits, msLeft) },
+    address: (msLeft: number): Refusal => refusal(msLeft),
   };
 }
 

@@ -4,16 +4,18 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { Config } from '../config.ts';
+import { type Config, redactUrl } from '../config.ts';
 import { KeyReader } from '../keys/reader.ts';
 import { KeyStoreError } from '../keys/store.ts';
+import { redisAdmission } from '../redis/admission.ts';
+import { connectRedis, type RedisLink } from '../redis/client.ts';
 import { SnapshotError, SnapshotSource } from '../snapshot/source.ts';
-import { accessGuard, httpsRedirect } from './access.ts';
+import { type Admission, accessGuard, httpsRedirect, localAdmission, sharedAdmission } from './access.ts';
 import { createApp } from './app.ts';
 import { cursorCodec } from './cursor.ts';
 import { type DrainResult, drain } from './drain.ts';
 import { createMetrics, type Metrics, serveMetrics } from './metrics.ts';
-import { createLimits } from './rate-limit.ts';
+import { createLimits, type SharedLimits } from './rate-limit.ts';
 import { clientErrorHandler, connectHandler, trackingResponses } from './raw-answers.ts';
 import type { Lifecycle, Log } from './route.ts';
 
@@ -25,7 +27,9 @@ export interface Service {
   /** The METRICS_PORT listener (http://…), when configured. */
   metricsUrl?: string;
   snapshots: SnapshotSource;
-  keys: KeyReader;
+  /** The key store file's reader; null when keys and limits live in Redis (REDIS_URL). */
+  keys: KeyReader | null;
+  redis: RedisLink | null;
   servers: Server[];
   metrics: Metrics;
   lifecycle: Lifecycle;
@@ -45,6 +49,8 @@ export interface ServiceOptions {
   keysRetryMs?: number;
   /** Connection time limits (production values below); tests shorten them. */
   timeouts?: Partial<typeof TIMEOUTS>;
+  /** Counters kept by another process (a cluster worker asks its primary); default: in this process. Not with REDIS_URL. */
+  sharedLimits?: SharedLimits;
 }
 
 /**
@@ -83,10 +89,14 @@ function naming(setting: string, e: unknown): unknown {
   return e;
 }
 
+export const CURSOR_SECRET_WARNING =
+  'CURSOR_SECRET is not set: paging cursors are signed with a random secret of this process, so they stop working when it restarts and are not accepted by other instances; set CURSOR_SECRET to a long random value';
+
 export async function startService(config: Config, opts: ServiceOptions): Promise<Service> {
   // Read lazily by the metrics (at scrape time), once both exist.
   let snapshots!: SnapshotSource;
-  let keys!: KeyReader;
+  let keys: KeyReader | null = null;
+  let redis: RedisLink | null = null;
   const metrics = createMetrics({
     snapshot: () => snapshots?.peek()?.meta ?? null,
     keyReloads: () => keys?.reloads ?? 0,
@@ -103,34 +113,58 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   } catch (e) {
     throw naming('SNAPSHOT_PATH', e);
   }
-  try {
-    keys = new KeyReader(config.KEYS_PATH, { retryMs: opts.keysRetryMs, log: opts.log, now: opts.now });
-  } catch (e) {
-    snapshots.close();
-    throw naming('KEYS_PATH', e);
+  const windowSeconds = opts.rateWindowSeconds ?? 60;
+  let admission: Admission;
+  if (config.REDIS_URL !== undefined) {
+    // Several replicas: keys and counters in Redis. Not reachable yet, the service starts and fails closed (503)
+    // until it is, so replicas and Redis may start in any order.
+    redis = connectRedis(config.REDIS_URL, { log: opts.log, name: 'nlr-api' });
+    const where = redactUrl(config.REDIS_URL);
+    opts.log({ level: 'info', msg: 'API keys and rate limits in Redis', redis: where, prefix: config.REDIS_PREFIX });
+    if (!(await redis.waitReady(2000)))
+      opts.log({ level: 'warn', msg: 'redis is not reachable yet: requests that need a key get 503', redis: where });
+    admission = redisAdmission(redis, {
+      prefix: config.REDIS_PREFIX,
+      perKey: config.RATE_LIMIT_PER_MINUTE,
+      authFailures: config.AUTH_FAILURES_PER_MINUTE,
+      windowSeconds,
+    });
+  } else {
+    try {
+      keys = new KeyReader(config.KEYS_PATH, { retryMs: opts.keysRetryMs, log: opts.log, now: opts.now });
+    } catch (e) {
+      snapshots.close();
+      throw naming('KEYS_PATH', e);
+    }
+    admission = opts.sharedLimits
+      ? sharedAdmission(keys.lookup, opts.sharedLimits)
+      : localAdmission(
+          keys.lookup,
+          createLimits({
+            perKey: config.RATE_LIMIT_PER_MINUTE,
+            authFailures: config.AUTH_FAILURES_PER_MINUTE,
+            windowSeconds,
+          }),
+        );
   }
   const tls = config.TLS_CERT_PATH !== undefined && config.TLS_KEY_PATH !== undefined;
   const guard = accessGuard({
-    lookup: keys.lookup,
-    limits: createLimits({
-      perKey: config.RATE_LIMIT_PER_MINUTE,
-      authFailures: config.AUTH_FAILURES_PER_MINUTE,
-      windowSeconds: opts.rateWindowSeconds,
-    }),
+    admission,
     tls,
     trustProxy: config.TRUST_PROXY,
     playgroundOrigin: config.PLAYGROUND_ORIGIN,
     now: opts.now,
     onLimited: (kind) => metrics.limited.labels(kind).inc(),
+    // Read when the request began, `draining` may have turned true while its admission was awaited.
+    waited: (res) => {
+      if (lifecycle.draining) res.shouldKeepAlive = false;
+    },
   });
   // No built-in default: a secret written in the source would let anyone forge cursors (any position, no expiry).
   let cursorSecret = config.CURSOR_SECRET;
   if (cursorSecret === undefined) {
     cursorSecret = randomBytes(32).toString('base64url');
-    opts.log({
-      level: 'warn',
-      msg: 'CURSOR_SECRET is not set: paging cursors are signed with a random secret of this process, so they stop working when it restarts and are not accepted by other instances; set CURSOR_SECRET to a long random value',
-    });
+    opts.log({ level: 'warn', msg: CURSOR_SECRET_WARNING });
   }
   const app = createApp({
     snapshots,
@@ -141,7 +175,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     guard,
     metrics,
     lifecycle,
-    keysReady: () => keys.probe(),
+    keysReady: redis ? () => redis!.ready() : () => keys!.probe(),
   });
   const servers: Server[] = [];
   const close = async () => {
@@ -155,7 +189,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       ),
     );
     snapshots.close();
-    keys.close();
+    keys?.close();
+    await redis?.close();
   };
 
   try {
@@ -219,11 +254,24 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     const drainAll = async (timeoutMs: number) => {
       const result = await drain(servers, lifecycle, timeoutMs, opts.log);
       snapshots.close();
-      keys.close();
+      keys?.close();
+      await redis?.close();
       return result;
     };
     const url = `${tls ? 'https' : 'http'}://${host}:${port}`;
-    return { url, redirectUrl, metricsUrl, snapshots, keys, servers, metrics, lifecycle, drain: drainAll, close };
+    return {
+      url,
+      redirectUrl,
+      metricsUrl,
+      snapshots,
+      keys,
+      redis,
+      servers,
+      metrics,
+      lifecycle,
+      drain: drainAll,
+      close,
+    };
   } catch (e) {
     await close();
     throw e;

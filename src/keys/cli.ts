@@ -1,8 +1,9 @@
 // The operator's key command: create, list, disable, enable, revoke keys in the key store at KEYS_PATH.
 import { parseCliArgs } from '../../snapshot-format/cli-args.ts';
-import { SETTINGS } from '../config.ts';
+import { ConfigError, loadSettings, SETTINGS } from '../config.ts';
 import { isRealDate } from '../http/params.ts';
-import { changeKey, createKey, KeyStoreError, listKeys, openKeyStore } from './store.ts';
+import { type KeyAdmin, openKeyAdmin } from './admin.ts';
+import { KeyStoreError } from './store.ts';
 
 const USAGE = `Usage: npm run keys -- <command> [arguments]
 
@@ -12,7 +13,8 @@ const USAGE = `Usage: npm run keys -- <command> [arguments]
   enable ID                                     undo disable (not possible for a revoked key)
   revoke ID                                     refuse the key for good (final)
 
-The key store is KEYS_PATH (default ${SETTINGS.KEYS_PATH.default}). Exit status: 0 done, 1 failed (e.g. unknown id), 2 bad arguments.
+The key store is KEYS_PATH (default ${SETTINGS.KEYS_PATH.default}), or Redis when REDIS_URL is set (keys under
+REDIS_PREFIX, default ${SETTINGS.REDIS_PREFIX.default}). Exit status: 0 done, 1 failed (e.g. unknown id), 2 bad arguments.
 `;
 
 class UsageError extends Error {}
@@ -41,12 +43,12 @@ function keyName(raw: string | undefined): string {
   return name;
 }
 
-function run(
+async function run(
   argv: string[],
   env: Record<string, string | undefined>,
   out: (s: string) => void,
   err: (s: string) => void,
-): number {
+): Promise<number> {
   try {
     let parsed;
     try {
@@ -65,7 +67,17 @@ function run(
       return 0;
     }
     const [command, ...rest] = positionals;
-    const path = env.KEYS_PATH || SETTINGS.KEYS_PATH.default;
+    const settings = loadSettings(env, ['KEYS_PATH', 'REDIS_URL', 'REDIS_PREFIX']);
+    const at = { keysPath: settings.KEYS_PATH, redisUrl: settings.REDIS_URL, redisPrefix: settings.REDIS_PREFIX };
+    /** Runs `f` on the key store, closed afterwards. */
+    const withStore = async (create: boolean, f: (store: KeyAdmin) => Promise<void>) => {
+      const store = await openKeyAdmin(at, { create });
+      try {
+        await f(store);
+      } finally {
+        await store.close();
+      }
+    };
     const now = Date.now();
     const noOptions = () => {
       if (values.name !== undefined || values['expires-at'] !== undefined)
@@ -76,24 +88,16 @@ function run(
       case 'create': {
         if (rest.length) throw new UsageError(`create takes no positional arguments (got ${rest.join(' ')})`);
         const opts = { name: keyName(values.name), expiresAt: expiry(values['expires-at'], now), now };
-        const db = openKeyStore(path, { create: true });
-        try {
-          out(`${JSON.stringify(createKey(db, opts))}\n`);
-        } finally {
-          db.close();
-        }
+        await withStore(true, async (store) => out(`${JSON.stringify(await store.create(opts))}\n`));
         err('Store this key now: it is shown only this once and cannot be recovered.\n');
         return 0;
       }
       case 'list': {
         noOptions();
         if (rest.length) throw new UsageError('list takes no arguments');
-        const db = openKeyStore(path, { create: false });
-        try {
-          for (const k of listKeys(db, now)) out(`${JSON.stringify(k)}\n`);
-        } finally {
-          db.close();
-        }
+        await withStore(false, async (store) => {
+          for (const k of await store.list(now)) out(`${JSON.stringify(k)}\n`);
+        });
         return 0;
       }
       case 'disable':
@@ -104,12 +108,8 @@ function run(
           throw new UsageError(
             `${command} needs exactly one key id, e.g. npm run keys -- ${command} key_XXXXXXXXXXXXXXXX`,
           );
-        const db = openKeyStore(path, { create: false });
-        try {
-          out(`${JSON.stringify(changeKey(db, rest[0], command, now))}\n`);
-        } finally {
-          db.close();
-        }
+        const [id] = rest;
+        await withStore(false, async (store) => out(`${JSON.stringify(await store.change(id, command, now))}\n`));
         return 0;
       }
       default:
@@ -120,15 +120,18 @@ function run(
       err(`keys: ${e.message}\n\n${USAGE}`);
       return 2;
     }
-    err(`keys: ${e instanceof KeyStoreError ? e.message : `failed: ${(e as Error).message}`}\n`);
+    const known = e instanceof KeyStoreError || e instanceof ConfigError;
+    err(`keys: ${known ? (e as Error).message : `failed: ${(e as Error).message}`}\n`);
     return 1;
   }
 }
 
 // An entry point only (never imported): a main-module check could silently do nothing under a symlinked path or a bundle.
-process.exitCode = run(
+run(
   process.argv.slice(2),
   process.env,
   (s) => process.stdout.write(s),
   (s) => process.stderr.write(s),
-);
+).then((code) => {
+  process.exitCode = code;
+});

@@ -32,7 +32,8 @@ export interface KeyInfo {
   expires: string | null;
   status: KeyStatus;
 }
-interface Row {
+/** A key's row (the key store's columns, its digest aside). */
+export interface KeyRow {
   id: string;
   name: string;
   created_at: string;
@@ -85,13 +86,14 @@ export function openKeyStore(path: string, opts: { create: boolean }): Database.
   }
 }
 
-function statusOf(r: Row, now: number): KeyStatus {
+function statusOf(r: KeyRow, now: number): KeyStatus {
   if (r.revoked_at !== null) return 'revoked';
   if (r.disabled_at !== null) return 'disabled';
   if (r.expires_at !== null && !(Date.parse(r.expires_at) > now)) return 'expired';
   return 'active';
 }
-const info = (r: Row, now: number): KeyInfo => ({
+/** What `keys list` shows of a row. */
+export const keyInfo = (r: KeyRow, now: number): KeyInfo => ({
   id: r.id,
   name: r.name,
   created: r.created_at,
@@ -107,7 +109,7 @@ export function createKey(
 ): KeyInfo & { key: string } {
   const now = opts.now ?? Date.now();
   const key = generateKey();
-  const row: Row = {
+  const row: KeyRow = {
     id: `key_${randomBase62(16)}`,
     name: opts.name,
     created_at: new Date(now).toISOString(),
@@ -118,12 +120,12 @@ export function createKey(
   db.prepare(
     'INSERT INTO api_keys (id, name, digest, created_at, expires_at) VALUES (@id, @name, @digest, @created_at, @expires_at)',
   ).run({ id: row.id, name: row.name, digest: digestKey(key), created_at: row.created_at, expires_at: row.expires_at });
-  return { ...info(row, now), key };
+  return { ...keyInfo(row, now), key };
 }
 
 export function listKeys(db: Database.Database, now = Date.now()): KeyInfo[] {
-  return (db.prepare(`SELECT ${COLUMNS} FROM api_keys ORDER BY created_at, id`).all() as Row[]).map((r) =>
-    info(r, now),
+  return (db.prepare(`SELECT ${COLUMNS} FROM api_keys ORDER BY created_at, id`).all() as KeyRow[]).map((r) =>
+    keyInfo(r, now),
   );
 }
 
@@ -140,7 +142,7 @@ export function changeKey(
   const at = new Date(now).toISOString();
   return db
     .transaction(() => {
-      const r = db.prepare(`SELECT ${COLUMNS} FROM api_keys WHERE id = ?`).get(id) as Row | undefined;
+      const r = db.prepare(`SELECT ${COLUMNS} FROM api_keys WHERE id = ?`).get(id) as KeyRow | undefined;
       if (!r) throw new KeyStoreError(`no key with id ${JSON.stringify(id)} (see npm run keys -- list)`);
       if (r.revoked_at !== null && action !== 'revoke')
         throw new KeyStoreError(`key ${id} is revoked; revocation is final (create a new key instead)`);
@@ -152,7 +154,7 @@ export function changeKey(
         disabled_at: r.disabled_at,
         revoked_at: r.revoked_at,
       });
-      return info(r, now);
+      return keyInfo(r, now);
     })
     .immediate();
 }

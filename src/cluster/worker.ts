@@ -1,0 +1,89 @@
+// A cluster worker: startService as a single process runs it, with its limits counted by the primary (or in
+// Redis), no metrics listener (the primary serves /metrics), and a drain when the primary says so.
+import type { Config } from '../config.ts';
+import type { Log } from '../http/route.ts';
+import { type Service, startService } from '../http/server.ts';
+import { limitsOverIpc } from './limits.ts';
+import { answerMetrics } from './metrics.ts';
+import { isMessage, type ToPrimary, type ToWorker } from './protocol.ts';
+
+export interface WorkerIo {
+  /** This worker's place in the cluster (0 … WORKERS-1, kept by its replacement): the metrics' `worker` label. */
+  slot: string;
+  log: Log;
+  requestLog: Log;
+  /** The one-line message of a start-up failure, as a single process would print it. */
+  startupMessage(e: unknown): string;
+}
+
+const send = (m: ToPrimary, done?: () => void) => {
+  if (process.connected) process.send!(m, undefined, undefined, done);
+  else done?.();
+};
+
+export async function runWorker(config: Config, io: WorkerIo): Promise<void> {
+  // With Redis the counters are there, shared by every replica; otherwise the primary holds them.
+  const ipc = config.REDIS_URL
+    ? null
+    : limitsOverIpc(
+        {
+          perKey: config.RATE_LIMIT_PER_MINUTE,
+          authFailures: config.AUTH_FAILURES_PER_MINUTE,
+          windowSeconds: 60,
+        },
+        (ops) => {
+          if (!process.connected) return false;
+          process.send!({ nlr: 'limits', ops } satisfies ToPrimary);
+          return true;
+        },
+      );
+  let service: Service | null = null;
+  process.on('message', (m: ToWorker) => {
+    if (!isMessage(m)) return;
+    switch (m.nlr) {
+      case 'limits':
+        return ipc?.answer(m.answers);
+      case 'metrics':
+        if (service) answerMetrics(service.metrics.registry, m, send);
+        else send({ nlr: 'metrics', id: m.id, metrics: null });
+        return;
+      case 'drain':
+        return stop('the primary asked for a drain');
+      case 'refresh':
+        return void service?.snapshots.refresh();
+    }
+  });
+
+  let stopping = false;
+  function stop(why: string) {
+    if (stopping || service === null) return;
+    stopping = true;
+    io.log({ level: 'info', msg: `stopping: ${why}`, drain_timeout_ms: config.DRAIN_TIMEOUT_MS });
+    service.drain(config.DRAIN_TIMEOUT_MS).then((r) => {
+      ipc?.close();
+      process.exit(r.timedOut ? 1 : 0);
+    });
+  }
+
+  try {
+    service = await startService(
+      { ...config, METRICS_PORT: undefined },
+      {
+        log: io.log,
+        requestLog: io.requestLog,
+        sharedLimits: ipc?.limits,
+      },
+    );
+  } catch (e) {
+    send({ nlr: 'failed', message: io.startupMessage(e) }, () => process.exit(1));
+    return;
+  }
+  service.metrics.registry.setDefaultLabels({ worker: io.slot });
+  // A terminal's Ctrl-C reaches every process of the group: a worker drains on its own signal too.
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGHUP', () => void service?.snapshots.refresh());
+  const snapshotId = service.snapshots.get().meta.snapshot_id;
+  io.log({ level: 'info', msg: 'worker ready', snapshot_id: snapshotId });
+  send({ nlr: 'ready', url: service.url, redirectUrl: service.redirectUrl, snapshotId });
+}

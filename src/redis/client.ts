@@ -1,0 +1,95 @@
+// One ioredis connection (REDIS_URL) for a server or the key command: commands fail fast instead of waiting
+// (no offline queue, a 500 ms command timeout), it reconnects by itself, and its password is never logged.
+import { Redis } from 'ioredis';
+import { redactUrl } from '../config.ts';
+import type { Log } from '../http/route.ts';
+
+/** The longest a request waits for Redis before it fails closed (503). */
+export const COMMAND_TIMEOUT_MS = 500;
+/** While connected, a PING this often keeps `ready()` true to what Redis does, with or without traffic. */
+const PING_MS = 1000;
+
+export interface RedisLink {
+  redis: Redis;
+  /** Connected, and the last command or PING did not fail (for /readyz). */
+  ready(): boolean;
+  /** Resolves true once connected, false after `ms` (the caller goes on and fails closed meanwhile). */
+  waitReady(ms: number): Promise<boolean>;
+  /** A command failed (a timeout while connected: Redis is stuck); `ready()` is false until one succeeds. */
+  failed(e: unknown): void;
+  succeeded(): void;
+  close(): Promise<void>;
+}
+
+export function connectRedis(url: string, opts: { log?: Log; name: string; commandTimeoutMs?: number }): RedisLink {
+  const where = redactUrl(url);
+  const redis = new Redis(url, {
+    connectionName: opts.name,
+    enableAutoPipelining: true, // the commands of one event-loop turn go out as one write
+    enableOfflineQueue: false, // disconnected: a command fails at once, nothing piles up
+    maxRetriesPerRequest: 0, // a command in flight when the connection drops fails, not retried later
+    commandTimeout: opts.commandTimeoutMs ?? COMMAND_TIMEOUT_MS,
+    connectTimeout: 2000,
+    retryStrategy: (times) => Math.min(50 * times, 500), // reconnect every 50 … 500 ms, for ever
+  });
+  let stuck = false;
+  let closing = false;
+  let down: string | null = null;
+  const unavailable = (reason: string) => {
+    if (down === null && !closing)
+      opts.log?.({ level: 'error', msg: 'redis unavailable; failing closed', redis: where, reason });
+    down = reason;
+  };
+  // Without an 'error' listener ioredis would throw its connection errors at the process.
+  redis.on('error', (e: Error) => unavailable(e.message));
+  redis.on('close', () => unavailable('connection closed'));
+  redis.on('ready', () => {
+    stuck = false;
+    if (down !== null) opts.log?.({ level: 'info', msg: 'redis available again', redis: where });
+    down = null;
+  });
+  const ping = setInterval(() => {
+    if (redis.status === 'ready')
+      redis.ping().then(
+        () => link.succeeded(),
+        (e) => link.failed(e),
+      );
+  }, PING_MS);
+  ping.unref();
+
+  const link: RedisLink = {
+    redis,
+    ready: () => redis.status === 'ready' && !stuck,
+    waitReady: (ms) =>
+      redis.status === 'ready'
+        ? Promise.resolve(true)
+        : new Promise((resolve) => {
+            const t = setTimeout(() => resolve(false), ms);
+            redis.once('ready', () => {
+              clearTimeout(t);
+              resolve(true);
+            });
+          }),
+    failed(e) {
+      stuck = true;
+      unavailable((e as Error)?.message ?? String(e));
+    },
+    succeeded() {
+      stuck = false;
+      if (down !== null && redis.status === 'ready') {
+        opts.log?.({ level: 'info', msg: 'redis available again', redis: where });
+        down = null;
+      }
+    },
+    async close() {
+      closing = true;
+      clearInterval(ping);
+      try {
+        await redis.quit();
+      } catch {
+        redis.disconnect();
+      }
+    },
+  };
+  return link;
+}
