@@ -1,0 +1,281 @@
+// Many boxes: replicas with REDIS_URL behind HAProxy (deploy/haproxy.cfg with loopback ports), all real: Debian's
+// redis-server and haproxy on free ports, stopped by PID. One limit shared exactly, a revocation through the keys
+// command seen by every replica, cursors across replicas, Redis down and back; a snapshot rollout under load with
+// a replica killed mid-run loses no request.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, readFileSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import autocannon from 'autocannon';
+import { redisKeyStore } from '../src/keys/redis-store.ts';
+import { connectRedis, type RedisLink } from '../src/redis/client.ts';
+import { buildTestSnapshot, startServer, type TestServer, tempDir } from './helpers.ts';
+import {
+  changedSource,
+  connections,
+  type Daemon,
+  get,
+  type Main,
+  missing,
+  type Reply,
+  replaceIn,
+  sleep,
+  spawnMain,
+  startHaproxy,
+  startRedis,
+  until,
+} from './replicas.ts';
+import { freePort } from './sea-nginx.ts';
+import { ROOT } from './support.ts';
+
+const skip = missing('/usr/bin/redis-server', 'redis-server') ?? missing('/usr/sbin/haproxy', 'haproxy');
+const SECRET = 'redis-test-cursor-secret-0123456789';
+const L = 10;
+const A = 3;
+
+let redis: Daemon;
+let redisUrl: string;
+let link: RedisLink;
+let snapshot: string;
+
+/** deploy/haproxy.cfg with the frontend on 127.0.0.1:`lb` (no TLS), these replicas, and checks every 200 ms. */
+async function balancer(lb: number, replicas: string[]): Promise<Daemon> {
+  let cfg = readFileSync(join(ROOT, 'deploy/haproxy.cfg'), 'utf8');
+  cfg = replaceIn(cfg, 'maxconn 20000', 'maxconn 2000');
+  cfg = replaceIn(cfg, /bind :443 ssl .*/, `bind 127.0.0.1:${lb}`);
+  cfg = replaceIn(cfg, 'bind :80', `bind 127.0.0.1:${await freePort()}`);
+  cfg = replaceIn(cfg, /default-server check .*/, 'default-server check inter 200ms fall 1 rise 1 maxconn 500');
+  cfg = replaceIn(cfg, /(\s+server api\d .*\n)+/, '\n');
+  cfg += replicas.map((url, i) => `    server api${i + 1} ${new URL(url).host}\n`).join('');
+  return startHaproxy(cfg, lb);
+}
+
+/** The keys command as a child process, with REDIS_URL: its exit status and JSON output. */
+function keysCommand(...args: string[]) {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/keys/cli.ts', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, REDIS_URL: redisUrl },
+    encoding: 'utf8',
+  });
+  assert.equal(r.status, 0, r.stderr);
+  return JSON.parse(r.stdout);
+}
+
+describe('REDIS_URL: replicas share keys and limits', { skip }, () => {
+  let replicas: TestServer[] = [];
+  let lb: Daemon;
+  let lbUrl: string;
+
+  before(async () => {
+    redis = await startRedis(await freePort());
+    redisUrl = `redis://127.0.0.1:${redis.port}`;
+    link = connectRedis(redisUrl, { name: 'test' });
+    assert.ok(await link.waitReady(5000));
+    snapshot = (await buildTestSnapshot()).path;
+    const env = {
+      SNAPSHOT_PATH: snapshot,
+      REDIS_URL: redisUrl,
+      CURSOR_SECRET: SECRET,
+      RATE_LIMIT_PER_MINUTE: String(L),
+      AUTH_FAILURES_PER_MINUTE: String(A),
+      TRUST_PROXY: '1',
+      LOG_REQUESTS: '1',
+    };
+    replicas = await Promise.all([0, 1, 2].map(() => startServer(env)));
+    const port = await freePort();
+    lb = await balancer(
+      port,
+      replicas.map((r) => r.url),
+    );
+    lbUrl = `http://127.0.0.1:${port}`;
+    await until('every replica in the balancer', async () => (await get(`${lbUrl}/readyz`, null)).status === 200);
+  });
+  after(async () => {
+    await lb?.stop();
+    await Promise.all(replicas.map((r) => r.close()));
+    await link?.close();
+    await redis?.stop();
+  });
+
+  const answeredBy = (rs: Reply[]) =>
+    new Set(rs.map((r) => replicas.findIndex((s) => s.logs.some((l) => l.request_id === r.headers['x-request-id']))));
+  const count = (rs: Reply[], status: number) => rs.filter((r) => r.status === status).length;
+  const through = (n: number, k: string | null) =>
+    Promise.all(connections(n).map((agent) => get(`${lbUrl}/v1/listings?limit=1`, k, agent)));
+
+  it(`shares one limit exactly: L + 4 requests through the balancer get exactly 4 answers 429`, async () => {
+    const k = await redisKeyStore(link, 'nlr:').create({ name: 'limit' });
+    const rs = [...(await through(L, k.key)), ...(await through(4, k.key))];
+    assert.equal(count(rs, 200), L);
+    assert.equal(count(rs, 429), 4);
+    assert.equal(rs.find((r) => r.status === 429)!.body.error.code, 'rate_limited');
+    assert.equal(answeredBy(rs).size, 3, 'every replica answered some (a count per replica would refuse none)');
+    // Failed authentications from one address (HAProxy's X-Forwarded-For) count in total too.
+    const bad = await through(A + 2, 'nlr_live_not-a-key');
+    assert.equal(count(bad, 401), A);
+    assert.equal(count(bad, 429), 2);
+    assert.ok(answeredBy(bad).size >= 2);
+  });
+
+  it('refuses a key revoked with npm run keys on its next request, on every replica', async () => {
+    const created = keysCommand('create', '--name', 'to revoke');
+    assert.match(created.id, /^key_/);
+    // From an address of its own: the failures of the test before used up 127.0.0.1's allowance.
+    const own = { 'X-Forwarded-For': '198.51.100.7' };
+    const owners = (r: TestServer) => get(`${r.url}/v1/owners?limit=1`, created.key, undefined, own);
+    for (const r of replicas) assert.equal((await owners(r)).status, 200);
+    assert.equal(keysCommand('revoke', created.id).status, 'revoked');
+    for (const r of replicas) {
+      const res = await owners(r);
+      assert.equal(res.status, 401);
+      assert.equal(res.body.error.code, 'unauthorized');
+    }
+    const stored = await link.redis.hgetall(`nlr:key:${created.id}`);
+    assert.equal(stored.digest.length, 44, 'a base64 SHA-256 digest');
+    assert.ok(!JSON.stringify(stored).includes(created.key.slice(9)), 'never the key');
+  });
+
+  it('accepts a cursor from one replica on another (the same CURSOR_SECRET)', async () => {
+    const k = await redisKeyStore(link, 'nlr:').create({ name: 'cursor' });
+    const first = await get(`${replicas[0].url}/v1/listings?limit=2`, k.key);
+    const cursor = encodeURIComponent(first.body.pagination.next_cursor);
+    for (const r of replicas.slice(1)) {
+      const next = await get(`${r.url}/v1/listings?limit=2&cursor=${cursor}`, k.key);
+      assert.equal(next.status, 200, next.text);
+      assert.ok(next.body.data[0].id > first.body.data[1].id, 'the page after the first');
+    }
+  });
+
+  it('fails closed while Redis is down or stuck (503 with the envelope, /readyz 503) and recovers when it is back', async () => {
+    const k = await redisKeyStore(link, 'nlr:').create({ name: 'outage' });
+    const direct = () => get(`${replicas[1].url}/v1/owners?limit=1`, k.key);
+    assert.equal((await direct()).status, 200);
+    // Stuck (SIGSTOP): a request waits about the command timeout, no more.
+    redis.child.kill('SIGSTOP');
+    let t0 = Date.now();
+    const stuck = await direct();
+    redis.child.kill('SIGCONT');
+    assert.equal(stuck.status, 503);
+    assert.ok(Date.now() - t0 < 1000, `answered in ${Date.now() - t0} ms`);
+    await until('answers again', async () => (await direct()).status === 200);
+    // Down: the keys survive in Redis's own file (production: appendonly), so SAVE first.
+    await link.redis.save();
+    await redis.stop();
+    t0 = Date.now();
+    const down = await get(`${lbUrl}/v1/owners?limit=1`, k.key);
+    assert.equal(down.status, 503);
+    assert.deepEqual(Object.keys(down.body.error), ['code', 'message', 'request_id']);
+    assert.equal(down.body.error.code, 'service_unavailable');
+    assert.equal(down.headers['retry-after'], '1');
+    assert.ok(Date.now() - t0 < 1000, `answered in ${Date.now() - t0} ms`);
+    for (const r of replicas) {
+      const ready = await get(`${r.url}/readyz`, null);
+      assert.equal(ready.status, 503);
+      assert.equal(ready.body.key_store, 'unavailable');
+      assert.equal((await get(`${r.url}/v1/ping`, null)).status, 200, 'no crash');
+    }
+    redis = await startRedis(redis.port, redis.dir);
+    t0 = Date.now();
+    await until('200 again', async () => (await direct()).status === 200, 2000);
+    assert.ok(Date.now() - t0 <= 2000);
+    assert.equal((await get(`${lbUrl}/v1/owners?limit=1`, k.key)).status, 200);
+  });
+});
+
+describe('REDIS_URL: a snapshot rollout under load, one replica killed', { skip }, () => {
+  const main: Main[] = [];
+  let lb: Daemon;
+  let lbUrl: string;
+  let paths: string[];
+
+  before(async () => {
+    if (!redis || redis.child.exitCode !== null) redis = await startRedis(await freePort());
+    redisUrl = `redis://127.0.0.1:${redis.port}`;
+    snapshot ??= (await buildTestSnapshot()).path;
+    paths = [0, 1, 2].map(() => join(tempDir(), 'snapshot.db'));
+    for (const p of paths) copyFileSync(snapshot, p);
+    const started = await Promise.all(
+      paths.map((p) =>
+        spawnMain({
+          SNAPSHOT_PATH: p,
+          SNAPSHOT_CHECK_MS: '100',
+          REDIS_URL: redisUrl,
+          CURSOR_SECRET: SECRET,
+          WORKERS: '1',
+          TRUST_PROXY: '1',
+          LOG_REQUESTS: '0',
+          RATE_LIMIT_PER_MINUTE: '100000000',
+        }),
+      ),
+    );
+    main.push(...started);
+    const port = await freePort();
+    lb = await balancer(
+      port,
+      main.map((m) => m.url),
+    );
+    lbUrl = `http://127.0.0.1:${port}`;
+  });
+  after(async () => {
+    await lb?.stop();
+    await Promise.all(main.map((m) => m.stop()));
+    await redis?.stop();
+  });
+
+  it('serves every request (0 non-2xx, 0 errors) while each replica swaps snapshots in turn and one is killed', async () => {
+    const rlink = connectRedis(redisUrl, { name: 'test' });
+    assert.ok(await rlink.waitReady(5000));
+    const { key } = await redisKeyStore(rlink, 'nlr:').create({ name: 'load' });
+    await rlink.close();
+    const next = join(tempDir(), 'next.db');
+    await buildTestSnapshot(changedSource(), next);
+    const readyId = async (m: Main) => (await get(`${m.url}/readyz`, null)).body?.snapshot?.id;
+    const oldId = await readyId(main[0]);
+
+    const load = autocannon({
+      url: lbUrl,
+      connections: 6,
+      duration: 20,
+      headers: { Authorization: `Bearer ${key}` },
+      requests: [{ path: '/v1/listings/lst-001' }, { path: '/v1/listings?limit=20' }, { path: '/v1/owners?limit=5' }],
+    });
+    const steps: string[] = [];
+    const rollout = (async () => {
+      // One replica at a time: rename the new file over its snapshot, wait until its /readyz names the new id.
+      for (const i of [0, 1]) {
+        await sleep(3000);
+        const file = `${paths[i]}.next`;
+        copyFileSync(next, file);
+        renameSync(file, paths[i]);
+        const id = await until(`replica ${i} on the new snapshot`, async () => {
+          const id = await readyId(main[i]);
+          return id !== oldId && id;
+        });
+        steps.push(`replica ${i}: ${id}`);
+      }
+      await sleep(2000);
+      main[2].child.kill('SIGKILL');
+      steps.push('replica 2 killed');
+    })();
+    const result = await load;
+    await rollout;
+    assert.deepEqual(steps.slice(2), ['replica 2 killed']);
+    assert.ok(result['2xx'] > 1000, `${result['2xx']} answers`);
+    process.stderr.write(`rollout under load: ${result['2xx']} answers in ${result.duration} s, ${steps.join(', ')}\n`);
+    assert.equal(result.non2xx, 0, `non-2xx answers: ${JSON.stringify(result.statusCodeStats)}`);
+    assert.equal(result.errors, 0, 'connection errors');
+    assert.equal(result.timeouts, 0, 'timeouts');
+    for (const i of [0, 1]) assert.notEqual(await readyId(main[i]), oldId);
+    assert.equal(await main[2].exited, null, 'killed');
+
+    // No replica left: the balancer's own 503 has the error envelope too.
+    await Promise.all(main.slice(0, 2).map((m) => m.stop()));
+    const none = await until('the balancer sees no replica', async () => {
+      const r = await get(`${lbUrl}/v1/listings?limit=1`, key);
+      return r.status === 503 && r;
+    });
+    assert.equal(none.body.error.code, 'service_unavailable');
+    assert.ok(none.body.error.request_id);
+  });
+});
