@@ -1,5 +1,5 @@
 // HTTP caching of data answers: the snapshot's identity and build time, a weak ETag per request, 304 on a match.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { SnapshotMeta } from '../snapshot/source.ts';
 
@@ -31,7 +31,7 @@ export function etagOf(snapshotId: string, path: string, query: Record<string, u
   const keys = Object.keys(query).sort();
   let canonical = `${snapshotId}\n${path}`;
   for (const k of keys) if (query[k] !== undefined) canonical += `\n${k}=${String(query[k])}`;
-  return `W/"${createHash('sha256').update(canonical).digest('base64url').slice(0, 27)}"`;
+  return `W/"${hash('sha256', canonical, 'base64url').slice(0, 27)}"`;
 }
 
 /** Whether If-None-Match names this tag (weak comparison, RFC 9110 13.1.2) or is "*". */

@@ -56,6 +56,21 @@ export class ListingQueries {
     for (const [c, e] of by) this.quantiles.set(c, { values: Float64Array.from(e.v), nonnull: e.nonnull });
   }
 
+  /**
+   * Rows per value and documents per term, read once each: the snapshot never changes. A client can ask for any
+   * value (unknown ones count 0 and are kept too), so the map is emptied when it grows past 16k entries.
+   */
+  private readonly counts = new Map<string, number>();
+  private counted(key: string, read: () => unknown): number {
+    let n = this.counts.get(key);
+    if (n === undefined) {
+      n = (read() as number | undefined) ?? 0;
+      if (this.counts.size >= 16_384) this.counts.clear();
+      this.counts.set(key, n);
+    }
+    return n;
+  }
+
   /** Estimated number of listings in [lo, hi] of a range column, from the quantiles. */
   private rangeEstimate(col: RangeCol, lo: number | undefined, hi: number | undefined): number {
     const q = this.quantiles.get(col);
@@ -77,7 +92,7 @@ export class ListingQueries {
       let n = this.total;
       let sum = 0;
       for (const t of f.fts.terms) {
-        const docs = (this.termDocs.get(t) as number | undefined) ?? 0;
+        const docs = this.counted(`t\u0000${t}`, () => this.termDocs.get(t) as number | undefined);
         n = Math.min(n, docs);
         sum += docs;
       }
@@ -88,7 +103,11 @@ export class ListingQueries {
     for (const k of EQ_KEYS) {
       if (f[k] === undefined) continue;
       const col = eqColumn(k, f);
-      out.push({ driver: { kind: 'eq', col }, n: (this.valueCount.get(col, f[k]) as number | undefined) ?? 0 });
+      const value = f[k] as string;
+      out.push({
+        driver: { kind: 'eq', col },
+        n: this.counted(`${col}\u0000${value}`, () => this.valueCount.get(col, value)),
+      });
     }
     for (const r of RANGES) {
       const lo = r.min ? (f[r.min] as number | undefined) : undefined;
@@ -98,7 +117,8 @@ export class ListingQueries {
     }
     // City and property type together: one range of (city, type, price) in the composite index.
     if (f.location_column === 'city_id' && f.property_type !== undefined) {
-      let n = (this.valueCount.get('city_type', `${f.location_id}\u0001${f.property_type}`) as number | undefined) ?? 0;
+      const cityType = `${f.location_id}\u0001${f.property_type}`;
+      let n = this.counted(`city_type\u0000${cityType}`, () => this.valueCount.get('city_type', cityType));
       if (f.min_price !== undefined || f.max_price !== undefined) {
         n = Math.min(
           n,

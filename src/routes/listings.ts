@@ -2,6 +2,7 @@
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
 import type { ListingFilters } from '../../snapshot-format/listing-sql.ts';
+import { LOCALES } from '../../snapshot-format/locales.ts';
 import { fillSummary, fillValues, SEP } from '../../snapshot-format/summary-json.ts';
 import { notFound } from '../http/errors.ts';
 import { cursor, documented, id120, int, limit, locale, minMax, oneOf, qOver, str } from '../http/params.ts';
@@ -94,12 +95,12 @@ function cityNames(db: Database): (id: string, locale: string) => string {
       `SELECT l.id, l.name, t.locale, t.name AS tname FROM locations l LEFT JOIN locations_i18n t ON t.rid = l.rid`,
     )
     .all() as { id: string; name: string; locale: string | null; tname: string | null }[];
-  const names = new Map<string, string>();
-  for (const r of rows) {
-    names.set(`${r.id}|en`, JSON.stringify(r.name));
-    if (r.locale && r.tname) names.set(`${r.id}|${r.locale}`, JSON.stringify(r.tname));
-  }
-  return (id, locale) => names.get(`${id}|${locale}`) ?? names.get(`${id}|en`) ?? 'null';
+  // One map per locale, the English name where there is no translation: a lookup builds no key string.
+  const en = new Map<string, string>();
+  for (const r of rows) en.set(r.id, JSON.stringify(r.name));
+  const byLocale = new Map<string, Map<string, string>>(LOCALES.map((l) => [l, new Map(en)]));
+  for (const r of rows) if (r.locale && r.tname) byLocale.get(r.locale)?.set(r.id, JSON.stringify(r.tname));
+  return (id, locale) => (byLocale.get(locale) ?? en).get(id) ?? 'null';
 }
 
 export function prepare(db: Database) {
@@ -173,8 +174,20 @@ export function toFilters(st: Stmts, f: Filters): ListingFilters {
   return out;
 }
 
+/** A listing's summary JSON and its rid; its id (read for a page's cursor only) decoded when asked for. */
+class PageRow {
+  constructor(
+    readonly rid: number,
+    private readonly idJson: string,
+    readonly json: string,
+  ) {}
+  get id(): string {
+    return JSON.parse(this.idJson) as string;
+  }
+}
+
 /** Summaries (rid, id and JSON) of the listings with these rids, in rid order (= id order). */
-function rowsByRids(st: Stmts, rids: number[], locale: string): { rid: number; id: string; json: string }[] {
+function rowsByRids(st: Stmts, rids: number[], locale: string): PageRow[] {
   if (!rids.length) return [];
   const page = forLocale(st.byRids, locale).get({ rids: JSON.stringify(rids), locale }) as string | null;
   if (page === null) return [];
@@ -189,11 +202,7 @@ function rowsByRids(st: Stmts, rids: number[], locale: string): { rid: number; i
       rows.sort((a, b) => a.rid - b.rid);
       break;
     }
-  return rows.map(({ rid, v, n }) => ({
-    rid,
-    id: JSON.parse(v[0]) as string,
-    json: fillValues(v, v[n - 3], st.city(v[n - 2], locale)),
-  }));
+  return rows.map(({ rid, v, n }) => new PageRow(rid, v[0], fillValues(v, v[n - 3], st.city(v[n - 2], locale))));
 }
 
 /**
