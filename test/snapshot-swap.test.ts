@@ -6,7 +6,6 @@ import { copyFileSync, readFileSync, renameSync, unlinkSync, writeFileSync } fro
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { SCHEMA_VERSION } from '../snapshot-format/schema.ts';
 import { SnapshotError, SnapshotSource } from '../src/snapshot/source.ts';
@@ -179,7 +178,7 @@ describe('snapshot failure while serving: the last good snapshot keeps serving',
     assert.equal(r.status, 200, 'still ready: a valid snapshot is served');
     assert.equal(r.body.candidate.state, 'refused');
     assert.match(r.body.candidate.reason, reason);
-    assert.ok(server.logs.some((l) => l.msg === 'snapshot candidate refused; still serving ' + r.body.snapshot.id));
+    assert.ok(server.logs.some((l) => l.msg === `snapshot candidate refused; still serving ${r.body.snapshot.id}`));
   };
 
   it('serves normally before anything happens, and is ready', async () => {
