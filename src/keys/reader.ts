@@ -13,6 +13,8 @@ const isBusy = (e: unknown) => /^SQLITE_(BUSY|LOCKED)/.test(String((e as { code?
 const REUSE_STAT_MS = 1;
 /** How often a store that a writer holds locked is tried again, off the request path. */
 const BUSY_RETRY_MS = 20;
+/** How long start-up waits for a writer's lock on the key store. */
+const START_WAIT_MS = 3000;
 
 /** Which file is at `path` now (device and inode), or null when there is none. */
 function fileIdentity(path: string): string | null {
@@ -63,11 +65,18 @@ export class KeyReader {
       openKeyStore(path, { create: true }).close();
       opts.log?.({ level: 'info', msg: 'created an empty key store', path });
     }
-    try {
-      this.load(); // start-up: a file that is not a key store stops the process
-    } catch (e) {
-      if (e instanceof ApiError) throw new KeyStoreError(`key store ${path} is locked by a writer; try again`);
-      throw e;
+    // Start-up: a file that is not a key store stops the process. A writer's lock (another worker creating
+    // the store, the keys command) is waited out here, for up to START_WAIT_MS: no request is waiting yet.
+    const waitUntil = Date.now() + START_WAIT_MS;
+    for (;;) {
+      try {
+        this.load();
+        return;
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+        if (Date.now() >= waitUntil) throw new KeyStoreError(`key store ${path} is locked by a writer; try again`);
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, BUSY_RETRY_MS);
+      }
     }
   }
 
