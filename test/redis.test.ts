@@ -8,6 +8,7 @@ import { copyFileSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import autocannon from 'autocannon';
+import { ConfigError, loadConfig, redactUrl } from '../src/config.ts';
 import { redisKeyStore } from '../src/keys/redis-store.ts';
 import { connectRedis, type RedisLink } from '../src/redis/client.ts';
 import { buildTestSnapshot, startServer, type TestServer, tempDir } from './helpers.ts';
@@ -31,6 +32,8 @@ import { ROOT } from './support.ts';
 
 const skip = missing('/usr/bin/redis-server', 'redis-server') ?? missing('/usr/sbin/haproxy', 'haproxy');
 const SECRET = 'redis-test-cursor-secret-0123456789';
+/** Redis's password: in REDIS_URL, and never in a log line. */
+const PASSWORD = 'redis-pw-7f3a9c';
 const L = 10;
 const A = 3;
 
@@ -68,8 +71,8 @@ describe('REDIS_URL: replicas share keys and limits', { skip }, () => {
   let lbUrl: string;
 
   before(async () => {
-    redis = await startRedis(await freePort());
-    redisUrl = `redis://127.0.0.1:${redis.port}`;
+    redis = await startRedis(await freePort(), PASSWORD);
+    redisUrl = `redis://:${PASSWORD}@127.0.0.1:${redis.port}`;
     link = connectRedis(redisUrl, { name: 'test' });
     assert.ok(await link.waitReady(5000));
     snapshot = (await buildTestSnapshot()).path;
@@ -175,11 +178,21 @@ describe('REDIS_URL: replicas share keys and limits', { skip }, () => {
       assert.equal(ready.body.key_store, 'unavailable');
       assert.equal((await get(`${r.url}/v1/ping`, null)).status, 200, 'no crash');
     }
-    redis = await startRedis(redis.port, redis.dir);
+    redis = await startRedis(redis.port, PASSWORD, redis.dir);
     t0 = Date.now();
     await until('200 again', async () => (await direct()).status === 200, 2000);
     assert.ok(Date.now() - t0 <= 2000);
     assert.equal((await get(`${lbUrl}/v1/owners?limit=1`, k.key)).status, 200);
+    // The outage was logged, with Redis's address but never its password.
+    const logs = replicas.flatMap((r) => r.logs.map((l) => JSON.stringify(l)));
+    assert.ok(
+      logs.some((l) => l.includes('redis unavailable; failing closed') && l.includes('redis://:***@127.0.0.1')),
+    );
+    assert.ok(logs.some((l) => l.includes('redis available again')));
+    assert.deepEqual(
+      logs.filter((l) => l.includes(PASSWORD)),
+      [],
+    );
   });
 });
 
@@ -190,8 +203,8 @@ describe('REDIS_URL: a snapshot rollout under load, one replica killed', { skip 
   let paths: string[];
 
   before(async () => {
-    if (!redis || redis.child.exitCode !== null) redis = await startRedis(await freePort());
-    redisUrl = `redis://127.0.0.1:${redis.port}`;
+    if (!redis || redis.child.exitCode !== null) redis = await startRedis(await freePort(), PASSWORD);
+    redisUrl = `redis://:${PASSWORD}@127.0.0.1:${redis.port}`;
     snapshot ??= (await buildTestSnapshot()).path;
     paths = [0, 1, 2].map(() => join(tempDir(), 'snapshot.db'));
     for (const p of paths) copyFileSync(snapshot, p);
@@ -322,5 +335,22 @@ describe('deploy files for replicas', () => {
     assert.equal(kubectl.status, 0, kubectl.stderr);
     for (const kind of ['Deployment', 'Service', 'PodDisruptionBudget', 'PersistentVolumeClaim'])
       assert.match(kubectl.stdout, new RegExp(`^kind: ${kind}$`, 'm'));
+  });
+});
+
+describe('REDIS_URL and REDIS_PREFIX settings', () => {
+  it('refuses a URL that is not redis:// or rediss:// without echoing it; logs see it without its password', () => {
+    for (const bad of [`http://:${PASSWORD}@example.com`, `redis://:${PASSWORD}@`, `redis://:${PASSWORD}@h/x`])
+      assert.throws(
+        () => loadConfig({ REDIS_URL: bad }),
+        (e: Error) =>
+          e instanceof ConfigError && /^REDIS_URL: must be a URL like/.test(e.message) && !e.message.includes(PASSWORD),
+      );
+    assert.equal(
+      loadConfig({ REDIS_URL: `rediss://:${PASSWORD}@h:6380/2` }).REDIS_URL,
+      `rediss://:${PASSWORD}@h:6380/2`,
+    );
+    assert.equal(redactUrl(`redis://user:${PASSWORD}@h:1/2`), 'redis://***:***@h:1/2');
+    assert.throws(() => loadConfig({ REDIS_PREFIX: 'a b' }), /REDIS_PREFIX/);
   });
 });

@@ -198,11 +198,11 @@ async function daemon(argv: string[], port: number, dir: string): Promise<Daemon
   };
 }
 
-/** Debian's redis-server on 127.0.0.1:port without persistence of its own, its files in `dir`. */
-export const startRedis = (port: number, dir = tempDir('redis-test-')) =>
+/** Debian's redis-server on 127.0.0.1:port without persistence of its own, its files in `dir`, with a password. */
+export const startRedis = (port: number, password: string, dir = tempDir('redis-test-')) =>
   daemon(
     ['/usr/bin/redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'].concat(
-      ['--dir', dir, '--daemonize', 'no', '--logfile', ''],
+      ['--dir', dir, '--daemonize', 'no', '--logfile', '', '--requirepass', password],
     ),
     port,
     dir,
