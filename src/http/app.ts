@@ -1,6 +1,7 @@
 // createApp(deps): one route match per request, the access step, query validation, and the one error renderer.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import polka from 'polka';
 import type { Locale } from '../../snapshot-format/locales.ts';
 import { ROUTE_MODULES } from '../routes/index.ts';
 import { openapiDocument } from '../routes/openapi.ts';
@@ -11,7 +12,22 @@ import { parseRawQuery, pathId, validateQuery } from './query.ts';
 import { clientErrorHandler, connectHandler, trackingResponses } from './raw-answers.ts';
 import { addHeader, type Meta, sendJson, writeHead } from './respond.ts';
 import type { AppDeps, Req, RouteDef } from './route.ts';
-import { createRouter } from './router.ts';
+
+/**
+ * A route pattern as an exact, case-sensitive regex for polka: its literal parts escaped (the `.` of
+ * openapi.json is a dot), each `:name` one path segment captured as a named group, one optional trailing slash.
+ */
+export function patternOf(path: string, capture = true): RegExp {
+  const source = path
+    .split(/(:[a-z_]+)/)
+    .map((part) =>
+      part.startsWith(':')
+        ? `(${capture ? `?<${part.slice(1)}>` : '?:'}[^/]+)`
+        : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+    )
+    .join('');
+  return new RegExp(`^${source}/?$`);
+}
 
 /**
  * A request target in absolute form ("GET http://host/v1/listings", which HTTP/1.1 servers must accept)
@@ -64,7 +80,7 @@ export function createApp(deps: AppDeps) {
     g === false ? next() : g === true ? undefined : g.then((answered) => (answered ? undefined : next()));
 
   // Every error thrown below (or rejected) reaches polka's onError: the one place errors are rendered.
-  const app = createRouter({
+  const app = polka({
     onError: (err, req, res) => render(req as unknown as Req, res, err),
     onNoMatch: (request, res) => {
       const req = request as unknown as Req;
@@ -106,12 +122,12 @@ export function createApp(deps: AppDeps) {
       sendJson(res, 200, r.handle({ req, res, query, params, meta, snap, deps }), headers);
     };
     // A GET route answers HEAD too (the router matches HEAD to GET; node drops the body of a HEAD response).
-    app.get(r.path, handler as never);
+    app.get(patternOf(r.path), handler as never);
   }
   // Any other method on a known path: 405, after the same access step as a GET there.
   for (const isPublic of [true, false]) {
-    const paths = routes.filter((r) => (r.public === true) === isPublic).map((r) => r.path);
-    app.all(paths, ((request: IncomingMessage, res: ServerResponse) => {
+    const paths = routes.filter((r) => (r.public === true) === isPublic).map((r) => patternOf(r.path, false).source);
+    app.all(new RegExp(paths.join('|')), ((request: IncomingMessage, res: ServerResponse) => {
       const req = request as Req;
       return afterGuard(guarded(req, res, isPublic), () => {
         throw notAllowed(req.method);
