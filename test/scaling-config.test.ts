@@ -1,0 +1,75 @@
+// The settings and deploy files for several replicas: REDIS_URL is validated and never echoed, the shipped
+// deploy/haproxy.cfg passes haproxy -c, the Kubernetes Deployment's grace period covers its drain.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig, redactUrl } from '../src/config.ts';
+import { tempDir } from './helpers.ts';
+import { missing, replaceIn } from './replicas.ts';
+import { ROOT } from './support.ts';
+
+const PASSWORD = 'redis-pw-7f3a9c';
+
+describe('deploy files for replicas', () => {
+  it('haproxy.cfg is valid as shipped (with a certificate at its path)', {
+    skip: missing('/usr/sbin/haproxy', 'haproxy'),
+  }, () => {
+    const dir = tempDir('haproxy-check-');
+    const pem = join(dir, 'api.pem');
+    const gen = spawnSync(
+      'sh',
+      [
+        '-c',
+        `openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj /CN=api.example.com -keyout ${pem}.key -out ${pem}.crt && cat ${pem}.crt ${pem}.key > ${pem}`,
+      ],
+      { encoding: 'utf8' },
+    );
+    assert.equal(gen.status, 0, gen.stderr);
+    const cfg = join(dir, 'haproxy.cfg');
+    writeFileSync(cfg, replaceIn(readFileSync(join(ROOT, 'deploy/haproxy.cfg'), 'utf8'), /crt \S+/, `crt ${pem}`));
+    const r = spawnSync('/usr/sbin/haproxy', ['-c', '-f', cfg], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    assert.doesNotMatch(r.stdout + r.stderr, /WARNING/);
+  });
+
+  it('the Kubernetes Deployment drains within its grace period and probes /readyz and /livez', () => {
+    const text = readFileSync(join(ROOT, 'deploy/k8s/deployment.yaml'), 'utf8');
+    const num = (re: RegExp) => Number(re.exec(text)?.[1]);
+    const grace = num(/terminationGracePeriodSeconds: (\d+)/);
+    const drainMs = num(/name: DRAIN_TIMEOUT_MS\n\s+value: "(\d+)"/);
+    const preStop = num(/preStop:\n\s+sleep:\n\s+seconds: (\d+)/);
+    assert.ok(
+      grace >= preStop + drainMs / 1000 + 5,
+      `grace ${grace} s for preStop ${preStop} s + drain ${drainMs} ms + 5 s`,
+    );
+    assert.match(text, /readinessProbe:\n\s+httpGet:\n\s+path: \/readyz/);
+    assert.match(text, /livenessProbe:\n\s+httpGet:\n\s+path: \/livez/);
+    assert.match(text, /mountPath: \/srv\/snapshots\n\s+readOnly: true/);
+    for (const secret of ['CURSOR_SECRET', 'REDIS_URL'])
+      assert.match(text, new RegExp(`name: ${secret}\\n\\s+valueFrom:\\n\\s+secretKeyRef:`));
+    const kubectl = spawnSync('kubectl', ['kustomize', join(ROOT, 'deploy/k8s')], { encoding: 'utf8' });
+    if (kubectl.error) return; // no kubectl here: the text checks above still ran
+    assert.equal(kubectl.status, 0, kubectl.stderr);
+    for (const kind of ['Deployment', 'Service', 'PodDisruptionBudget', 'PersistentVolumeClaim'])
+      assert.match(kubectl.stdout, new RegExp(`^kind: ${kind}$`, 'm'));
+  });
+});
+
+describe('REDIS_URL and REDIS_PREFIX settings', () => {
+  it('refuses a URL that is not redis:// or rediss:// without echoing it; logs see it without its password', () => {
+    for (const bad of [`http://:${PASSWORD}@example.com`, `redis://:${PASSWORD}@`, `redis://:${PASSWORD}@h/x`])
+      assert.throws(
+        () => loadConfig({ REDIS_URL: bad }),
+        (e: Error) =>
+          e instanceof ConfigError && /^REDIS_URL: must be a URL like/.test(e.message) && !e.message.includes(PASSWORD),
+      );
+    assert.equal(
+      loadConfig({ REDIS_URL: `rediss://:${PASSWORD}@h:6380/2` }).REDIS_URL,
+      `rediss://:${PASSWORD}@h:6380/2`,
+    );
+    assert.equal(redactUrl(`redis://user:${PASSWORD}@h:1/2`), 'redis://***:***@h:1/2');
+    assert.throws(() => loadConfig({ REDIS_PREFIX: 'a b' }), /REDIS_PREFIX/);
+  });
+});
