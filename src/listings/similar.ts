@@ -247,30 +247,34 @@ function sortedGroup(c: SimilarColumns, city: number, type: number): Group {
       else m++;
     }
   const rows = new Uint32Array(m);
-  const prices = new Float64Array(m);
-  const sizes = new Float64Array(m); // unknown sizes (NaN) sort last
   for (let r = 0, k = 0; r < c.n; r++)
-    if (c.city_id[r] === city && c.property_type[r] === type && !Number.isNaN(c.price[r])) {
-      rows[k] = r;
-      prices[k] = c.price[r];
-      sizes[k++] = c.size[r];
-    }
-  const distinctPrices = distinct(prices.slice().sort());
-  const distinctSizes = distinct(sizes.slice().sort());
+    if (c.city_id[r] === city && c.property_type[r] === type && !Number.isNaN(c.price[r])) rows[k++] = r;
+  // Working space shared by every build (no garbage per group): sorted prices, sorted sizes, sort keys.
+  if (scratch.length < 3 * m) scratch = new Float64Array(3 * m);
+  const prices = scratch.subarray(0, m),
+    sizes = scratch.subarray(m, 2 * m),
+    keys = scratch.subarray(2 * m, 3 * m);
+  for (let i = 0; i < m; i++) {
+    prices[i] = c.price[rows[i]];
+    sizes[i] = c.size[rows[i]]; // unknown sizes (NaN) sort last
+  }
+  const distinctPrices = distinct(prices.sort());
+  const distinctSizes = distinct(sizes.sort());
   const slots = distinctSizes.length + 1; // the last: unknown
   if (distinctPrices.length * slots * c.n >= 2 ** 53) {
     const sizeKey = (r: number) => (Number.isNaN(c.size[r]) ? Infinity : c.size[r]);
     return { rows: rows.sort((x, y) => c.price[x] - c.price[y] || sizeKey(x) - sizeKey(y) || x - y), unpriced };
   }
-  const keys = new Float64Array(m);
   for (let i = 0; i < m; i++) {
-    const sizeRank = Number.isNaN(sizes[i]) ? slots - 1 : lowerBound(distinctSizes, sizes[i]);
-    keys[i] = (lowerBound(distinctPrices, prices[i]) * slots + sizeRank) * c.n + rows[i];
+    const size = c.size[rows[i]];
+    const sizeRank = Number.isNaN(size) ? slots - 1 : lowerBound(distinctSizes, size);
+    keys[i] = (lowerBound(distinctPrices, c.price[rows[i]]) * slots + sizeRank) * c.n + rows[i];
   }
   keys.sort();
   for (let i = 0; i < m; i++) rows[i] = keys[i] % c.n;
   return { rows, unpriced };
 }
+let scratch = new Float64Array(0);
 
 /** The distinct values of an ascending array, unknown (NaN, sorted last) left out. */
 function distinct(sorted: Float64Array): Float64Array {
