@@ -184,6 +184,54 @@ describe('ids, codes and numbers do not depend on the locale', () => {
   }
 });
 
+describe('Content-Language names the languages actually in the body', () => {
+  const language = async (path: string) => {
+    const res = await server.get(path);
+    assert.equal(res.status, 200, `${path}: ${res.text.slice(0, 300)}`);
+    return res.headers.get('content-language');
+  };
+  const CASES: [string, string | null][] = [
+    // Listings: title, description and the city's display name.
+    ['/v1/listings/lst-007?locale=nl', 'nl, en'], // Dutch title and city, English description
+    ['/v1/listings/lst-008?locale=de', 'de, en'], // English title and description, German city name
+    ['/v1/listings/lst-001?locale=fr', 'en'], // nothing in French: title, description, Amsterdam
+    ['/v1/listings/lst-001', 'en'],
+    ['/v1/listings/lst-007?locale=en', 'en'],
+    // A page is the union of its rows; the extra row read to tell has_more (lst-008, English title) is not on it.
+    ['/v1/listings?location_id=loc-dh&limit=1&locale=fr', 'fr'],
+    ['/v1/listings?location_id=loc-dh&limit=2&locale=fr', 'fr, en'],
+    ['/v1/listings/lst-007/similar?locale=fr', 'fr, en'],
+    // No translated field in the body: no header.
+    ['/v1/listings?location_id=no-such-place&locale=nl', null],
+    ['/v1/listings/stats?locale=nl', null],
+    ['/v1/insurance/providers/ins-centraal?locale=nl', null],
+    ['/v1/market/metrics/new_listings/observations?location_id=loc-dh&from=2026-01-01&to=2026-12-31&locale=nl', null],
+    // The other resources, field by field and row by row.
+    ['/v1/locations/loc-dh?locale=nl', 'nl'], // Den Haag in Zuid-Holland: both named in Dutch
+    ['/v1/locations/loc-dh?locale=de', 'de, en'], // Den Haag in South Holland
+    ['/v1/locations/loc-ams-pijp?locale=nl', 'nl, en'],
+    ['/v1/glossary/gl-huurtoeslag?locale=nl', 'nl, en'],
+    ['/v1/glossary/gl-huurtoeslag?locale=de', 'en'],
+    ['/v1/market/metrics?locale=nl', 'nl, en'],
+    ['/v1/market/metrics?locale=en', 'en'],
+    ['/v1/owners/own-1?locale=nl', 'nl, en'],
+    ['/v1/owners/own-1?locale=fr', 'en'],
+    ['/v1/internet/providers/inet-kpn?locale=nl', 'nl, en'],
+    ['/v1/platforms/plat-funda?locale=nl', 'nl, en'],
+    ['/v1/articles/art-1?locale=nl', 'nl, en'],
+    ['/v1/insurance/products?locale=nl', 'nl, en'],
+  ];
+  for (const [path, want] of CASES)
+    it(`GET ${path}: ${want ?? 'none'}`, async () => {
+      assert.equal(await language(path), want);
+    });
+  it('is not on an error', async () => {
+    const res = await server.get('/v1/listings/no-such-listing?locale=nl');
+    assert.equal(res.status, 404);
+    assert.equal(res.headers.get('content-language'), null);
+  });
+});
+
 describe('unsupported locales', () => {
   for (const l of ['it', 'EN', 'nl-NL', 'nl_NL', 'english', 'e']) {
     it(`returns 400 for locale=${l}`, async () => {

@@ -606,6 +606,11 @@ export interface components {
          */
         "Last-Modified": string;
         /**
+         * @description The languages of the translated text in this answer: the requested locale, en, or both ("de, en": some fields had no German text and are in English). Absent when the answer holds no translated text (statistics, an empty page).
+         * @example de, en
+         */
+        "Content-Language": string;
+        /**
          * @description The id of the data snapshot that answered; it changes when the operator publishes new data.
          * @example snap_faee38559f690ef8610598f3
          */
@@ -707,6 +712,7 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["Last-Modified"];
                     "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
+                    "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -838,6 +844,7 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["Last-Modified"];
                     "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
+                    "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -922,6 +929,7 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["Last-Modified"];
                     "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
+                    "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1097,6 +1105,7 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["Last-Modified"];
                     "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
+                    "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1211,6 +1220,7 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["Last-Modified"];
                     "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
+                    "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1314,6 +1324,7 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["Last-Modified"];
                     "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
+                    "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1435,6 +1446,7 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["Last-Modified"];
                     "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
+                    "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1535,6 +1547,7 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["Last-Modified"];
                     "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
+                    "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1673,6 +1686,7 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["Last-Modified"];
                     "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
+                    "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1792,6 +1806,7 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["Last-Modified"];
                     "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
+                    "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1895,6 +1910,7 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["Last-Modified"];
                     "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
+                    "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1988,6 +2004,7 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["Last-Modified"];
                     "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
+                    "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2091,6 +2108,7 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["Last-Modified"];
                     "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
+                    "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2200,6 +2218,7 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["Last-Modified"];
                     "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
+                    "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2353,6 +2372,7 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["Last-Modified"];
                     "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
+                    "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2444,6 +2464,7 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["Last-Modified"];
                     "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
+                    "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2543,6 +2564,7 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["Last-Modified"];
                     "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
+                    "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2627,6 +2649,7 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["Last-Modified"];
                     "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
+                    "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2708,6 +2731,7 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["Last-Modified"];
                     "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
+                    "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2800,6 +2824,7 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["Last-Modified"];
                     "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
+                    "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2879,6 +2904,7 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["Last-Modified"];
                     "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
+                    "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2972,6 +2998,7 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["Last-Modified"];
                     "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
+                    "Content-Language": components["headers"]["Content-Language"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -7,6 +7,7 @@ import { ROUTE_MODULES } from '../routes/index.ts';
 import { openapiDocument } from '../routes/openapi.ts';
 import type { Snapshot } from '../snapshot/source.ts';
 import { etagOf, notModified, snapshotHeaders } from './caching.ts';
+import { contentLanguage } from './content-language.ts';
 import { ApiError, sendError } from './errors.ts';
 import { parseRawQuery, pathId, validateQuery } from './query.ts';
 import { clientErrorHandler, connectHandler, trackingResponses } from './raw-answers.ts';
@@ -106,20 +107,28 @@ export function createApp(deps: AppDeps) {
       for (const [k, val] of Object.entries(req.params ?? {})) params[k] = pathId(val, k);
       const meta: Meta = { locale: (query.locale as Locale | undefined) ?? 'en', request_id: req.id };
       if (isPublic) {
-        const body = r.handle({ req, res, query, params, meta, snap: undefined as unknown as Snapshot, deps });
+        const body = r.handle({ req, res, query, params, meta, snap: undefined as unknown as Snapshot, deps, lang: 0 });
         if (r.kind !== 'raw') sendJson(res, 200, body);
         return;
       }
       // Data: the same request on the same snapshot is the same answer, so a client's tag saves the work.
       const snap = deps.snapshots.get();
       const etag = etagOf(snap.meta.snapshot_id, req.path, query);
-      const headers = { ...snapshotHeaders(snap.meta), ETag: etag, 'Cache-Control': 'private, no-cache' };
+      const headers: Record<string, string> = {
+        ...snapshotHeaders(snap.meta),
+        ETag: etag,
+        'Cache-Control': 'private, no-cache',
+      };
       if (notModified(req, etag)) {
         writeHead(res, 304, { ...headers, Vary: 'Accept-Encoding' });
         res.end();
         return;
       }
-      sendJson(res, 200, r.handle({ req, res, query, params, meta, snap, deps }), headers);
+      const ctx = { req, res, query, params, meta, snap, deps, lang: 0 };
+      const body = r.handle(ctx);
+      const language = contentLanguage(meta.locale, ctx.lang);
+      if (language !== undefined) headers['Content-Language'] = language;
+      sendJson(res, 200, body, headers);
     };
     // A GET route answers HEAD too (the router matches HEAD to GET; node drops the body of a HEAD response).
     app.get(patternOf(r.path), handler as never);

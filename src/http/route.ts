@@ -28,6 +28,8 @@ export interface Ctx<Q = any> {
   meta: Meta;
   snap: Snapshot;
   deps: AppDeps;
+  /** Languages the body's translated fields were served in (bits of ./content-language.ts), gathered by the handler. */
+  lang: number;
 }
 
 /** The envelope of a 200; 'raw': the handler writes the whole response itself (status, headers, body). */

@@ -1,6 +1,7 @@
 // /v1/articles: search (without the long content) and one article by id.
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
+import { takeLang } from '../http/content-language.ts';
 import { notFound } from '../http/errors.ts';
 import { cursor, documented, id120, limit, locale, qOver, str } from '../http/params.ts';
 import { detail } from '../http/respond.ts';
@@ -81,9 +82,11 @@ export const routes = (_deps: AppDeps) => [
     summary: 'One article by id',
     description: 'The article with its content (Markdown), in the requested locale where translated.',
     handle(ctx) {
-      const r = ctx.snap.use(prepare).byId.get({ id: ctx.params.id, locale: ctx.meta.locale });
+      const r = ctx.snap.use(prepare).byId.get({ id: ctx.params.id, locale: ctx.meta.locale }) as
+        | Record<string, unknown>
+        | undefined;
       if (!r) throw notFound('article');
-      return detail(r, ctx.meta);
+      return detail(takeLang(ctx, r), ctx.meta);
     },
   }),
 ];

@@ -1,6 +1,7 @@
 // /v1/glossary: the Dutch rental terms (huurtoeslag, servicekosten, …) with their definitions; search and detail.
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
+import { takeLang } from '../http/content-language.ts';
 import { notFound } from '../http/errors.ts';
 import { cursor, limit, locale, qOver } from '../http/params.ts';
 import { detail } from '../http/respond.ts';
@@ -66,9 +67,11 @@ export const routes = (_deps: AppDeps) => [
     summary: 'One glossary entry by id',
     description: 'The same fields as in the search.',
     handle(ctx) {
-      const r = ctx.snap.use(prepare).byId.get({ id: ctx.params.id, locale: ctx.meta.locale });
+      const r = ctx.snap.use(prepare).byId.get({ id: ctx.params.id, locale: ctx.meta.locale }) as
+        | Record<string, unknown>
+        | undefined;
       if (!r) throw notFound('glossary entry');
-      return detail(r, ctx.meta);
+      return detail(takeLang(ctx, r), ctx.meta);
     },
   }),
 ];

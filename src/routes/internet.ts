@@ -1,6 +1,7 @@
 // /v1/internet: providers (search, detail) and plans (search).
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
+import { takeLang } from '../http/content-language.ts';
 import { notFound } from '../http/errors.ts';
 import { cursor, documented, id120, int, limit, locale, num, qOver, str } from '../http/params.ts';
 import { detail } from '../http/respond.ts';
@@ -174,8 +175,9 @@ export const routes = (_deps: AppDeps) => [
     description:
       'The search fields plus support details, strengths and considerations, in the requested locale where translated.',
     handle(ctx) {
-      const r = ctx.snap.use(prepare).provider.get({ id: ctx.params.id, locale: ctx.meta.locale }) as Row | undefined;
-      if (!r) throw notFound('internet provider');
+      const row = ctx.snap.use(prepare).provider.get({ id: ctx.params.id, locale: ctx.meta.locale }) as Row | undefined;
+      if (!row) throw notFound('internet provider');
+      const r = takeLang(ctx, row);
       return detail(
         {
           ...provider(r),

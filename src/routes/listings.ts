@@ -4,6 +4,7 @@ import * as v from 'valibot';
 import type { ListingFilters } from '../../snapshot-format/listing-sql.ts';
 import { LOCALES } from '../../snapshot-format/locales.ts';
 import { fillSummary, fillValues, SEP } from '../../snapshot-format/summary-json.ts';
+import { IN_ENGLISH, IN_LOCALE } from '../http/content-language.ts';
 import { notFound } from '../http/errors.ts';
 import { cursor, documented, id120, int, limit, locale, minMax, oneOf, qOver, str } from '../http/params.ts';
 import { boundedJson, collectionJson, detail, detailJson } from '../http/respond.ts';
@@ -12,7 +13,7 @@ import { ListingQueries } from '../listings/planner.ts';
 import { EXAMPLES } from './examples.ts';
 import { J } from './fields.ts';
 import { ftsQuery } from './full-text.ts';
-import { i18nJoin } from './i18n-sql.ts';
+import { i18nJoin, langBits } from './i18n-sql.ts';
 import { pageRows } from './paging.ts';
 
 /** Separates the listings of a page in byRids' one string (SEP separates the values within one). */
@@ -77,49 +78,63 @@ type Filters = {
 // The city's display name comes from a per-snapshot map of location names, not a join per row.
 // English has no translation rows, so its statements skip the translation join (a third of the time of
 // a page's row fetch). @locale is bound either way, so both take the same parameters.
+// Each also yields the language bits of its translated columns (see ../http/content-language.ts).
 type Localised<T> = { en: T; other: T };
-const localised = <T>(build: (title: string, description: string, join: string) => T): Localised<T> => ({
-  en: build('l.title', 'l.description', 'WHERE @locale IS NOT NULL AND'),
-  other: build(
-    'COALESCE(t.title, l.title)',
-    'COALESCE(t.description, l.description)',
-    `${i18nJoin('listings', 'l')} WHERE`,
-  ),
+type Sql = { title: string; description: string; join: string; lang: (cols: string[]) => string };
+const localised = <T>(build: (sql: Sql) => T): Localised<T> => ({
+  en: build({
+    title: 'l.title',
+    description: 'l.description',
+    join: 'WHERE @locale IS NOT NULL AND',
+    lang: (cols) => `((${cols.map((c) => `(l.${c} IS NOT NULL)`).join(' | ')}) << 1)`,
+  }),
+  other: build({
+    title: 'COALESCE(t.title, l.title)',
+    description: 'COALESCE(t.description, l.description)',
+    join: `${i18nJoin('listings', 'l')} WHERE`,
+    lang: (cols) => langBits('l', cols),
+  }),
 });
 const forLocale = <T>(s: Localised<T>, locale: string) => (locale === 'en' ? s.en : s.other);
 
-/** Display names of every location in every locale as JSON text (a few hundred rows), read once per snapshot. */
-function cityNames(db: Database): (id: string, locale: string) => string {
+/** A location's display name as JSON text, and its language bits (see ../http/content-language.ts). */
+type CityName = { json: string; lang: number };
+const NO_CITY: CityName = { json: 'null', lang: 0 };
+
+/** Display names of every location in every locale (a few hundred rows), read once per snapshot. */
+function cityNames(db: Database): (id: string, locale: string) => CityName {
   const rows = db
     .prepare(
       `SELECT l.id, l.name, t.locale, t.name AS tname FROM locations l LEFT JOIN locations_i18n t ON t.rid = l.rid`,
     )
     .all() as { id: string; name: string; locale: string | null; tname: string | null }[];
   // One map per locale, the English name where there is no translation: a lookup builds no key string.
-  const en = new Map<string, string>();
-  for (const r of rows) en.set(r.id, JSON.stringify(r.name));
-  const byLocale = new Map<string, Map<string, string>>(LOCALES.map((l) => [l, new Map(en)]));
-  for (const r of rows) if (r.locale && r.tname) byLocale.get(r.locale)?.set(r.id, JSON.stringify(r.tname));
-  return (id, locale) => (byLocale.get(locale) ?? en).get(id) ?? 'null';
+  const en = new Map<string, CityName>();
+  for (const r of rows) en.set(r.id, r.name === null ? NO_CITY : { json: JSON.stringify(r.name), lang: IN_ENGLISH });
+  const byLocale = new Map<string, Map<string, CityName>>(LOCALES.map((l) => [l, new Map(en)]));
+  for (const r of rows)
+    if (r.locale && r.tname) byLocale.get(r.locale)?.set(r.id, { json: JSON.stringify(r.tname), lang: IN_LOCALE });
+  return (id, locale) => (byLocale.get(locale) ?? en).get(id) ?? NO_CITY;
 }
 
 export function prepare(db: Database) {
   return {
     planner: new ListingQueries(db),
-    // A whole page as one string (one value to hand to JS instead of five per row): per listing its
-    // summary values, title (JSON), city id and rid joined by SEP; listings joined by ROW_SEP.
-    // What is shown is in listing_text (l here; schema.sql), keyed by the same rid as listings (f).
-    byRids: localised((title, _d, where) =>
+    // A whole page as one string (one value to hand to JS instead of six per row): per listing its
+    // summary values, title (JSON), city id, rid and the title's language bits joined by SEP; listings
+    // joined by ROW_SEP. What is shown is in listing_text (l here; schema.sql), keyed by the same rid as listings (f).
+    byRids: localised(({ title, join, lang }) =>
       db
-        .prepare(`SELECT group_concat(l.summary || ${sqlChar(SEP)} || json_quote(${title}) || ${sqlChar(SEP)} || l.city_id || ${sqlChar(SEP)} || l.rid, ${sqlChar(ROW_SEP)})
-      FROM listing_text l ${where} l.rid IN (SELECT value FROM json_each(@rids))`)
+        .prepare(`SELECT group_concat(l.summary || ${sqlChar(SEP)} || json_quote(${title}) || ${sqlChar(SEP)} || l.city_id || ${sqlChar(SEP)} || l.rid || ${sqlChar(SEP)} || (${lang(['title'])}), ${sqlChar(ROW_SEP)})
+      FROM listing_text l ${join} l.rid IN (SELECT value FROM json_each(@rids))`)
         .pluck(),
     ),
-    // [rid, id, summary, title, city_id, description, images, attributes, sources]
-    byId: localised((title, description, where) =>
+    // [rid, id, summary, title, city_id, description, images, attributes, sources, language bits]
+    byId: localised(({ title, description, join, lang }) =>
       db
-        .prepare(`SELECT l.rid, f.id, l.summary, ${title}, l.city_id, ${description}, l.images, l.attributes, l.sources
-      FROM listings f CROSS JOIN listing_text l ON l.rid = f.rid ${where} f.id = @id`)
+        .prepare(`SELECT l.rid, f.id, l.summary, ${title}, l.city_id, ${description}, l.images, l.attributes, l.sources,
+        ${lang(['title', 'description'])}
+      FROM listings f CROSS JOIN listing_text l ON l.rid = f.rid ${join} f.id = @id`)
         .raw(),
     ),
     city: cityNames(db),
@@ -142,13 +157,13 @@ type DetailRow = [
   images: string | null,
   attributes: string | null,
   sources: string | null,
+  lang: number,
 ];
-/** One listing's summary JSON in the locale. */
-const summaryJson = (st: Stmts, r: SummaryRow | DetailRow, locale: string) =>
-  fillSummary(r[2], JSON.stringify(r[3]), st.city(r[4], locale));
 /** The detail JSON: the summary plus description and the JSON columns as stored (already JSON text). */
-function detailOf(st: Stmts, r: DetailRow, locale: string): string {
-  const s = summaryJson(st, r, locale);
+function detailOf(st: Stmts, r: DetailRow, ctx: { lang: number; meta: { locale: string } }): string {
+  const city = st.city(r[4], ctx.meta.locale);
+  ctx.lang |= r[9] | city.lang;
+  const s = fillSummary(r[2], JSON.stringify(r[3]), city.json);
   return `${s.slice(0, -1)},"description":${JSON.stringify(r[5])},"images":${r[6] ?? 'null'},"attributes":${r[7] ?? 'null'},"sources":${r[8] ?? 'null'}}`;
 }
 
@@ -174,12 +189,16 @@ export function toFilters(st: Stmts, f: Filters): ListingFilters {
   return out;
 }
 
-/** A listing's summary JSON and its rid; its id (read for a page's cursor only) decoded when asked for. */
+/**
+ * A listing's summary JSON and its rid; its id (read for a page's cursor only) decoded when asked for; the
+ * language bits of its title and city name.
+ */
 class PageRow {
   constructor(
     readonly rid: number,
     private readonly idJson: string,
     readonly json: string,
+    readonly lang: number,
   ) {}
   get id(): string {
     return JSON.parse(this.idJson) as string;
@@ -192,9 +211,9 @@ function rowsByRids(st: Stmts, rids: number[], locale: string): PageRow[] {
   const page = forLocale(st.byRids, locale).get({ rids: JSON.stringify(rids), locale }) as string | null;
   if (page === null) return [];
   const rows = page.split(ROW_SEP).map((row) => {
-    const v = row.split(SEP); // the summary's values, then title, city id, rid
+    const v = row.split(SEP); // the summary's values, then title, city id, rid, language bits
     const n = v.length;
-    return { rid: Number(v[n - 1]), v, n };
+    return { rid: Number(v[n - 2]), v, n };
   });
   // The rows come in rid order from the IN list's index, but SQL does not promise it: check, sort if not.
   for (let i = 1; i < rows.length; i++)
@@ -202,7 +221,10 @@ function rowsByRids(st: Stmts, rids: number[], locale: string): PageRow[] {
       rows.sort((a, b) => a.rid - b.rid);
       break;
     }
-  return rows.map(({ rid, v, n }) => new PageRow(rid, v[0], fillValues(v, v[n - 3], st.city(v[n - 2], locale))));
+  return rows.map(({ rid, v, n }) => {
+    const city = st.city(v[n - 3], locale);
+    return new PageRow(rid, v[0], fillValues(v, v[n - 4], city.json), Number(v[n - 1]) | city.lang);
+  });
 }
 
 /**
@@ -211,7 +233,7 @@ function rowsByRids(st: Stmts, rids: number[], locale: string): PageRow[] {
  * and type in price order, read outward from the reference price), so a call costs about what a detail costs at
  * every city size; then one statement for the summaries.
  */
-function similar(st: Stmts, id: string, n: number, locale: string): string[] {
+function similar(st: Stmts, id: string, n: number, ctx: { lang: number; meta: { locale: string } }): string[] {
   const ref = st.refOf.get(id) as Row | undefined;
   if (!ref) throw notFound('listing');
   if (ref.price_eur === null || ref.property_type === null) return [];
@@ -219,8 +241,15 @@ function similar(st: Stmts, id: string, n: number, locale: string): string[] {
     .similar()
     .rank(ref.rid - 1, n)
     .map((row) => row + 1);
-  const byRid = new Map(rowsByRids(st, ranked, locale).map((r) => [r.rid, r.json]));
-  return ranked.map((rid) => byRid.get(rid)!).filter(Boolean);
+  const byRid = new Map(rowsByRids(st, ranked, ctx.meta.locale).map((r) => [r.rid, r]));
+  const out: string[] = [];
+  for (const rid of ranked) {
+    const r = byRid.get(rid);
+    if (r === undefined) continue;
+    out.push(r.json);
+    ctx.lang |= r.lang;
+  }
+  return out;
 }
 
 export function stats(st: Stmts, f: Filters) {
@@ -328,11 +357,12 @@ export const routes = (_deps: AppDeps) => [
         const afterRid = afterId === null ? 0 : ((st.ridAtOrBefore.get(afterId) as number | undefined) ?? 0);
         return rowsByRids(st, st.planner.page(filters, afterRid, n), ctx.meta.locale);
       });
-      return collectionJson(
-        rows.map((r) => r.json),
-        pagination,
-        ctx.meta,
-      );
+      const items: string[] = [];
+      for (const r of rows) {
+        items.push(r.json);
+        ctx.lang |= r.lang;
+      }
+      return collectionJson(items, pagination, ctx.meta);
     },
   }),
   defineRoute<Filters>({
@@ -361,7 +391,7 @@ export const routes = (_deps: AppDeps) => [
         | DetailRow
         | undefined;
       if (!row) throw notFound('listing');
-      return detailJson(detailOf(st, row, ctx.meta.locale), ctx.meta);
+      return detailJson(detailOf(st, row, ctx), ctx.meta);
     },
   }),
   defineRoute<v.InferOutput<typeof SimilarQuery>>({
@@ -373,8 +403,7 @@ export const routes = (_deps: AppDeps) => [
     summary: 'Active listings like this one',
     description:
       'Same city and property type, price within 25 % of the reference, ranked by relative price difference, then size difference, then id. The reference itself is excluded. A reference without a price or property type has no similar listings (empty array).',
-    handle: (ctx) =>
-      boundedJson(similar(ctx.snap.use(prepare), ctx.params.id, ctx.query.limit, ctx.meta.locale), ctx.meta),
+    handle: (ctx) => boundedJson(similar(ctx.snap.use(prepare), ctx.params.id, ctx.query.limit, ctx), ctx.meta),
   }),
 ];
 export type { Ctx };

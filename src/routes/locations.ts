@@ -1,13 +1,14 @@
 // /v1/locations: search and detail (with its parent chain), so clients can find a location_id.
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
+import { takeLang } from '../http/content-language.ts';
 import { notFound } from '../http/errors.ts';
 import { cursor, documented, id120, limit, locale, oneOf, qOver } from '../http/params.ts';
 import { detail } from '../http/respond.ts';
 import { type AppDeps, defineRoute } from '../http/route.ts';
 import { EXAMPLES } from './examples.ts';
 import { J, parseJson } from './fields.ts';
-import { i18nJoin } from './i18n-sql.ts';
+import { i18nJoin, tr } from './i18n-sql.ts';
 import { searchPage, smallSearch } from './small-search.ts';
 
 const SearchQuery = v.strictObject({
@@ -28,7 +29,7 @@ const SearchQuery = v.strictObject({
 });
 const DetailQuery = v.strictObject({ locale });
 
-const SELECT = `SELECT l.id, l.slug, l.type, COALESCE(t.name, l.name) AS name, l.parent_id, l.latitude, l.longitude, l.postcode_prefixes
+const SELECT = `SELECT l.id, l.slug, l.type, ${tr('l', ['name'])}, l.parent_id, l.latitude, l.longitude, l.postcode_prefixes
   FROM locations l ${i18nJoin('locations', 'l')}`;
 
 export function prepare(db: Database) {
@@ -41,7 +42,7 @@ export function prepare(db: Database) {
       clauses: { type: 'l.type = @type', parent_id: 'l.parent_id = @parent_id' },
     }),
     byId: db.prepare(`${SELECT} WHERE l.id = @id AND l.published = 1`),
-    parents: db.prepare(`SELECT l.id, l.slug, l.type, COALESCE(t.name, l.name) AS name FROM location_closure c
+    parents: db.prepare(`SELECT l.id, l.slug, l.type, ${tr('l', ['name'])} FROM location_closure c
       JOIN locations l ON l.id = c.ancestor_id ${i18nJoin('locations', 'l')}
       WHERE c.descendant_id = @id AND c.depth > 0 ORDER BY c.depth DESC`),
   };
@@ -101,10 +102,10 @@ export const routes = (_deps: AppDeps) => [
       const st = ctx.snap.use(prepare);
       const r = st.byId.get({ id: ctx.params.id, locale: ctx.meta.locale }) as Row | undefined;
       if (!r) throw notFound('location');
-      return detail(
-        { ...location(r), parents: st.parents.all({ id: ctx.params.id, locale: ctx.meta.locale }) },
-        ctx.meta,
+      const parents = (st.parents.all({ id: ctx.params.id, locale: ctx.meta.locale }) as Row[]).map((p) =>
+        takeLang(ctx, p),
       );
+      return detail({ ...location(takeLang(ctx, r)), parents }, ctx.meta);
     },
   }),
 ];

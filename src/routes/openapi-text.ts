@@ -26,7 +26,7 @@ Searches are ordered by ascending id (not by date, price or relevance), with \`l
 
 ## Languages
 
-\`locale\` (${LOCALES.join(', ')}; default en) selects translated free text and the display names of places; a field without a translation is served in English, field by field. Ids, slugs, codes, numbers and dates never change with the locale. \`meta.locale\` repeats the requested locale; it does not promise that every field was translated.
+\`locale\` (${LOCALES.join(', ')}; default en) selects translated free text and the display names of places; a field without a translation is served in English, field by field. Ids, slugs, codes, numbers and dates never change with the locale. \`meta.locale\` repeats the requested locale; it does not promise that every field was translated. \`Content-Language\` says which languages the body holds: the locale, \`en\`, or both (\`de, en\` when some fields fell back to English); an answer without translated text (statistics, an empty page) has none.
 
 ## Parameters
 
@@ -95,6 +95,12 @@ export const HEADERS = {
     description: 'When the data snapshot that answered was built.',
     schema: { type: 'string' },
     example: 'Sun, 01 Nov 2026 00:00:00 GMT',
+  },
+  'Content-Language': {
+    description:
+      'The languages of the translated text in this answer: the requested locale, en, or both ("de, en": some fields had no German text and are in English). Absent when the answer holds no translated text (statistics, an empty page).',
+    schema: { type: 'string' },
+    example: 'de, en',
   },
   'X-Snapshot-Id': {
     description: 'The id of the data snapshot that answered; it changes when the operator publishes new data.',

@@ -160,7 +160,12 @@ function operation(r: RouteDef, all: RouteDef[]) {
         ? "The answer. RateLimit and RateLimit-Policy report what is left of the key's allowance; ETag, Last-Modified and X-Snapshot-Id identify the data."
         : 'The answer.',
       // A keyed answer has the headers of its 304 (the rate limit and the data's identity).
-      headers: keyed ? RESPONSES.NotModified.headers : { 'X-Request-Id': headerRef('X-Request-Id') },
+      headers: keyed
+        ? {
+            ...RESPONSES.NotModified.headers,
+            ...('locale' in entriesOf(r.query) ? { 'Content-Language': headerRef('Content-Language') } : {}),
+          }
+        : { 'X-Request-Id': headerRef('X-Request-Id') },
       content: { 'application/json': { schema: envelope(r), ...(example === undefined ? {} : { example }) } },
     },
     400: errorResponse(

@@ -1,6 +1,7 @@
 // /v1/owners: search and detail of owners and agencies.
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
+import { takeLang } from '../http/content-language.ts';
 import { notFound } from '../http/errors.ts';
 import { cursor, documented, limit, locale, qOver, str } from '../http/params.ts';
 import { detail } from '../http/respond.ts';
@@ -94,7 +95,8 @@ export const routes = (_deps: AppDeps) => [
     handle(ctx) {
       const row = ctx.snap.use(prepare).byId.get({ id: ctx.params.id, locale: ctx.meta.locale }) as Row | undefined;
       if (!row) throw notFound('owner');
-      return detail({ ...summary(row), description: row.description }, ctx.meta);
+      const r = takeLang(ctx, row);
+      return detail({ ...summary(r), description: r.description }, ctx.meta);
     },
   }),
 ];

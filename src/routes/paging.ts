@@ -1,4 +1,5 @@
 // Keyset paging with signed cursors: one page of ids after a position, in the collection envelope.
+import { LANG_COLUMN } from '../http/content-language.ts';
 import { collection } from '../http/respond.ts';
 import type { Ctx } from '../http/route.ts';
 
@@ -21,12 +22,24 @@ export function pageRows<T extends { id: string }>(
   return { rows, pagination: { limit: query.limit, has_more: hasMore, next_cursor: next } };
 }
 
-/** pageRows in the collection envelope, each row mapped to its API object. */
+/**
+ * pageRows in the collection envelope, each row mapped to its API object. The language bits of the rows on
+ * the page (not of the extra row that tells has_more) go to the answer's Content-Language; the default map
+ * is the row without them.
+ */
 export function page<T extends Record<string, any>>(
   ctx: Ctx<{ limit: number; cursor?: string }>,
   fetch: (afterId: string | null, n: number) => T[],
-  map: (row: T) => unknown = (r) => r,
+  map: (row: T) => unknown = (r) => withoutLang(r),
 ) {
   const { rows, pagination } = pageRows(ctx, fetch as (afterId: string | null, n: number) => (T & { id: string })[]);
+  let lang = 0;
+  for (const r of rows) lang |= r[LANG_COLUMN] ?? 0;
+  ctx.lang |= lang;
   return collection(rows.map(map), pagination, ctx.meta);
 }
+
+const withoutLang = (r: Record<string, unknown>) => {
+  const { [LANG_COLUMN]: _, ...rest } = r;
+  return rest;
+};

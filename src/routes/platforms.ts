@@ -1,6 +1,7 @@
 // /v1/platforms: search and detail of rental platforms.
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
+import { takeLang } from '../http/content-language.ts';
 import { notFound } from '../http/errors.ts';
 import { cursor, documented, limit, locale, qOver, str } from '../http/params.ts';
 import { detail } from '../http/respond.ts';
@@ -103,8 +104,9 @@ export const routes = (_deps: AppDeps) => [
     description:
       'The search fields plus attributes (an object whose structure is not fixed), the description, pricing details and the long content (Markdown).',
     handle(ctx) {
-      const r = ctx.snap.use(prepare).byId.get({ id: ctx.params.id, locale: ctx.meta.locale }) as Row | undefined;
-      if (!r) throw notFound('platform');
+      const row = ctx.snap.use(prepare).byId.get({ id: ctx.params.id, locale: ctx.meta.locale }) as Row | undefined;
+      if (!row) throw notFound('platform');
+      const r = takeLang(ctx, row);
       return detail(
         {
           ...summary(r),

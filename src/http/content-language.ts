@@ -1,0 +1,26 @@
+// Content-Language of a localised answer: the languages its translated fields were actually served in.
+
+/** The column in which a statement reports a row's language bits (see ../routes/i18n-sql.ts). */
+export const LANG_COLUMN = '_lang';
+/** A translated field was served in the requested locale. */
+export const IN_LOCALE = 1;
+/** A translated field fell back to English. */
+export const IN_ENGLISH = 2;
+
+/**
+ * The Content-Language value for the bits gathered while answering: the requested locale, English, or both
+ * ("de, en": some fields had no German text). Undefined when the body holds no translated field (an empty
+ * page, statistics): it has no language of its own, and RFC 9110 (8.5) reads a missing header that way.
+ */
+export function contentLanguage(locale: string, bits: number): string | undefined {
+  if (bits === 0) return undefined;
+  if (locale === 'en' || bits === IN_ENGLISH) return 'en';
+  return bits === IN_LOCALE ? locale : `${locale}, en`;
+}
+
+/** A row's language bits added to the answer's, the row returned without its LANG_COLUMN. */
+export function takeLang<T extends Record<string, unknown>>(acc: { lang: number }, row: T): T {
+  const { [LANG_COLUMN]: bits, ...rest } = row;
+  acc.lang |= (bits as number | undefined) ?? 0;
+  return rest as T;
+}
