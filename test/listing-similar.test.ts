@@ -60,6 +60,29 @@ describe('SimilarIndex', () => {
           assert.deepEqual(index.rank(ref, limit), expected(c, ref, limit), `ref ${ref} limit ${limit}`);
     });
   }
+  it('groups every city and type: its priced rows in (price, size, row) order and its unpriced count', () => {
+    const c = columns(2000, 5);
+    c.city_id[7] = 0; // a listing without a city is a group of its own (code 0)
+    const wide = columns(300, 6);
+    wide.city_id[0] = 65535; // too many (city, type) pairs for the counting table: each group found by a scan
+    wide.property_type[1] = 100;
+    for (const cols of [c, wide]) {
+      const index = new SimilarIndex(cols);
+      const sizeKey = (r: number) => (Number.isNaN(cols.size[r]) ? Infinity : cols.size[r]);
+      for (const city of new Set(cols.city_id))
+        for (const type of new Set(cols.property_type)) {
+          const all = [...Array(cols.n).keys()].filter(
+            (r) => cols.city_id[r] === city && cols.property_type[r] === type,
+          );
+          const priced = all
+            .filter((r) => !Number.isNaN(cols.price[r]))
+            .sort((x, y) => cols.price[x] - cols.price[y] || sizeKey(x) - sizeKey(y) || x - y);
+          const g = index.group(city, type);
+          assert.deepEqual([...g.rows], priced, `${city} ${type}`);
+          assert.equal(g.unpriced, all.length - priced.length, `${city} ${type}`);
+        }
+    }
+  });
   it('has nothing for a reference without a price or type, or alone in its city and type', () => {
     const c = columns(50, 4);
     c.price[0] = NaN;
