@@ -141,13 +141,27 @@ export function prepare(db: Database) {
     ridAtOrBefore: db.prepare('SELECT rid FROM listings WHERE id <= ? ORDER BY id DESC LIMIT 1').pluck(),
     /** Type (province, city, neighbourhood) of each location: a few hundred rows, held per snapshot. */
     locationType: new Map(db.prepare('SELECT id, type FROM locations').raw().all() as [string, string][]),
-    precomputed: db.prepare(
-      'SELECT count, min_price_eur, max_price_eur, average_price_eur, median_price_eur FROM listing_stats WHERE scope = ?',
+    /** The compiler's statistics per scope (a few thousand rows at 1M listings), held per snapshot. */
+    precomputed: new Map(
+      (
+        db
+          .prepare(
+            'SELECT scope, count, min_price_eur, max_price_eur, average_price_eur, median_price_eur FROM listing_stats',
+          )
+          .all() as ({ scope: string } & ListingStats)[]
+      ).map(({ scope, ...stats }) => [scope, stats]),
     ),
     refOf: db.prepare('SELECT rid, property_type, price_eur FROM listings WHERE id = ?'),
   };
 }
 type Stmts = ReturnType<typeof prepare>;
+interface ListingStats {
+  count: number;
+  min_price_eur: number | null;
+  max_price_eur: number | null;
+  average_price_eur: number | null;
+  median_price_eur: number | null;
+}
 type Row = Record<string, any>;
 
 type SummaryRow = [rid: number, id: string, template: string, title: string, city_id: string];
@@ -269,15 +283,8 @@ export function stats(st: Stmts, f: Filters) {
       : filters.location_id === undefined
         ? ''
         : `location:${filters.location_id}`;
-    const pre = st.precomputed.get(scope) as Row | undefined;
-    if (pre)
-      return {
-        count: pre.count,
-        min_price_eur: pre.min_price_eur,
-        max_price_eur: pre.max_price_eur,
-        average_price_eur: pre.average_price_eur,
-        median_price_eur: pre.median_price_eur,
-      };
+    const pre = st.precomputed.get(scope);
+    if (pre) return pre;
     return { count: 0, min_price_eur: null, max_price_eur: null, average_price_eur: null, median_price_eur: null }; // a value no listing has
   }
   const s = st.planner.stats(filters);
