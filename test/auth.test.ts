@@ -215,7 +215,18 @@ describe('authentication', () => {
   });
 
   it('refuses a key in the query string with 400, with or without a header', async () => {
-    for (const name of ['api_key', 'apikey', 'key', 'token', 'access_token', 'API_KEY']) {
+    // Percent-encoded spellings too: %6Bey is key, to%6Ben is token.
+    for (const name of [
+      'api_key',
+      'apikey',
+      'key',
+      'token',
+      'access_token',
+      'API_KEY',
+      '%6Bey',
+      'to%6Ben',
+      'Api%5FKey',
+    ]) {
       for (const key of [null, undefined]) {
         const r = await server.get(`/v1/listings?${name}=${server.key}`, { key });
         assert.equal(r.status, 400, `${name} ${key}`);

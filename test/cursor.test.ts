@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { CURSOR_TTL_SECONDS, cursorCodec } from '../src/http/cursor.ts';
+import { CURSOR_TTL_SECONDS, cursorCodec, hmacSha256 } from '../src/http/cursor.ts';
 import { ApiError } from '../src/http/errors.ts';
 import { buildTestSnapshot, startServer, type TestServer } from './helpers.ts';
 import { assert400 } from './support.ts';
@@ -27,6 +27,15 @@ describe('cursor codec (unit)', () => {
   const codec = cursorCodec(SECRET, () => t);
   const scope = codec.scope('/v1/listings', { locale: 'en', limit: 2, location_id: 'loc-ams' });
 
+  it('signs with HMAC-SHA256: the same MAC as createHmac, for short, 64-byte and long keys and any ASCII text', () => {
+    for (const secret of ['k', SECRET, 'x'.repeat(64), 'y'.repeat(65), 'ü-non-ascii-secret'.repeat(9)])
+      for (const text of ['', 'a', 'eyJhIjoibHN0LTAwMiJ9', '~'.repeat(300)])
+        assert.equal(
+          hmacSha256(secret)(text),
+          createHmac('sha256', secret).update(text).digest('base64url'),
+          `${secret.length} ${text.length}`,
+        );
+  });
   it('round-trips the position for the same scope', () => {
     assert.equal(codec.verify(codec.sign('lst-002', scope), scope), 'lst-002');
   });

@@ -81,6 +81,8 @@ export interface AccessOptions {
 const EXPOSE = 'X-Request-Id, RateLimit, RateLimit-Policy, Retry-After, ETag, Last-Modified, X-Snapshot-Id';
 /** Query parameters that look like a key: refused outright, so a key in a URL (logged, cached, shared) is never used. */
 const KEY_PARAMS = new Set(['api_key', 'apikey', 'key', 'token', 'access_token']);
+/** Whether a query string may hold one of KEY_PARAMS: each contains "key" or "token"; "%" for an encoded spelling. */
+const MAY_NAME_KEY = /key|token|%/i;
 const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
 const HOST_RE = new RegExp(`^(?:${LABEL}(?:\\.${LABEL})*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$`);
 
@@ -184,7 +186,7 @@ export function accessGuard(o: AccessOptions): Guard {
     }
 
     // A key never travels in a URL.
-    if (req.search) {
+    if (req.search && MAY_NAME_KEY.test(req.search)) {
       for (const name of new URLSearchParams(req.search).keys()) {
         if (KEY_PARAMS.has(name.toLowerCase()))
           throw badRequest(

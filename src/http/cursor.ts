@@ -1,5 +1,5 @@
 // Opaque paging cursors: {after, scope, exp} signed with HMAC-SHA256; any bad cursor is a 400.
-import { createHmac, createSecretKey, hash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { badRequest } from './errors.ts';
 
 export const CURSOR_TTL_SECONDS = 24 * 60 * 60;
@@ -15,10 +15,30 @@ export interface CursorCodec {
   verify(cursor: string, scope: string): string;
 }
 
+/**
+ * HMAC-SHA256 (RFC 2104) of ASCII text with a fixed key, as base64url: the keyed pads are made once, and each
+ * MAC is two one-shot hashes. createHmac builds and frees a native object per MAC, ~3× the CPU of this under
+ * load; the test checks both give the same MAC.
+ */
+export function hmacSha256(secret: string): (ascii: string) => string {
+  let key: Buffer = Buffer.from(secret, 'utf8');
+  if (key.length > 64) key = hash('sha256', key, 'buffer') as unknown as Buffer;
+  const block = Buffer.alloc(64);
+  key.copy(block);
+  const pad = (x: number) => Buffer.from(block.map((b) => b ^ x)).toString('latin1');
+  const inner = pad(0x36);
+  const outer = pad(0x5c);
+  return (ascii) =>
+    hash(
+      'sha256',
+      Buffer.from(outer + hash('sha256', Buffer.from(inner + ascii, 'latin1'), 'binary'), 'latin1'),
+      'base64url',
+    );
+}
+
 export function cursorCodec(secret: string, now: () => number = Date.now): CursorCodec {
-  // The key made once (not converted from the string on every call); the MAC as the token holds it (base64url).
-  const key = createSecretKey(Buffer.from(secret, 'utf8'));
-  const mac = (payload: string) => createHmac('sha256', key).update(payload).digest('base64url');
+  // The MAC as the token holds it (base64url); the payload is base64url text, so ASCII.
+  const mac = hmacSha256(secret);
   const invalid = () =>
     badRequest('Parameter "cursor" is invalid or was issued for a different request; restart without a cursor.');
   return {
