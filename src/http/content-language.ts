@@ -24,3 +24,8 @@ export function takeLang<T extends Record<string, unknown>>(acc: { lang: number 
   acc.lang |= (bits as number | undefined) ?? 0;
   return rest as T;
 }
+
+/** A row's language bits added to the answer's (the row itself kept as it is). */
+export function noteLang(acc: { lang: number }, row: Record<string, unknown>): void {
+  acc.lang |= (row[LANG_COLUMN] as number | undefined) ?? 0;
+}

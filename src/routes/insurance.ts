@@ -6,9 +6,9 @@ import { cursor, documented, id120, limit, locale, qOver, str } from '../http/pa
 import { detail } from '../http/respond.ts';
 import { type AppDeps, defineRoute } from '../http/route.ts';
 import { EXAMPLES } from './examples.ts';
-import { J } from './fields.ts';
+import { itemJson, J } from './fields.ts';
 import { i18nJoin, tr } from './i18n-sql.ts';
-import { searchPage, smallSearch } from './small-search.ts';
+import { searchPageJson, smallSearch } from './small-search.ts';
 import { termClause, termIndex, termSearchPage } from './term-index.ts';
 
 const ProductQuery = v.strictObject({
@@ -58,6 +58,22 @@ export function prepare(db: Database) {
   };
 }
 type Row = Record<string, any>;
+const productJson = itemJson({
+  id: 'value',
+  slug: 'value',
+  provider_id: 'value',
+  name: 'value',
+  official_name: 'value',
+  insurance_type: 'value',
+  product_kind: 'value',
+  availability: 'value',
+  official_url: 'value',
+  quote_url: 'value',
+  headline: 'value',
+  summary: 'value',
+  last_verified_at: 'value',
+  updated_at: 'value',
+});
 const PRODUCT = J.object(
   {
     id: { type: 'string' },
@@ -102,7 +118,7 @@ export const routes = (_deps: AppDeps) => [
     summary: 'Search insurance products',
     description: 'Insurance products for tenants (contents, liability, legal aid, …) in ascending id order.',
     handle(ctx) {
-      return searchPage(ctx, ctx.snap.use(prepare).products);
+      return searchPageJson(ctx, ctx.snap.use(prepare).products, productJson);
     },
   }),
   defineRoute<v.InferOutput<typeof ProviderQuery>>({

@@ -1,15 +1,15 @@
 // /v1/internet: providers (search, detail) and plans (search).
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
-import { takeLang } from '../http/content-language.ts';
+import { noteLang } from '../http/content-language.ts';
 import { notFound } from '../http/errors.ts';
 import { cursor, documented, id120, int, limit, locale, num, qOver, str } from '../http/params.ts';
-import { detail } from '../http/respond.ts';
+import { detailJson } from '../http/respond.ts';
 import { type AppDeps, defineRoute } from '../http/route.ts';
 import { EXAMPLES } from './examples.ts';
-import { J, parseJson } from './fields.ts';
+import { itemJson, J } from './fields.ts';
 import { i18nJoin, tr } from './i18n-sql.ts';
-import { searchPage, smallSearch } from './small-search.ts';
+import { searchPageJson, smallSearch } from './small-search.ts';
 
 const ProviderQuery = v.strictObject({
   locale,
@@ -77,39 +77,46 @@ export function prepare(db: Database) {
   };
 }
 type Row = Record<string, any>;
-const provider = (r: Row) => ({
-  id: r.id,
-  slug: r.slug,
-  name: r.name,
-  website_url: r.website_url,
-  postcode_check_url: r.postcode_check_url,
-  logo_url: r.logo_url,
-  customer_service_url: r.customer_service_url,
-  support_languages: parseJson(r.support_languages),
-  description: r.description,
-  last_verified_at: r.last_verified_at,
-  updated_at: r.updated_at,
+const PROVIDER_FIELDS = {
+  id: 'value',
+  slug: 'value',
+  name: 'value',
+  website_url: 'value',
+  postcode_check_url: 'value',
+  logo_url: 'value',
+  customer_service_url: 'value',
+  support_languages: 'json',
+  description: 'value',
+  last_verified_at: 'value',
+  updated_at: 'value',
+} as const;
+const providerJson = itemJson(PROVIDER_FIELDS);
+const providerDetailJson = itemJson({
+  ...PROVIDER_FIELDS,
+  support_details: 'value',
+  strengths: 'json',
+  considerations: 'json',
 });
-const plan = (r: Row) => ({
-  id: r.id,
-  provider_id: r.provider_id,
-  name: r.name,
-  connection_type: r.connection_type,
-  download_mbps: r.download_mbps,
-  upload_mbps: r.upload_mbps,
-  minimum_contract_months: r.minimum_contract_months,
-  regular_monthly_price_cents: r.regular_monthly_price_cents,
-  intro_monthly_price_cents: r.intro_monthly_price_cents,
-  intro_duration_months: r.intro_duration_months,
-  activation_fee_cents: r.activation_fee_cents,
-  installation_fee_cents: r.installation_fee_cents,
-  currency: r.currency,
-  official_url: r.official_url,
-  postcode_check_url: r.postcode_check_url,
-  availability_status: r.availability_status,
-  description: r.description,
-  last_verified_at: r.last_verified_at,
-  updated_at: r.updated_at,
+const planJson = itemJson({
+  id: 'value',
+  provider_id: 'value',
+  name: 'value',
+  connection_type: 'value',
+  download_mbps: 'value',
+  upload_mbps: 'value',
+  minimum_contract_months: 'value',
+  regular_monthly_price_cents: 'value',
+  intro_monthly_price_cents: 'value',
+  intro_duration_months: 'value',
+  activation_fee_cents: 'value',
+  installation_fee_cents: 'value',
+  currency: 'value',
+  official_url: 'value',
+  postcode_check_url: 'value',
+  availability_status: 'value',
+  description: 'value',
+  last_verified_at: 'value',
+  updated_at: 'value',
 });
 const PROVIDER = {
   id: { type: 'string' },
@@ -159,7 +166,7 @@ export const routes = (_deps: AppDeps) => [
     summary: 'Search internet providers',
     description: 'Home internet providers in ascending id order; their plans are at /v1/internet/plans?provider_id=….',
     handle(ctx) {
-      return searchPage(ctx, ctx.snap.use(prepare).providers, provider);
+      return searchPageJson(ctx, ctx.snap.use(prepare).providers, providerJson);
     },
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({
@@ -177,16 +184,8 @@ export const routes = (_deps: AppDeps) => [
     handle(ctx) {
       const row = ctx.snap.use(prepare).provider.get({ id: ctx.params.id, locale: ctx.meta.locale }) as Row | undefined;
       if (!row) throw notFound('internet provider');
-      const r = takeLang(ctx, row);
-      return detail(
-        {
-          ...provider(r),
-          support_details: r.support_details,
-          strengths: parseJson(r.strengths),
-          considerations: parseJson(r.considerations),
-        },
-        ctx.meta,
-      );
+      noteLang(ctx, row);
+      return detailJson(providerDetailJson(row), ctx.meta);
     },
   }),
   defineRoute<v.InferOutput<typeof PlanQuery>>({
@@ -199,7 +198,7 @@ export const routes = (_deps: AppDeps) => [
     description:
       'Internet subscriptions in ascending id order. Prices are integer cents per month in currency; max_monthly_price_cents compares the regular monthly price (after any introductory period).',
     handle(ctx) {
-      return searchPage(ctx, ctx.snap.use(prepare).plans, plan);
+      return searchPageJson(ctx, ctx.snap.use(prepare).plans, planJson);
     },
   }),
 ];

@@ -7,9 +7,9 @@ import { cursor, documented, id120, limit, locale, oneOf, qOver } from '../http/
 import { detail } from '../http/respond.ts';
 import { type AppDeps, defineRoute } from '../http/route.ts';
 import { EXAMPLES } from './examples.ts';
-import { J, parseJson } from './fields.ts';
+import { itemJson, J, parseJson } from './fields.ts';
 import { i18nJoin, tr } from './i18n-sql.ts';
-import { searchPage, smallSearch } from './small-search.ts';
+import { searchPageJson, smallSearch } from './small-search.ts';
 
 const SearchQuery = v.strictObject({
   locale,
@@ -48,6 +48,16 @@ export function prepare(db: Database) {
   };
 }
 type Row = Record<string, any>;
+const locationJson = itemJson({
+  id: 'value',
+  slug: 'value',
+  type: 'value',
+  name: 'value',
+  parent_id: 'value',
+  latitude: 'value',
+  longitude: 'value',
+  postcode_prefixes: 'json',
+});
 const location = (r: Row) => ({
   id: r.id,
   slug: r.slug,
@@ -81,7 +91,7 @@ export const routes = (_deps: AppDeps) => [
     description:
       'Published locations in ascending id order. Names follow the locale, with English where a place has no name in it.',
     handle(ctx) {
-      return searchPage(ctx, ctx.snap.use(prepare).search, location);
+      return searchPageJson(ctx, ctx.snap.use(prepare).search, locationJson);
     },
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({

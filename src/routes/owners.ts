@@ -1,15 +1,15 @@
 // /v1/owners: search and detail of owners and agencies.
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
-import { takeLang } from '../http/content-language.ts';
+import { noteLang } from '../http/content-language.ts';
 import { notFound } from '../http/errors.ts';
 import { cursor, documented, limit, locale, qOver, str } from '../http/params.ts';
-import { detail } from '../http/respond.ts';
+import { detailJson } from '../http/respond.ts';
 import { type AppDeps, defineRoute } from '../http/route.ts';
 import { EXAMPLES } from './examples.ts';
-import { J, parseJson } from './fields.ts';
+import { itemJson, J } from './fields.ts';
 import { i18nJoin, tr } from './i18n-sql.ts';
-import { searchPage, smallSearch } from './small-search.ts';
+import { searchPageJson, smallSearch } from './small-search.ts';
 
 const SearchQuery = v.strictObject({
   locale,
@@ -39,20 +39,22 @@ export function prepare(db: Database) {
   };
 }
 type Row = Record<string, any>;
-const summary = (r: Row) => ({
-  id: r.id,
-  slug: r.slug,
-  name: r.name,
-  type: r.type,
-  website_url: r.website_url,
-  image_url: r.image_url,
-  phone_numbers: parseJson(r.phone_numbers),
-  emails: parseJson(r.emails),
-  areas_served: parseJson(r.areas_served),
-  certifications: parseJson(r.certifications),
-  description_short: r.description_short,
-  updated_at: r.updated_at,
-});
+const SUMMARY_FIELDS = {
+  id: 'value',
+  slug: 'value',
+  name: 'value',
+  type: 'value',
+  website_url: 'value',
+  image_url: 'value',
+  phone_numbers: 'json',
+  emails: 'json',
+  areas_served: 'json',
+  certifications: 'json',
+  description_short: 'value',
+  updated_at: 'value',
+} as const;
+const summaryJson = itemJson(SUMMARY_FIELDS);
+const detailJsonOf = itemJson({ ...SUMMARY_FIELDS, description: 'value' });
 /** The spec's rule for owners, stated in the schema. */
 const NULLABLE = 'Every field but id may be null, including the arrays: null means the source does not say.';
 const SUMMARY = {
@@ -81,7 +83,7 @@ export const routes = (_deps: AppDeps) => [
     description:
       'Owners and agencies that offer listings, in ascending id order. A listing names its owner by owner_id; the owner of a listing may be missing here when it is not public.',
     handle(ctx) {
-      return searchPage(ctx, ctx.snap.use(prepare).search, summary);
+      return searchPageJson(ctx, ctx.snap.use(prepare).search, summaryJson);
     },
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({
@@ -95,8 +97,8 @@ export const routes = (_deps: AppDeps) => [
     handle(ctx) {
       const row = ctx.snap.use(prepare).byId.get({ id: ctx.params.id, locale: ctx.meta.locale }) as Row | undefined;
       if (!row) throw notFound('owner');
-      const r = takeLang(ctx, row);
-      return detail({ ...summary(r), description: r.description }, ctx.meta);
+      noteLang(ctx, row);
+      return detailJson(detailJsonOf(row), ctx.meta);
     },
   }),
 ];

@@ -1,6 +1,6 @@
 // Keyset paging with signed cursors: one page of ids after a position, in the collection envelope.
 import { LANG_COLUMN } from '../http/content-language.ts';
-import { collection } from '../http/respond.ts';
+import { collection, collectionJson } from '../http/respond.ts';
 import type { Ctx } from '../http/route.ts';
 
 /**
@@ -43,3 +43,20 @@ const withoutLang = (r: Record<string, unknown>) => {
   const { [LANG_COLUMN]: _, ...rest } = r;
   return rest;
 };
+
+/** page() for items that are JSON text (see itemJson in ./fields.ts): the envelope is put around them as text. */
+export function pageJson<T extends Record<string, any>>(
+  ctx: Ctx<{ limit: number; cursor?: string }>,
+  fetch: (afterId: string | null, n: number) => T[],
+  toJson: (row: T) => string,
+) {
+  const { rows, pagination } = pageRows(ctx, fetch as (afterId: string | null, n: number) => (T & { id: string })[]);
+  let lang = 0;
+  const items: string[] = [];
+  for (const r of rows) {
+    lang |= r[LANG_COLUMN] ?? 0;
+    items.push(toJson(r));
+  }
+  ctx.lang |= lang;
+  return collectionJson(items, pagination, ctx.meta);
+}

@@ -1,15 +1,15 @@
 // /v1/platforms: search and detail of rental platforms.
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
-import { takeLang } from '../http/content-language.ts';
+import { noteLang } from '../http/content-language.ts';
 import { notFound } from '../http/errors.ts';
 import { cursor, documented, limit, locale, qOver, str } from '../http/params.ts';
-import { detail } from '../http/respond.ts';
+import { detailJson } from '../http/respond.ts';
 import { type AppDeps, defineRoute } from '../http/route.ts';
 import { EXAMPLES } from './examples.ts';
-import { bool, J, parseJson } from './fields.ts';
+import { itemJson, J } from './fields.ts';
 import { i18nJoin, tr } from './i18n-sql.ts';
-import { searchPage, smallSearch } from './small-search.ts';
+import { searchPageJson, smallSearch } from './small-search.ts';
 
 const SearchQuery = v.strictObject({
   locale,
@@ -42,22 +42,30 @@ export function prepare(db: Database) {
   };
 }
 type Row = Record<string, any>;
-const summary = (r: Row) => ({
-  id: r.id,
-  slug: r.slug,
-  name: r.name,
-  url: r.url,
-  logo_url: r.logo_url,
-  type: r.type,
-  category: r.category,
-  registration_required: bool(r.registration_required),
-  registration_fee_amount: r.registration_fee_amount,
-  subscription_fee_from: r.subscription_fee_from,
-  fee_currency: r.fee_currency,
-  headline: r.headline,
-  features: parseJson(r.features),
-  last_verified_at: r.last_verified_at,
-  updated_at: r.updated_at,
+const SUMMARY_FIELDS = {
+  id: 'value',
+  slug: 'value',
+  name: 'value',
+  url: 'value',
+  logo_url: 'value',
+  type: 'value',
+  category: 'value',
+  registration_required: 'bool',
+  registration_fee_amount: 'value',
+  subscription_fee_from: 'value',
+  fee_currency: 'value',
+  headline: 'value',
+  features: 'json',
+  last_verified_at: 'value',
+  updated_at: 'value',
+} as const;
+const summaryJson = itemJson(SUMMARY_FIELDS);
+const detailJsonOf = itemJson({
+  ...SUMMARY_FIELDS,
+  attributes: 'json',
+  description: 'value',
+  pricing_details: 'value',
+  content: 'value',
 });
 const SUMMARY = {
   id: { type: 'string' },
@@ -88,7 +96,7 @@ export const routes = (_deps: AppDeps) => [
     description:
       'Sites and services where rental homes are advertised, in ascending id order, with their fees and features. Fees are amounts in fee_currency.',
     handle(ctx) {
-      return searchPage(ctx, ctx.snap.use(prepare).search, summary);
+      return searchPageJson(ctx, ctx.snap.use(prepare).search, summaryJson);
     },
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({
@@ -106,17 +114,8 @@ export const routes = (_deps: AppDeps) => [
     handle(ctx) {
       const row = ctx.snap.use(prepare).byId.get({ id: ctx.params.id, locale: ctx.meta.locale }) as Row | undefined;
       if (!row) throw notFound('platform');
-      const r = takeLang(ctx, row);
-      return detail(
-        {
-          ...summary(r),
-          attributes: parseJson(r.attributes),
-          description: r.description,
-          pricing_details: r.pricing_details,
-          content: r.content,
-        },
-        ctx.meta,
-      );
+      noteLang(ctx, row);
+      return detailJson(detailJsonOf(row), ctx.meta);
     },
   }),
 ];

@@ -2,7 +2,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { Ctx } from '../http/route.ts';
 import { ftsQuery } from './full-text.ts';
-import { page } from './paging.ts';
+import { page, pageJson } from './paging.ts';
 
 type SmallSearch = ReturnType<typeof smallSearch>;
 
@@ -15,12 +15,25 @@ export function searchPage(
   search: SmallSearch,
   map?: (row: Record<string, any>) => unknown,
 ) {
-  const filters = {
-    ...(ctx.query as Record<string, unknown>),
-    fts: ctx.query.q === undefined ? undefined : ftsQuery(ctx.query.q).expr,
-  };
+  const filters = filtersOf(ctx.query);
   return page(ctx, (after, n) => search(filters, after, n, ctx.meta.locale), map);
 }
+
+/** searchPage with each row made into its item's JSON text (itemJson in ./fields.ts). */
+export function searchPageJson(
+  ctx: Ctx<{ limit: number; cursor?: string; q?: string }>,
+  search: SmallSearch,
+  toJson: (row: Record<string, any>) => string,
+) {
+  const filters = filtersOf(ctx.query);
+  return pageJson(ctx, (after, n) => search(filters, after, n, ctx.meta.locale), toJson);
+}
+
+/** The search's filters: the validated query, with q as a full-text expression (a q without letters or digits is a 400). */
+const filtersOf = (query: { q?: string }): Record<string, unknown> => ({
+  ...query,
+  fts: query.q === undefined ? undefined : ftsQuery(query.q).expr,
+});
 
 /**
  * Search over a small table: each filter one fixed clause, q through the table's FTS index, keyset
