@@ -177,3 +177,9 @@ export function redactUrl(url: string): string {
     return '(unparsable URL)';
   }
 }
+
+export const CURSOR_SECRET_WARNING =
+  'CURSOR_SECRET is not set: paging cursors are signed with a random secret of this process, so they stop working when it restarts and are not accepted by other instances; set CURSOR_SECRET to a long random value';
+
+/** Whether HOST is a loopback address (the development key and the plain-HTTP warning depend on it). */
+export const isLoopback = (host: string) => host === 'localhost' || host === '::1' || /^127\./.test(host);

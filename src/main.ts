@@ -1,15 +1,13 @@
 // The only reader of process.env: loadConfig, then one of three roles. WORKERS=1: a single process
 // (startService). WORKERS>1: this process is the cluster's primary (src/cluster/primary.ts) and every worker
 // runs startService (src/cluster/worker.ts). The development key is made once, after the port listens.
+// Each role loads only its own modules (dynamic imports): a primary never evaluates the server's, so it forks
+// its workers sooner, and they start on cores it is not using.
 import cluster from 'node:cluster';
-import { runPrimary, SLOT_ENV } from './cluster/primary.ts';
-import { runWorker } from './cluster/worker.ts';
-import { type Config, ConfigError, loadConfig } from './config.ts';
+import { SLOT_ENV } from './cluster/protocol.ts';
+import { type Config, isLoopback, loadConfig } from './config.ts';
 import { stdoutLog } from './http/log.ts';
-import { isLoopback, startService } from './http/server.ts';
-import { type KeyAdmin, openKeyAdmin } from './keys/admin.ts';
-import { KeyStoreError } from './keys/store.ts';
-import { SnapshotError } from './snapshot/source.ts';
+import type { KeyAdmin } from './keys/admin.ts';
 
 const slot = cluster.isWorker ? (process.env[SLOT_ENV] ?? '?') : null;
 // Workers share the primary's stdout: their lines say which process wrote them, in pieces a pipe never interleaves.
@@ -20,7 +18,10 @@ const { log, requestLog } = stdoutLog(
 
 async function main() {
   const config = loadConfig(process.env);
-  if (slot !== null) return runWorker(config, { slot, log, requestLog, startupMessage });
+  if (slot !== null) {
+    const { runWorker } = await import('./cluster/worker.ts');
+    return runWorker(config, { slot, log, requestLog, startupMessage });
+  }
   const listening = (info: { url: string; metricsUrl?: string; snapshotId: string }) => {
     log({
       level: 'info',
@@ -34,8 +35,12 @@ async function main() {
     // After listening: a key is never made that a failed start-up could not show.
     void createDevKey(config).then((devKey) => devKey && printDevKey(devKey, info.url));
   };
-  if (config.WORKERS > 1) return runPrimary(config, { log, listening, fail });
+  if (config.WORKERS > 1) {
+    const { runPrimary } = await import('./cluster/primary.ts');
+    return runPrimary(config, { log, listening, fail });
+  }
 
+  const { startService } = await import('./http/server.ts');
   const service = await startService(config, { log, requestLog });
   listening({ url: service.url, metricsUrl: service.metricsUrl, snapshotId: service.snapshots.get().meta.snapshot_id });
   // SIGTERM / SIGINT: drain, then exit 0; still busy after DRAIN_TIMEOUT_MS, the rest is cut and the exit is 1.
@@ -61,6 +66,7 @@ async function createDevKey(config: Config): Promise<{ id: string; key: string }
   if (!config.DEV_KEY) return null;
   let store: KeyAdmin;
   try {
+    const { openKeyAdmin } = await import('./keys/admin.ts');
     store = await openKeyAdmin(
       { keysPath: config.KEYS_PATH, redisUrl: config.REDIS_URL, redisPrefix: config.REDIS_PREFIX },
       { create: true },
@@ -110,10 +116,12 @@ function printDevKey(k: { id: string; key: string }, url: string) {
   );
 }
 
-/** The one line a start-up failure prints (a bad setting or file names the setting; never a stack trace). */
+/**
+ * The one line a start-up failure prints: its message, never a stack trace (a ConfigError, SnapshotError or
+ * KeyStoreError names the setting or file).
+ */
 function startupMessage(e: unknown): string {
-  if (e instanceof ConfigError || e instanceof SnapshotError || e instanceof KeyStoreError) return e.message;
-  return (e as Error).message;
+  return e instanceof Error ? e.message : String(e);
 }
 
 function fail(message: string): never {

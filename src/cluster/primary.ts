@@ -5,16 +5,14 @@ import cluster, { type Worker } from 'node:cluster';
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Config } from '../config.ts';
+import { type Config, CURSOR_SECRET_WARNING } from '../config.ts';
 import { serveMetrics } from '../http/metrics.ts';
 import type { Log } from '../http/route.ts';
-import { CURSOR_SECRET_WARNING } from '../http/server.ts';
 import { limitCounters } from './limits.ts';
 import { clusterMetrics } from './metrics.ts';
-import { isMessage, type ToPrimary, type ToWorker } from './protocol.ts';
+import { isMessage, SLOT_ENV, type ToPrimary, type ToWorker } from './protocol.ts';
 
 /** The environment variable that tells a worker its slot (0 … WORKERS-1). */
-export const SLOT_ENV = 'NLR_WORKER_SLOT';
 
 /** Restart delays: 100 ms, doubled for each death within STABLE_MS of its start, at most 30 s. */
 const BACKOFF_MIN_MS = 100;

@@ -2,6 +2,9 @@
 import type { LimitAnswer, LimitOp } from './limits.ts';
 import type { MetricsAnswer, MetricsRequest } from './metrics.ts';
 
+/** The environment variable that tells a forked process it is a worker, and which slot it fills. */
+export const SLOT_ENV = 'NLR_WORKER_SLOT';
+
 /** Worker → primary. */
 export type ToPrimary =
   /** Listening; what the primary's "listening" line reports. */

@@ -4,11 +4,10 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { type Config, redactUrl } from '../config.ts';
+import { type Config, CURSOR_SECRET_WARNING, isLoopback, redactUrl } from '../config.ts';
 import { KeyReader } from '../keys/reader.ts';
 import { KeyStoreError } from '../keys/store.ts';
-import { redisAdmission } from '../redis/admission.ts';
-import { connectRedis, type RedisLink } from '../redis/client.ts';
+import type { RedisLink } from '../redis/client.ts';
 import { SnapshotError, SnapshotSource } from '../snapshot/source.ts';
 import { type Admission, accessGuard, httpsRedirect, localAdmission, sharedAdmission } from './access.ts';
 import { createApp } from './app.ts';
@@ -89,9 +88,6 @@ function naming(setting: string, e: unknown): unknown {
   return e;
 }
 
-export const CURSOR_SECRET_WARNING =
-  'CURSOR_SECRET is not set: paging cursors are signed with a random secret of this process, so they stop working when it restarts and are not accepted by other instances; set CURSOR_SECRET to a long random value';
-
 export async function startService(config: Config, opts: ServiceOptions): Promise<Service> {
   // Read lazily by the metrics (at scrape time), once both exist.
   let snapshots!: SnapshotSource;
@@ -118,6 +114,11 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   if (config.REDIS_URL !== undefined) {
     // Several replicas: keys and counters in Redis. Not reachable yet, the service starts and fails closed (503)
     // until it is, so replicas and Redis may start in any order.
+    // Loaded only when Redis is used: the Redis client is a sixth of a start-up's module evaluation.
+    const [{ connectRedis }, { redisAdmission }] = await Promise.all([
+      import('../redis/client.ts'),
+      import('../redis/admission.ts'),
+    ]);
     redis = connectRedis(config.REDIS_URL, { log: opts.log, name: 'nlr-api' });
     const where = redactUrl(config.REDIS_URL);
     opts.log({ level: 'info', msg: 'API keys and rate limits in Redis', redis: where, prefix: config.REDIS_PREFIX });
@@ -277,5 +278,3 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     throw e;
   }
 }
-
-export const isLoopback = (host: string) => host === 'localhost' || host === '::1' || /^127\./.test(host);

@@ -1,7 +1,6 @@
 // The operator's side of the key store, whichever it is: the SQLite file at KEYS_PATH, or Redis when REDIS_URL
 // is set. Used by the keys command and by npm start's development key.
 import { redactUrl } from '../config.ts';
-import { connectRedis } from '../redis/client.ts';
 import { redisKeyStore } from './redis-store.ts';
 import { changeKey, countKeys, createKey, type KeyInfo, KeyStoreError, listKeys, openKeyStore } from './store.ts';
 
@@ -29,6 +28,8 @@ export async function openKeyAdmin(at: KeyStoreLocation, opts: { create: boolean
   if (at.redisUrl !== undefined) {
     const where = redactUrl(at.redisUrl);
     let reason = 'no answer';
+    // Loaded only when Redis is used: the Redis client is a sixth of a start-up's module evaluation.
+    const { connectRedis } = await import('../redis/client.ts');
     const link = connectRedis(at.redisUrl, {
       name: 'nlr-keys',
       commandTimeoutMs: ADMIN_TIMEOUT_MS,
