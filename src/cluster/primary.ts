@@ -112,6 +112,10 @@ export async function runPrimary(config: Config, io: PrimaryIo): Promise<void> {
           return;
         case 'ready':
           slot.ready = true;
+          if (i === 0 && !othersForked) {
+            othersForked = true;
+            for (let j = 1; j < slots.length; j++) fork(j);
+          }
           if (!started && slots.every((s) => s.ready)) {
             started = true;
             io.listening({ url: m.url, metricsUrl, snapshotId: m.snapshotId });
@@ -185,5 +189,8 @@ export async function runPrimary(config: Config, io: PrimaryIo): Promise<void> {
     for (const w of readyWorkers()) w.send({ nlr: 'refresh' } satisfies ToWorker);
   });
 
-  for (let i = 0; i < slots.length; i++) fork(i);
+  // The first worker starts alone: it serves sooner with the cores to itself, and a snapshot or key store it cannot
+  // open stops the start-up before the others load it too. The rest start once it is listening.
+  let othersForked = false;
+  fork(0);
 }
