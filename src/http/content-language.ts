@@ -18,14 +18,19 @@ export function contentLanguage(locale: string, bits: number): string | undefine
   return bits === IN_LOCALE ? locale : `${locale}, en`;
 }
 
-/** A row's language bits added to the answer's, the row returned without its LANG_COLUMN. */
-export function takeLang<T extends Record<string, unknown>>(acc: { lang: number }, row: T): T {
-  const { [LANG_COLUMN]: bits, ...rest } = row;
-  acc.lang |= (bits as number | undefined) ?? 0;
-  return rest as T;
-}
-
 /** A row's language bits added to the answer's (the row itself kept as it is). */
 export function noteLang(acc: { lang: number }, row: Record<string, unknown>): void {
   acc.lang |= (row[LANG_COLUMN] as number | undefined) ?? 0;
+}
+
+/** The row without its LANG_COLUMN (what a body shows). */
+export function withoutLang<T extends Record<string, unknown>>(row: T): T {
+  const { [LANG_COLUMN]: _, ...rest } = row;
+  return rest as T;
+}
+
+/** A row's language bits added to the answer's, the row returned without them. */
+export function takeLang<T extends Record<string, unknown>>(acc: { lang: number }, row: T): T {
+  noteLang(acc, row);
+  return withoutLang(row);
 }

@@ -1,5 +1,5 @@
 // Keyset paging with signed cursors: one page of ids after a position, in the collection envelope.
-import { LANG_COLUMN } from '../http/content-language.ts';
+import { noteLang, withoutLang } from '../http/content-language.ts';
 import { collection, collectionJson } from '../http/respond.ts';
 import type { Ctx } from '../http/route.ts';
 
@@ -23,26 +23,27 @@ export function pageRows<T extends { id: string }>(
 }
 
 /**
- * pageRows in the collection envelope, each row mapped to its API object. The language bits of the rows on
- * the page (not of the extra row that tells has_more) go to the answer's Content-Language; the default map
- * is the row without them.
+ * pageRows, with the language bits of the rows on the page (not of the extra row that tells has_more) added to
+ * the answer's, for its Content-Language.
  */
+function shownRows<T extends Record<string, any>>(
+  ctx: Ctx<{ limit: number; cursor?: string }>,
+  fetch: (afterId: string | null, n: number) => T[],
+) {
+  const shown = pageRows(ctx, fetch as (afterId: string | null, n: number) => (T & { id: string })[]);
+  for (const r of shown.rows) noteLang(ctx, r);
+  return shown;
+}
+
+/** One page in the collection envelope, each row mapped to its API object (by default, the row without its language bits). */
 export function page<T extends Record<string, any>>(
   ctx: Ctx<{ limit: number; cursor?: string }>,
   fetch: (afterId: string | null, n: number) => T[],
-  map: (row: T) => unknown = (r) => withoutLang(r),
+  map: (row: T) => unknown = withoutLang,
 ) {
-  const { rows, pagination } = pageRows(ctx, fetch as (afterId: string | null, n: number) => (T & { id: string })[]);
-  let lang = 0;
-  for (const r of rows) lang |= r[LANG_COLUMN] ?? 0;
-  ctx.lang |= lang;
+  const { rows, pagination } = shownRows(ctx, fetch);
   return collection(rows.map(map), pagination, ctx.meta);
 }
-
-const withoutLang = (r: Record<string, unknown>) => {
-  const { [LANG_COLUMN]: _, ...rest } = r;
-  return rest;
-};
 
 /** page() for items that are JSON text (see itemJson in ./fields.ts): the envelope is put around them as text. */
 export function pageJson<T extends Record<string, any>>(
@@ -50,13 +51,6 @@ export function pageJson<T extends Record<string, any>>(
   fetch: (afterId: string | null, n: number) => T[],
   toJson: (row: T) => string,
 ) {
-  const { rows, pagination } = pageRows(ctx, fetch as (afterId: string | null, n: number) => (T & { id: string })[]);
-  let lang = 0;
-  const items: string[] = [];
-  for (const r of rows) {
-    lang |= r[LANG_COLUMN] ?? 0;
-    items.push(toJson(r));
-  }
-  ctx.lang |= lang;
-  return collectionJson(items, pagination, ctx.meta);
+  const { rows, pagination } = shownRows(ctx, fetch);
+  return collectionJson(rows.map(toJson), pagination, ctx.meta);
 }
