@@ -2,7 +2,7 @@
 // JSON.stringify makes of the item object (stored JSON parsed, 0/1 as booleans), field order included.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { bool, itemJson, parseJson } from '../src/routes/fields.ts';
+import { itemJson, parseJson } from '../src/routes/fields.ts';
 
 describe('itemJson', () => {
   const toJson = itemJson({ id: 'value', n: 'value', x: 'value', flag: 'bool', list: 'json', obj: 'json' });
@@ -17,7 +17,7 @@ describe('itemJson', () => {
         id: r.id,
         n: r.n,
         x: r.x,
-        flag: bool(r.flag),
+        flag: r.flag === null ? null : r.flag === 1,
         list: parseJson(r.list),
         obj: parseJson(r.obj),
       };

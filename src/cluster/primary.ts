@@ -12,8 +12,6 @@ import { limitCounters } from './limits.ts';
 import { clusterMetrics } from './metrics.ts';
 import { isMessage, SLOT_ENV, type ToPrimary, type ToWorker } from './protocol.ts';
 
-/** The environment variable that tells a worker its slot (0 … WORKERS-1). */
-
 /** Restart delays: 100 ms, doubled for each death within STABLE_MS of its start, at most 30 s. */
 const BACKOFF_MIN_MS = 100;
 const BACKOFF_MAX_MS = 30_000;

@@ -23,7 +23,6 @@ export const J = {
 };
 
 export const parseJson = <T = unknown>(s: string | null): T | null => (s === null ? null : (JSON.parse(s) as T));
-export const bool = (x: number | null) => (x === null ? null : x === 1);
 
 /**
  * How a stored column becomes its API value: as it is, stored JSON text (the compiler writes it with
