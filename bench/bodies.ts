@@ -5,15 +5,11 @@
 // snapshot. Each answer is written as its URL, status, Content-Type and body, with what differs between two runs of
 // the same code masked: meta.request_id, and next_cursor and cursor values (they carry an expiry time). The URLs
 // are the same in both runs as long as the cursors are masked in them too. Compare two files with `cmp` or `diff`.
-import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { createKey, openKeyStore } from '../src/keys/store.ts';
-import { ensureSnapshot, ROOT } from './common.ts';
+import { ensureSnapshot, startBenchServer } from './common.ts';
 import { pick, scenarios } from './scenarios.ts';
 import { captureDistinct, pools } from './variants.ts';
 
@@ -28,29 +24,11 @@ if (!a.out) throw new Error('usage: npm run bench:bodies -- --out FILE [--listin
 const say = (s: string) => process.stderr.write(`${s}\n`);
 const dir = mkdtempSync(join(tmpdir(), 'nlr-bodies-'));
 const dbPath = await ensureSnapshot(Number(a.listings), 1, say);
-const ks = openKeyStore(join(dir, 'keys.db'), { create: true });
-const { key } = createKey(ks, { name: 'bodies' });
-ks.close();
-const server = spawn(process.execPath, ['--import', 'tsx', 'bench/server-wrapper.ts'], {
-  cwd: ROOT,
-  env: {
-    ...process.env,
-    SNAPSHOT_PATH: dbPath,
-    HOST: '127.0.0.1',
-    PORT: '0',
-    KEYS_PATH: join(dir, 'keys.db'),
-    DEV_KEY: '0',
-    WORKERS: '1',
-    RATE_LIMIT_PER_MINUTE: '100000000',
-    CURSOR_SECRET: randomBytes(24).toString('hex'),
-  },
-  stdio: ['pipe', 'pipe', 'inherit'],
-});
-const url = await new Promise<string>((resolve) =>
-  createInterface({ input: server.stdout! }).on('line', (l) => {
-    const m = JSON.parse(l) as { ready?: string };
-    if (m.ready) resolve(m.ready);
-  }),
+const { server, url, key } = await startBenchServer(
+  ['--import', 'tsx', 'bench/server-wrapper.ts'],
+  dbPath,
+  dir,
+  'bodies',
 );
 const mask = (s: string) =>
   s

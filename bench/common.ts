@@ -1,8 +1,10 @@
 // Shared benchmark pieces: the cached snapshot (generate + compile only when missing), a seeded PRNG, percentiles, formatting.
-import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { createKey, openKeyStore } from '../src/keys/store.ts';
 
 export const ROOT = resolve(import.meta.dirname, '..');
 export const CACHE = join(ROOT, '.bench-cache');
@@ -205,4 +207,42 @@ export function procCpuSeconds(pid: number | 'self', of: 'own' | 'children' = 'o
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // the command name may hold spaces
   const i = of === 'own' ? 11 : 13; // utime, stime (fields 14, 15 of the whole line) or cutime, cstime (16, 17)
   return (Number(f[i]) + Number(f[i + 1])) / 100; // clock ticks of 10 ms
+}
+
+/**
+ * The benchmark server (bench/server-wrapper.ts, run as `node ...argv`) over `dbPath` on a free loopback port,
+ * with a key store in `dir` holding one key: the settings of npm run bench (every request logged, no rate limit
+ * in the way, a random cursor secret). Resolves once it listens.
+ */
+export async function startBenchServer(
+  argv: string[],
+  dbPath: string,
+  dir: string,
+  keyName: string,
+): Promise<{ server: ChildProcess; url: string; key: string }> {
+  const ks = openKeyStore(join(dir, 'keys.db'), { create: true });
+  const { key } = createKey(ks, { name: keyName });
+  ks.close();
+  const server = spawn(process.execPath, argv, {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      SNAPSHOT_PATH: dbPath,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      KEYS_PATH: join(dir, 'keys.db'),
+      LOG_REQUESTS: '1',
+      DEV_KEY: '0',
+      RATE_LIMIT_PER_MINUTE: '100000000',
+      CURSOR_SECRET: randomBytes(24).toString('hex'),
+    },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((ready) =>
+    createInterface({ input: server.stdout! }).on('line', (l) => {
+      const m = JSON.parse(l) as { ready?: string };
+      if (m.ready) ready(m.ready);
+    }),
+  );
+  return { server, url, key };
 }

@@ -2,19 +2,15 @@
 // bundled server (bench/server-wrapper.ts, as npm run bench serves it) runs under `node --cpu-prof` while autocannon
 // drives the chosen scenarios' distinct requests; the profile's self time is printed per function (mapped back to
 // the source through the bundle's source map) and per source file. The .cpuprofile is kept for DevTools.
-import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { SourceMap } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { build } from 'esbuild';
 import { BUNDLE_OPTIONS } from '../scripts/bundle-options.ts';
-import { createKey, openKeyStore } from '../src/keys/store.ts';
-import { CACHE, ensureSnapshot, lpad, pad, ROOT } from './common.ts';
+import { CACHE, ensureSnapshot, lpad, pad, ROOT, startBenchServer } from './common.ts';
 import { pick, scenarios } from './scenarios.ts';
 import { captureDistinct, pools } from './variants.ts';
 
@@ -31,31 +27,13 @@ const say = (s: string) => process.stderr.write(`${s}\n`);
 const dir = mkdtempSync(join(tmpdir(), 'nlr-profile-'));
 
 const dbPath = await ensureSnapshot(Number(a.listings), 1, say);
-const ks = openKeyStore(join(dir, 'keys.db'), { create: true });
-const { key } = createKey(ks, { name: 'profile' });
-ks.close();
 const bundle = join(CACHE, 'bench-dist', 'profile-server.mjs');
 await build({ ...BUNDLE_OPTIONS, entryPoints: ['bench/server-wrapper.ts'], outfile: bundle, logLevel: 'silent' });
-const server = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, bundle], {
-  cwd: ROOT,
-  env: {
-    ...process.env,
-    SNAPSHOT_PATH: dbPath,
-    HOST: '127.0.0.1',
-    PORT: '0',
-    KEYS_PATH: join(dir, 'keys.db'),
-    LOG_REQUESTS: '1',
-    DEV_KEY: '0',
-    RATE_LIMIT_PER_MINUTE: '100000000',
-    CURSOR_SECRET: randomBytes(24).toString('hex'),
-  },
-  stdio: ['pipe', 'pipe', 'inherit'],
-});
-const url = await new Promise<string>((resolve) =>
-  createInterface({ input: server.stdout! }).on('line', (l) => {
-    const m = JSON.parse(l) as { ready?: string };
-    if (m.ready) resolve(m.ready);
-  }),
+const { server, url, key } = await startBenchServer(
+  ['--cpu-prof', `--cpu-prof-dir=${dir}`, bundle],
+  dbPath,
+  dir,
+  'profile',
 );
 
 const only = a.only!.split(',').map((s) => s.toLowerCase());
