@@ -68,6 +68,33 @@ describe('every paginated collection: cursor walks', () => {
       assert.equal(pages, Math.ceil(7 / limit));
     }
   });
+  it('answers every page size and filter set right, past the per-search statement cache (one statement per size)', async () => {
+    // 3 filter sets × 100 page sizes × with and without a cursor: more statements than the search keeps.
+    const all = published('locations');
+    for (const [filter, expected] of [
+      ['', all],
+      ['&type=neighbourhood', ['loc-ams-jordaan', 'loc-ams-pijp']],
+      ['&q=amsterdam', await ids('/v1/locations?q=amsterdam&limit=100')],
+    ] as [string, string[]][]) {
+      assert.ok(expected.length >= 1, filter);
+      for (let limit = 1; limit <= 100; limit++) {
+        const first = await server.get(`/v1/locations?limit=${limit}${filter}`);
+        assert.equal(first.status, 200, first.text);
+        const got = (first.body.data as { id: string }[]).map((x) => x.id);
+        assert.deepEqual(got, expected.slice(0, limit), `limit=${limit}${filter}`);
+        const cursor = first.body.pagination.next_cursor as string | null;
+        assert.equal(cursor !== null, expected.length > limit, `limit=${limit}${filter}`);
+        if (cursor === null) continue;
+        const second = await server.get(`/v1/locations?limit=${limit}${filter}&cursor=${encodeURIComponent(cursor)}`);
+        assert.equal(second.status, 200, second.text);
+        assert.deepEqual(
+          (second.body.data as { id: string }[]).map((x) => x.id),
+          expected.slice(limit, 2 * limit),
+          `second page, limit=${limit}${filter}`,
+        );
+      }
+    }
+  });
   it('walks a filtered /v1/locations?type=neighbourhood with limit 1', async () => {
     const { items } = await walk(server, '/v1/locations?type=neighbourhood', 1);
     assert.deepEqual(
