@@ -400,6 +400,7 @@ interface Endpoint {
 
 export const ENDPOINTS = [
   'listings-page',
+  'listings-page-deep',
   'listings-stats',
   'owners',
   'internet-plans',
@@ -411,6 +412,7 @@ export const ENDPOINTS = [
 function endpoints(db: Database.Database, p: Pools): Endpoint[] {
   const ls = listingsRoute.prepare(db);
   const planner = ls.planner;
+  const maxRid = (db.prepare('SELECT max(rid) FROM listings').pluck().get() as number | null) ?? 0;
   const small = (
     name: string,
     what: string,
@@ -438,6 +440,21 @@ function endpoints(db: Database.Database, p: Pools): Endpoint[] {
       describe: (q) => {
         const f = toListingFilters(ls, q);
         return { driver: planOf(planner, f, 21).text, shape: shapeKey(f) };
+      },
+    },
+    {
+      // A cursor's position is any rid: a plan that walks up to it (FTS steps over a term's documents one by one)
+      // costs more the deeper the page.
+      name: 'listings-page-deep',
+      what: 'GET /v1/listings after a cursor: planner.page(filters, a random rid, 21)',
+      gen: (r) => ({ ...listingQuery(r, p), after_rid: r.int(0, maxRid) }),
+      run: ({ after_rid, ...q }) => {
+        const f = toListingFilters(ls, q);
+        return () => planner.page(f, Number(after_rid), 21);
+      },
+      describe: ({ after_rid, ...q }) => {
+        const f = toListingFilters(ls, q);
+        return { driver: `${planOf(planner, f, 21).text} after rid ${after_rid}`, shape: shapeKey(f) };
       },
     },
     {

@@ -167,6 +167,52 @@ describe('column scan agrees with the index plans', () => {
     }
   });
 
+  it('pages q of frequent terms through their bitmaps and q with a rare term through FTS, right at every position', () => {
+    db.exec('CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, listings_fts, row)');
+    const term = (sql: string) => db.prepare(sql).pluck().get() as string;
+    const frequent = term(
+      'SELECT b.term FROM listing_term_bitmaps b JOIN temp.vocab v ON v.term = b.term ORDER BY v.doc DESC, b.term LIMIT 1',
+    );
+    const frequent2 = term(
+      'SELECT b.term FROM listing_term_bitmaps b JOIN temp.vocab v ON v.term = b.term ORDER BY v.doc DESC, b.term LIMIT 1 OFFSET 1',
+    );
+    const rare = term(
+      'SELECT term FROM temp.vocab WHERE term NOT IN (SELECT term FROM listing_term_bitmaps) ORDER BY doc DESC, term LIMIT 1',
+    );
+    const scanned: PrimaryHint[] = [];
+    const scanPage = q.scan.page.bind(q.scan);
+    q.scan.page = (f, after, limit, hint) => {
+      scanned.push(hint ?? null);
+      return scanPage(f, after, limit, hint);
+    };
+    try {
+      const max = db.prepare('SELECT max(rid) FROM listings').pluck().get() as number;
+      for (const [words, viaScan] of [
+        [frequent, true],
+        [`${frequent} ${frequent2}`, true],
+        [rare, false],
+      ] as const) {
+        const f: ListingFilters = { fts: ftsQuery(words) };
+        assert.equal(q.choose(f, 21).kind, 'fts', `${words}: FTS is the index plan`);
+        const all = q.matchingRids(f);
+        assert.ok(all.length > 0, words);
+        for (const after of [0, all[Math.floor(all.length / 2)], max]) {
+          scanned.length = 0;
+          const expected = all.filter((rid) => rid > after).slice(0, 21);
+          assert.deepEqual(q.page(f, after, 21), expected, `${words} after ${after}`);
+          assert.deepEqual(scanned, viaScan ? ['fts'] : [], `${words} after ${after}: ${viaScan ? 'the scan' : 'FTS'}`);
+        }
+      }
+    } finally {
+      q.scan.page = scanPage;
+    }
+    // FTS steps over a term's documents before the position one by one: the deeper, the dearer.
+    const one = { fts: ftsQuery(rare) };
+    const merge = (after: number) => q.estimates(one, after).find((e) => e.driver.kind === 'fts')!.merge ?? 0;
+    assert.equal(merge(0), 0);
+    assert.ok(merge(200) > 0 && merge(400) > merge(200), `${merge(200)} ${merge(400)}`);
+  });
+
   it('agrees for q mixing rare terms (an FTS row list) with frequent ones (bitmaps)', () => {
     db.exec('CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, listings_fts, row)');
     const rare = db

@@ -17,11 +17,14 @@ import { ListingScan, type PrimaryHint, type ScanStats } from './scan.ts';
 
 /**
  * Relative cost of reading one row by each access path, and of checking q on a row that FTS did not
- * produce (an FTS lookup per row), and of each document FTS reads to intersect several terms.
+ * produce (an FTS lookup per row), of each document FTS reads to intersect several terms, and of each
+ * document of a term FTS steps over to reach a cursor's position (its document lists have no index to
+ * seek a rowid in: a page after rid 700,000 of "bright", in 353k listings, took 27 ms).
  * Measured on the 1M snapshot (npm run bench:queries): a residual q check costs about as much as
- * reading 20 rows; a row unit is 2-7 µs, a document of a multi-term intersection ~36 ns.
+ * reading 20 rows; a row unit is 2-7 µs, a document of a multi-term intersection ~36 ns, a document
+ * stepped over 85-100 ns.
  */
-const COST = { row: 1, ftsRow: 1.5, ftsCheck: 20, sortRow: 0.2, ftsMergeDoc: 0.005 };
+const COST = { row: 1, ftsRow: 1.5, ftsCheck: 20, sortRow: 0.2, ftsMergeDoc: 0.005, ftsSkipDoc: 0.014 };
 
 interface Quantiles {
   values: Float64Array;
@@ -85,8 +88,12 @@ export class ListingQueries {
     return Math.min(q.nonnull, Math.ceil(((inside + 1) / n) * q.nonnull));
   }
 
-  /** Estimated matches per present filter, keyed by driver. */
-  estimates(f: ListingFilters): { driver: Driver; n: number; merge?: number }[] {
+  /**
+   * Estimated matches per present filter, keyed by driver, and what FTS reads whatever the page size
+   * (`merge`): every document of the terms to intersect several, or the documents of one term before
+   * the page's position (`afterRid`, a cursor's), which it steps over one by one.
+   */
+  estimates(f: ListingFilters, afterRid = 0): { driver: Driver; n: number; merge?: number }[] {
     const out: { driver: Driver; n: number; merge?: number }[] = [];
     if (f.fts) {
       let n = this.total;
@@ -97,8 +104,10 @@ export class ListingQueries {
         sum += docs;
       }
       // Several terms: FTS5 reads their document lists to intersect them, whatever the page size
-      // ("centre near": 2 × 122k documents, no match, 8.7 ms).
-      out.push({ driver: { kind: 'fts' }, n, merge: f.fts.terms.length > 1 ? sum * COST.ftsMergeDoc : 0 });
+      // ("centre near": 2 × 122k documents, no match, 8.7 ms). One term: the documents before the position.
+      const before = Math.min(1, afterRid / Math.max(1, this.total));
+      const merge = f.fts.terms.length > 1 ? sum * COST.ftsMergeDoc : n * before * COST.ftsSkipDoc;
+      out.push({ driver: { kind: 'fts' }, n, merge });
     }
     for (const k of EQ_KEYS) {
       if (f[k] === undefined) continue;
@@ -148,8 +157,12 @@ export class ListingQueries {
    * than independence suggests (correlated filters): the whole driver range, or just the page when
    * the driver is the only filter.
    */
-  plan(f: ListingFilters, limit: number | null): { driver: Driver; cost: number; worst: number; hint: PrimaryHint } {
-    const est = this.estimates(f);
+  plan(
+    f: ListingFilters,
+    limit: number | null,
+    afterRid = 0,
+  ): { driver: Driver; cost: number; worst: number; hint: PrimaryHint } {
+    const est = this.estimates(f, afterRid);
     const N = Math.max(1, this.total);
     if (est.length === 0)
       return {
@@ -224,8 +237,12 @@ export class ListingQueries {
 
   /** rids of one page: rid > afterRid, ascending, at most `limit` rows. */
   page(f: ListingFilters, afterRid: number, limit: number): number[] {
-    const { driver, worst, hint } = this.plan(f, limit);
+    const { driver, worst, hint } = this.plan(f, limit, afterRid);
     if (this.useScan(worst)) return this.scan.page(f, afterRid, limit, hint);
+    // q of frequent terms only: their bitmaps find a page in a few words (~10 µs at any depth), where FTS
+    // reads 60-150 µs for the first page of a common word and more for each page after.
+    if (driver.kind === 'fts' && f.fts!.terms.every((t) => this.scan.hasTermBitmap(t)))
+      return this.scan.page(f, afterRid, limit, 'fts');
     return this.stmt('page', f, driver, limit).all({ ...params(f), after: afterRid }) as number[];
   }
 

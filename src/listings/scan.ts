@@ -282,6 +282,13 @@ export class ListingScan {
     return (this.dict.get(column, value) as number | undefined) ?? -1;
   }
 
+  /** Whether the term has a precomputed bitmap, without reading it (the terms' names, read once). */
+  hasTermBitmap(term: string): boolean {
+    this.bitmapTerms ??= new Set(this.db.prepare('SELECT term FROM listing_term_bitmaps').pluck().all() as string[]);
+    return this.bitmapTerms.has(term);
+  }
+  private bitmapTerms: Set<string> | null = null;
+
   /** A term's precomputed bitmap (terms in at least 0.5 % of listings, see build-snapshot/derive.ts), or null. */
   private termBitmap(term: string): Uint8Array | null {
     let bits = this.bitmapCache.get(term);
