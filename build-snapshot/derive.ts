@@ -1,6 +1,6 @@
 // Derived tables: location closure, full-text indexes, market cohorts and precomputed listing statistics.
 import type { Database } from 'better-sqlite3';
-import { INDEX_OF } from '../snapshot-format/listing-sql.ts';
+import { BITMAP_MIN_SHARE, INDEX_OF } from '../snapshot-format/listing-sql.ts';
 import { median, round2 } from '../snapshot-format/price-stats.ts';
 import { indexText } from '../snapshot-format/text.ts';
 
@@ -167,13 +167,8 @@ export const CODED_COLUMNS = [
   'owner_id',
 ] as const;
 export const FLOAT_COLUMNS = ['price_eur', 'size_m2', 'rooms'] as const;
-/**
- * Terms with bitmaps: every term in at least 0.5 % of listings (at most 1,024; ~94 KB each at 751k
- * listings). Any other term has a short FTS document list (under 0.5 %: ~3,700 rows at 751k), cheap
- * enough to read per request (~0.5 ms). At 5 %, a term in 37,000 listings cost the scan ~5 ms.
- */
+/** Terms with bitmaps: every term in at least BITMAP_MIN_SHARE of listings, at most 1,024 (~94 KB each at 751k). */
 const BITMAP_TERMS = 1024;
-const BITMAP_MIN_SHARE = 0.005;
 
 const blob = (a: ArrayBufferView) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
 

@@ -1,6 +1,7 @@
 // Listing filters → SQL from a fixed vocabulary, with the driving index chosen from build-time statistics.
 import type { Database, Statement } from 'better-sqlite3';
 import {
+  BITMAP_MIN_SHARE,
   type Driver,
   EQ_KEYS,
   eqColumn,
@@ -64,6 +65,11 @@ export class ListingQueries {
    * value (unknown ones count 0 and are kept too), so the map is emptied when it grows past 16k entries.
    */
   private readonly counts = new Map<string, number>();
+  /** Listings containing the term (listing_terms), cached. */
+  private docsOf(term: string): number {
+    return this.counted(`t\u0000${term}`, () => this.termDocs.get(term) as number | undefined);
+  }
+
   private counted(key: string, read: () => unknown): number {
     let n = this.counts.get(key);
     if (n === undefined) {
@@ -99,7 +105,7 @@ export class ListingQueries {
       let n = this.total;
       let sum = 0;
       for (const t of f.fts.terms) {
-        const docs = this.counted(`t\u0000${t}`, () => this.termDocs.get(t) as number | undefined);
+        const docs = this.docsOf(t);
         n = Math.min(n, docs);
         sum += docs;
       }
@@ -239,11 +245,25 @@ export class ListingQueries {
   page(f: ListingFilters, afterRid: number, limit: number): number[] {
     const { driver, worst, hint } = this.plan(f, limit, afterRid);
     if (this.useScan(worst)) return this.scan.page(f, afterRid, limit, hint);
-    // q of frequent terms only: their bitmaps find a page in a few words (~10 µs at any depth), where FTS
-    // reads 60-150 µs for the first page of a common word and more for each page after.
-    if (driver.kind === 'fts' && f.fts!.terms.every((t) => this.scan.hasTermBitmap(t)))
-      return this.scan.page(f, afterRid, limit, 'fts');
+    if (driver.kind === 'fts' && this.scanFindsTerms(f.fts!.terms)) return this.scan.page(f, afterRid, limit, 'fts');
     return this.stmt('page', f, driver, limit).all({ ...params(f), after: afterRid }) as number[];
+  }
+
+  /**
+   * Whether the column scan finds a page of these terms at about the cost of the page itself: every term
+   * has a bitmap (a few words read per page, ~10 µs at any depth), or one of them is rare enough for its
+   * rows to be a short list the scan reads once and keeps (~10 µs a page after the first). FTS read
+   * 60-150 µs for the first page of a common word, more for each page after, and ~120 µs for a rare one.
+   */
+  private scanFindsTerms(terms: string[]): boolean {
+    const short = Math.max(1, Math.ceil(this.total * BITMAP_MIN_SHARE));
+    let everyBitmap = true;
+    for (const t of terms) {
+      if (this.scan.hasTermBitmap(t)) continue;
+      everyBitmap = false;
+      if (this.docsOf(t) <= short) return true;
+    }
+    return everyBitmap;
   }
 
   /** count, min, max, average and median price of the matching listings. */
