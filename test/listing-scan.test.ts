@@ -180,7 +180,7 @@ describe('column scan agrees with the index plans', () => {
     );
     const scanned: PrimaryHint[] = [];
     const scanPage = q.scan.page.bind(q.scan);
-    const hasBitmap = q.scan.hasTermBitmap.bind(q.scan);
+    const hasBitmap = q.scan.terms.hasBitmap.bind(q.scan.terms);
     q.scan.page = (f, after, limit, hint) => {
       scanned.push(hint ?? null);
       return scanPage(f, after, limit, hint);
@@ -196,7 +196,7 @@ describe('column scan agrees with the index plans', () => {
         [`${frequent} ${rare}`, true, noBitmapFor(frequent)],
         [frequent, false, noBitmapFor(frequent)],
       ] as const) {
-        q.scan.hasTermBitmap = bitmaps;
+        q.scan.terms.hasBitmap = bitmaps;
         const f: ListingFilters = { fts: ftsQuery(words) };
         assert.equal(q.choose(f, 21).kind, 'fts', `${words}: FTS is the index plan`);
         const all = q.matchingRids(f);
@@ -210,7 +210,7 @@ describe('column scan agrees with the index plans', () => {
       }
     } finally {
       q.scan.page = scanPage;
-      q.scan.hasTermBitmap = hasBitmap;
+      q.scan.terms.hasBitmap = hasBitmap;
     }
     // FTS steps over a term's documents before the position one by one: the deeper, the dearer.
     const one = { fts: ftsQuery(frequent) };

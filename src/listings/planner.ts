@@ -259,7 +259,7 @@ export class ListingQueries {
     const short = Math.max(1, Math.ceil(this.total * BITMAP_MIN_SHARE));
     let everyBitmap = true;
     for (const t of terms) {
-      if (this.scan.hasTermBitmap(t)) continue;
+      if (this.scan.terms.hasBitmap(t)) continue;
       everyBitmap = false;
       if (this.docsOf(t) <= short) return true;
     }

@@ -3,199 +3,25 @@ import type { Database, Statement } from 'better-sqlite3';
 import type { ListingFilters } from '../../snapshot-format/listing-sql.ts';
 import { round2 } from '../../snapshot-format/price-stats.ts';
 import { accumulateBits, eqBits, firstSetRows, popcount, RangeBins, searchOrder, wordCount } from './bits.ts';
+import {
+  accumulate,
+  BIT,
+  BUCKET_BITS,
+  bitsCollect,
+  CHUNK,
+  type Columns,
+  eqCollect,
+  narrowFor,
+  type Pred,
+  type Primary,
+  rangeCollect,
+  wordsOf,
+} from './scan-loops.ts';
 import { SimilarIndex } from './similar.ts';
+import { TermRows } from './term-rows.ts';
 
-const NONE = 0xffffffff;
-const BUCKET_BITS = 10; // price ranks are counted in buckets of 1,024 listings for the median
-
-interface Columns {
-  n: number;
-  price: Float64Array;
-  size: Float64Array;
-  rooms: Float64Array;
-  city_id: Uint16Array;
-  province_id: Uint16Array;
-  neighbourhood_id: Uint16Array;
-  property_type: Uint16Array;
-  furnishing: Uint16Array;
-  owner_id: Uint32Array;
-  order: Uint32Array;
-  rank: Uint32Array;
-  /** Rows with a size, in size order (for the size range bins). */
-  sizeOrder: Uint32Array;
-}
-
-/** A compiled filter set: codes and bounds, plus an optional q bitmap. `null` from compile = matches nothing. */
-interface Pred {
-  /** The condition the scan loops over (the most selective one by the planner's estimates). */
-  primary: Primary;
-  loc: Uint16Array | null;
-  locCode: number;
-  owner: number;
-  type: number;
-  furn: number;
-  pLo: number;
-  pHi: number;
-  sLo: number;
-  sHi: number;
-  rLo: number;
-  bits: Uint8Array | null;
-  /** Which conditions are present, one bit each in CONDITIONS order. */
-  shape: number;
-  /** The generated narrow() of the conditions the primary loop does not apply (null: none). */
-  narrow: Narrow | null;
-}
-
-type Primary =
-  | { kind: 'all' }
-  | { kind: 'eq'; arr: Uint16Array | Uint32Array; code: number }
-  | { kind: 'range'; arr: Float64Array; lo: number; hi: number }
-  | { kind: 'bits' }
-  | { kind: 'list'; rows: Uint32Array };
-
-const CHUNK = 8192;
 /** The filters cityTypeStats answers. */
 const CITY_TYPE_KEYS = new Set(['location_column', 'location_id', 'property_type', 'min_price', 'max_price']);
-
-// The loops below are branchless (write the row, then advance by 0 or 1): on real data a condition is
-// often as likely true as false, and a mispredicted branch per row made them 3-4 times slower.
-function eqCollect(arr: Uint16Array | Uint32Array, code: number, start: number, end: number, out: Uint32Array): number {
-  let k = 0;
-  for (let i = start; i < end; i++) {
-    out[k] = i;
-    k += +(arr[i] === code);
-  }
-  return k;
-}
-function rangeCollect(arr: Float64Array, lo: number, hi: number, start: number, end: number, out: Uint32Array): number {
-  let k = 0;
-  for (let i = start; i < end; i++) {
-    const x = arr[i];
-    out[k] = i;
-    k += +(x >= lo) & +(x <= hi);
-  }
-  return k;
-}
-/**
- * The set rows of a bitmap, 32 at a time: a word's set bits are taken lowest first (isolate, count
- * leading zeros, clear), so the cost follows the matches, not the rows (~8 times fewer steps than a
- * test per row for a term in 13 % of the listings). `words` views the same bytes (null when the
- * bytes are not 4-byte aligned or the machine is big-endian: then a row at a time).
- */
-function bitsCollect(
-  bits: Uint8Array,
-  words: Uint32Array | null,
-  start: number,
-  end: number,
-  out: Uint32Array,
-): number {
-  let k = 0,
-    i = start;
-  if (words) {
-    for (; i < end && (i & 31) !== 0; i++) if (bits[i >> 3] & (1 << (i & 7))) out[k++] = i;
-    for (; i + 32 <= end; i += 32) {
-      let w = words[i >> 5];
-      while (w !== 0) {
-        const t = w & -w;
-        out[k++] = i + 31 - Math.clz32(t);
-        w ^= t;
-      }
-    }
-  }
-  for (; i < end; i++) {
-    const b = bits[i >> 3];
-    if (b === 0) {
-      i |= 7;
-      continue;
-    } // skip the rest of an empty byte
-    if (b & (1 << (i & 7))) out[k++] = i;
-  }
-  return k;
-}
-const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
-const wordsOf = (bits: Uint8Array) =>
-  LITTLE_ENDIAN && bits.byteOffset % 4 === 0
-    ? new Uint32Array(bits.buffer, bits.byteOffset, bits.byteLength >> 2)
-    : null;
-/** out &= b over b's bytes (out at least as long), a word at a time where both allow it. */
-function andWords(out: Uint8Array, b: Uint8Array): void {
-  const wo = wordsOf(out),
-    wb = wordsOf(b);
-  let k = 0;
-  if (wo && wb) {
-    const W = b.length >> 2;
-    for (let w = 0; w < W; w++) wo[w] &= wb[w];
-    k = W << 2;
-  }
-  for (; k < b.length; k++) out[k] &= b[k];
-}
-/** Adds a chunk's matching rows to the stats: count, priced count and price sum, and rank-bucket counts. */
-function accumulate(
-  cand: Uint32Array,
-  k: number,
-  rank: Uint32Array,
-  price: Float64Array,
-  buckets: Uint32Array,
-  acc: Float64Array,
-): void {
-  let priced = 0,
-    sum = 0;
-  for (let j = 0; j < k; j++) {
-    const i = cand[j];
-    const r = rank[i];
-    if (r !== NONE) {
-      priced++;
-      sum += price[i];
-      buckets[r >>> BUCKET_BITS]++;
-    }
-  }
-  acc[0] += k;
-  acc[1] += priced;
-  acc[2] += sum;
-}
-
-/**
- * The conditions of a filter set, each as a JavaScript expression over row `i` that is 1 or 0, with the
- * locals it reads (hoisted out of the loop). Branchless, as above.
- */
-const CONDITIONS: { expr: string; locals: string }[] = [
-  { expr: '+(loc[i] === locCode)', locals: 'loc = p.loc, locCode = p.locCode' },
-  { expr: '+(owner[i] === ownerCode)', locals: 'owner = c.owner_id, ownerCode = p.owner' },
-  { expr: '+(type[i] === typeCode)', locals: 'type = c.property_type, typeCode = p.type' },
-  { expr: '+(furn[i] === furnCode)', locals: 'furn = c.furnishing, furnCode = p.furn' },
-  { expr: '(+(price[i] >= pLo) & +(price[i] <= pHi))', locals: 'price = c.price, pLo = p.pLo, pHi = p.pHi' },
-  { expr: '(+(size[i] >= sLo) & +(size[i] <= sHi))', locals: 'size = c.size, sLo = p.sLo, sHi = p.sHi' },
-  { expr: '+(rooms[i] >= rLo)', locals: 'rooms = c.rooms, rLo = p.rLo' },
-  { expr: '((bits[i >> 3] >> (i & 7)) & 1)', locals: 'bits = p.bits' },
-];
-const BIT = { loc: 1, owner: 2, type: 4, furn: 8, price: 16, size: 32, rooms: 64, q: 128 } as const;
-
-/** narrow(c, p, cand, k): keeps the candidates passing every condition of the shape; returns how many. */
-type Narrow = (c: Columns, p: Pred, cand: Uint32Array, k: number) => number;
-
-/**
- * One function per shape (which conditions: at most 256), generated on first use, with all
- * its conditions in one loop: one pass over the candidates for all residual conditions (a pass per
- * condition costs 2-3 times as much at 751k listings). The source is put together only from the constant
- * table above; filter values reach the functions as arguments.
- */
-const narrows = new Map<number, Narrow>();
-function narrowFor(shape: number): Narrow {
-  let f = narrows.get(shape);
-  if (f) return f;
-  const used = CONDITIONS.filter((_, b) => shape & (1 << b));
-  const test = used.map((x) => x.expr).join(' & ');
-  const locals = used.map((x) => x.locals).join(', ');
-  f = new Function(
-    'c',
-    'p',
-    'cand',
-    'k',
-    `'use strict'; const ${locals}; let m = 0; for (let j = 0; j < k; j++) { const i = cand[j]; cand[m] = i; m += ${test}; } return m;`,
-  ) as Narrow;
-  narrows.set(shape, f);
-  return f;
-}
 
 /** Which filter the primary loop runs over: the planner's estimate of rows per filter (lower is better). */
 export type PrimaryHint =
@@ -226,14 +52,12 @@ export interface ScanStats {
 export class ListingScan {
   private cols: Columns | null = null;
   private readonly dict: Statement;
-  private readonly bitmap: Statement;
-  private readonly ftsRows: Statement;
-  private readonly bitmapCache = new Map<string, Uint8Array | null>();
+  /** The q terms' bitmaps and rare terms' row lists. */
+  readonly terms: TermRows;
 
   constructor(private readonly db: Database) {
     this.dict = db.prepare('SELECT code FROM listing_dict WHERE column = ? AND value = ?').pluck();
-    this.bitmap = db.prepare('SELECT bits FROM listing_term_bitmaps WHERE term = ?').pluck();
-    this.ftsRows = db.prepare('SELECT rowid FROM listings_fts WHERE listings_fts MATCH ?').pluck();
+    this.terms = new TermRows(db);
   }
 
   private columns(): Columns {
@@ -282,89 +106,6 @@ export class ListingScan {
     return (this.dict.get(column, value) as number | undefined) ?? -1;
   }
 
-  /** Whether the term has a precomputed bitmap, without reading it (the terms' names, read once). */
-  hasTermBitmap(term: string): boolean {
-    this.bitmapTerms ??= new Set(this.db.prepare('SELECT term FROM listing_term_bitmaps').pluck().all() as string[]);
-    return this.bitmapTerms.has(term);
-  }
-  private bitmapTerms: Set<string> | null = null;
-
-  /** A term's precomputed bitmap (terms in at least 0.5 % of listings, see build-snapshot/derive.ts), or null. */
-  private termBitmap(term: string): Uint8Array | null {
-    let bits = this.bitmapCache.get(term);
-    if (bits === undefined) {
-      const blob = this.bitmap.get(term) as Buffer | undefined;
-      bits = blob ? new Uint8Array(blob) : null;
-      if (this.bitmapCache.size >= 64) this.bitmapCache.clear(); // 64 × ~94 KB at 751k listings: bounded memory
-      this.bitmapCache.set(term, bits);
-    }
-    return bits;
-  }
-
-  /**
-   * The rows containing every term. With a rare term (no bitmap) among them: one FTS query for all the
-   * rare terms together (their document lists are short, and FTS intersects them in C), kept where every
-   * frequent term's bitmap has the row; that list can drive the scan. Only frequent terms: the AND of
-   * their bitmaps, a word at a time.
-   */
-  private termsBits(terms: string[], n: number): { bits: Uint8Array; list: Uint32Array | null } {
-    const frequent: Uint8Array[] = [];
-    const rare: string[] = [];
-    for (const t of terms) {
-      const b = this.termBitmap(t);
-      if (b) frequent.push(b);
-      else rare.push(t);
-    }
-    // One frequent term: its bitmap as is (read-only from here on), no 94 KB copy per request.
-    if (!rare.length && frequent.length === 1) return { bits: frequent[0], list: null };
-    // A scratch buffer, valid for this request only (nothing keeps a compiled filter set): no 94 KB of
-    // garbage per request at 751k listings.
-    const out = (this.termsBuf ??= new Uint8Array((n + 7) >> 3));
-    if (!rare.length) {
-      out.set(frequent[0]);
-      for (let t = 1; t < frequent.length; t++) andWords(out, frequent[t]);
-      return { bits: out, list: null };
-    }
-    // Filtering the rare rows (a few thousand) costs less than ANDing 94 KB bitmaps, and is fast from the
-    // first request on: a byte-wise AND ran ~4 ms a request before V8 had optimised it.
-    let list = this.rareRows(rare);
-    if (frequent.length) {
-      const kept = new Uint32Array(list.length);
-      let m = 0;
-      for (let j = 0; j < list.length; j++) {
-        const i = list[j];
-        let all = 1;
-        for (let t = 0; t < frequent.length; t++) all &= frequent[t][i >> 3] >> (i & 7);
-        kept[m] = i;
-        m += all & 1;
-      }
-      list = kept.subarray(0, m);
-    }
-    out.fill(0);
-    for (let j = 0; j < list.length; j++) {
-      const i = list[j];
-      out[i >> 3] |= 1 << (i & 7);
-    }
-    return { bits: out, list };
-  }
-
-  /**
-   * Rows (ascending) containing every one of these rare terms, from one FTS query, cached: each list is
-   * under 0.5 % of the listings (~15 KB at 751k), and the FTS query cost ~200 µs for 768 rows.
-   */
-  private rareRows(rare: string[]): Uint32Array {
-    const key = [...rare].sort().join(' ');
-    let rows = this.rareCache.get(key);
-    if (!rows) {
-      rows = Uint32Array.from(
-        this.ftsRows.all(rare.map((t) => `"${t}"`).join(' ')) as number[],
-        (rid) => rid - 1,
-      ).sort();
-      if (this.rareCache.size >= 256) this.rareCache.clear();
-      this.rareCache.set(key, rows);
-    }
-    return rows;
-  }
   private similarIndex: SimilarIndex | null = null;
   /** The similar-listings index over these columns (similar.ts), built on first use. */
   similar(): SimilarIndex {
@@ -372,10 +113,8 @@ export class ListingScan {
     return this.similarIndex;
   }
 
-  private termsBuf: Uint8Array | null = null;
   private bucketsBuf: Uint32Array | null = null;
   private readonly accBuf = new Float64Array(3);
-  private readonly rareCache = new Map<string, Uint32Array>();
 
   private compile(f: ListingFilters, hint: PrimaryHint = null): Pred | null {
     const c = this.columns();
@@ -384,7 +123,7 @@ export class ListingScan {
     const type = this.code('property_type', f.property_type);
     const furn = this.code('furnishing', f.furnishing);
     if (locCode < 0 || owner < 0 || type < 0 || furn < 0) return null; // a value no listing has
-    const terms = f.fts ? this.termsBits(f.fts.terms, c.n) : null;
+    const terms = f.fts ? this.terms.rows(f.fts.terms, c.n) : null;
     const bits = terms?.bits ?? null;
     // q with a rare term: loop over the rows of its list (a few thousand at most) instead of the bitmap.
     const ftsPrimary: Primary = terms?.list ? { kind: 'list', rows: terms.list } : { kind: 'bits' };
