@@ -1,6 +1,6 @@
 // The column scan's inner loops: branchless row collectors, word-wise AND, stats accumulation, a narrow() per filter shape.
 
-export const NONE = 0xffffffff;
+const NONE = 0xffffffff;
 export const BUCKET_BITS = 10; // price ranks are counted in buckets of 1,024 listings for the median
 
 export interface Columns {
@@ -177,7 +177,7 @@ const CONDITIONS: { expr: string; locals: string }[] = [
 export const BIT = { loc: 1, owner: 2, type: 4, furn: 8, price: 16, size: 32, rooms: 64, q: 128 } as const;
 
 /** narrow(c, p, cand, k): keeps the candidates passing every condition of the shape; returns how many. */
-export type Narrow = (c: Columns, p: Pred, cand: Uint32Array, k: number) => number;
+type Narrow = (c: Columns, p: Pred, cand: Uint32Array, k: number) => number;
 
 /**
  * One function per shape (which conditions: at most 256), generated on first use, with all
