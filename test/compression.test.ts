@@ -53,10 +53,18 @@ const decode = (r: Raw): string => {
   const c = r.headers['content-encoding'];
   return (c === 'br' ? brotliDecompressSync(r.bytes) : c === 'gzip' ? gunzipSync(r.bytes) : r.bytes).toString('utf8');
 };
-/** The body without its request id (the one part that differs between two requests). */
+/**
+ * The body without what differs between two requests: the request id, and the next cursor's expiry (set from
+ * the clock, in seconds) and so its signature. The cursor's position and scope are kept.
+ */
 const stable = (text: string) => {
   const b = JSON.parse(text);
   delete b.meta?.request_id;
+  const cursor = b.pagination?.next_cursor;
+  if (typeof cursor === 'string') {
+    const { e: _expiry, ...rest } = JSON.parse(Buffer.from(cursor.split('.')[0], 'base64url').toString('utf8'));
+    b.pagination.next_cursor = rest;
+  }
   return b;
 };
 
