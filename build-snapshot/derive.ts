@@ -1,6 +1,7 @@
 // Derived tables: location closure, full-text indexes, market cohorts and precomputed listing statistics.
 import type { Database } from 'better-sqlite3';
 import { BITMAP_MIN_SHARE, INDEX_OF } from '../snapshot-format/listing-sql.ts';
+import { TRANSLATED_LOCALES } from '../snapshot-format/locales.ts';
 import { median, round2 } from '../snapshot-format/price-stats.ts';
 import { indexText } from '../snapshot-format/text.ts';
 
@@ -318,10 +319,10 @@ function deriveClosure(db: Database) {
   `);
 }
 
-/** The concatenation of a table's text columns in English and every translation. */
-function i18nText(table: string, cols: string[]) {
+/** The concatenation of a table's text columns in English and every translation (those in its locale table). */
+function i18nText(table: string, cols: string[], translated = cols) {
   const base = cols.map((c) => `ifnull(t.${c}, '')`).join(" || ' ' || ");
-  const tr = cols.map((c) => `ifnull(x.${c}, '')`).join(" || ' ' || ");
+  const tr = translated.map((c) => `ifnull(x.${c}, '')`).join(" || ' ' || ");
   return `${base} || ' ' || ifnull((SELECT group_concat(${tr}, ' ') FROM ${table}_i18n x WHERE x.k BETWEEN t.rid * 8 AND t.rid * 8 + 7), '')`;
 }
 
@@ -339,7 +340,7 @@ function deriveFullText(db: Database, listingsFtsDone: boolean) {
   `);
   if (!listingsFtsDone)
     db.exec(`INSERT INTO listings_fts (rowid, body)
-    SELECT t.rid, index_text(${i18nText('listings', ['title', 'description'])} || ' ' || ifnull(t.street, '') || ' ' || ifnull(t.postcode, '')
+    SELECT t.rid, index_text(${TRANSLATED_LOCALES.map((l) => `ifnull(t.title_${l}, '') || ' ' || `).join('')}${i18nText('listings', ['title', 'description'], ['description'])} || ' ' || ifnull(t.street, '') || ' ' || ifnull(t.postcode, '')
            || ' ' || ifnull((SELECT body FROM location_text WHERE id = f.location_id), '')) FROM listing_text t JOIN listings f ON f.rid = t.rid ORDER BY t.rid`);
   db.exec(`INSERT INTO locations_fts (rowid, body)
     SELECT t.rid, index_text(t.slug || ' ' || ${i18nText('locations', ['name'])}) FROM locations t WHERE t.published = 1`);

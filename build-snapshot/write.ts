@@ -4,12 +4,18 @@ import { LOCALE_CODE, TRANSLATED_LOCALES } from '../snapshot-format/locales.ts';
 
 /** How a source field becomes a column: as is, the English text of a locale map, JSON text, or 0/1. */
 type Kind = 'plain' | 'text' | 'textlist' | 'json' | 'bool';
+const isText = (k: Kind) => k === 'text' || k === 'textlist';
 export interface TableSpec {
   table: string;
   cols: Record<string, Kind>;
-  /** Whether the table has translated columns, kept in `i18nTable`. */
+  /** Whether the table has translated columns kept in `i18nTable`. */
   i18n: boolean;
   i18nTable: string;
+  /**
+   * Translated fields kept in the row itself, once per locale: `<field>` in English and `<field>_<locale>`
+   * for each translated locale (NULL where there is no translation), instead of in `i18nTable`.
+   */
+  inline: readonly string[];
   /** Whether the row starts with the record's id (after rid). */
   withId: boolean;
 }
@@ -17,13 +23,14 @@ export interface TableSpec {
 const spec = (
   table: string,
   cols: Record<string, Kind>,
-  opts: { i18nTable?: string; withId?: boolean } = {},
+  opts: { i18nTable?: string; withId?: boolean; inline?: readonly string[] } = {},
 ): TableSpec => ({
   table,
   cols,
-  i18n: Object.values(cols).some((k) => k === 'text' || k === 'textlist'),
+  i18n: Object.keys(cols).some((c) => isText(cols[c]) && !opts.inline?.includes(c)),
   i18nTable: opts.i18nTable ?? `${table}_i18n`,
   withId: opts.withId ?? true,
+  inline: opts.inline ?? [],
 });
 
 export const TABLES = {
@@ -168,7 +175,10 @@ export const TABLES = {
 } as const;
 export type TableName = keyof typeof TABLES;
 
-/** The second row of a listing (schema.sql): its translations are the listings' (listings_i18n). */
+/**
+ * The second row of a listing (schema.sql): its translations are the listings' (listings_i18n), but for the
+ * title, which a page of summaries reads in every locale: it is kept in the row (title_nl, title_de, ...).
+ */
 export const LISTING_TEXT = spec(
   'listing_text',
   {
@@ -182,7 +192,7 @@ export const LISTING_TEXT = spec(
     attributes: 'json',
     sources: 'json',
   },
-  { i18nTable: 'listings_i18n', withId: false },
+  { i18nTable: 'listings_i18n', withId: false, inline: ['title'] },
 );
 
 type Rec = Record<string, unknown>;
@@ -206,7 +216,8 @@ function columnValue(kind: Kind, value: unknown, locale: string): unknown {
 }
 
 /**
- * A record as positional rows: the base row (rid, id, then the spec's columns) and, per locale that has
+ * A record as positional rows: the base row (rid, id, then the spec's columns and its inline fields' columns per
+ * locale) and, per locale that has
  * any translation, the locale table's row (k, rid, locale, then the translated columns).
  */
 export interface Rows {
@@ -217,8 +228,12 @@ export interface Rows {
 
 /** A table's columns as arrays, worked out once per table (rowsOf runs once per record: 751k listings). */
 interface Plan {
+  /** The base row's columns after rid (and id): their names, source fields, kinds and locales. */
   names: string[];
+  fields: string[];
   kinds: Kind[];
+  locales: string[];
+  /** The locale table's columns after k, rid and locale. */
   translated: string[];
   translatedKinds: Kind[];
 }
@@ -226,9 +241,18 @@ const plans = new WeakMap<TableSpec, Plan>();
 function planOf(t: TableSpec): Plan {
   let p = plans.get(t);
   if (!p) {
-    const names = Object.keys(t.cols);
-    const translated = translatedColumns(t);
-    p = { names, kinds: names.map((c) => t.cols[c]), translated, translatedKinds: translated.map((c) => t.cols[c]) };
+    const cols = Object.keys(t.cols).map((field) => ({ name: field, field, locale: 'en' }));
+    for (const field of t.inline)
+      for (const locale of TRANSLATED_LOCALES) cols.push({ name: `${field}_${locale}`, field, locale });
+    const translated = Object.keys(t.cols).filter((c) => isText(t.cols[c]) && !t.inline.includes(c));
+    p = {
+      names: cols.map((c) => c.name),
+      fields: cols.map((c) => c.field),
+      kinds: cols.map((c) => t.cols[c.field]),
+      locales: cols.map((c) => c.locale),
+      translated,
+      translatedKinds: translated.map((c) => t.cols[c]),
+    };
     plans.set(t, p);
   }
   return p;
@@ -236,15 +260,15 @@ function planOf(t: TableSpec): Plan {
 
 /** Pure (no database): usable in a worker thread. */
 export function rowsOf(t: TableSpec, rid: number, rec: Rec): Rows {
-  const { names, kinds, translated, translatedKinds } = planOf(t);
+  const { names, fields, kinds, locales, translated, translatedKinds } = planOf(t);
   const first = t.withId ? 2 : 1;
   const base: unknown[] = new Array(names.length + first);
   base[0] = rid;
   if (t.withId) base[1] = rec.id;
-  for (let k = 0; k < names.length; k++) base[k + first] = columnValue(kinds[k], rec[names[k]], 'en');
+  for (let k = 0; k < names.length; k++) base[k + first] = columnValue(kinds[k], rec[fields[k]], locales[k]);
   const i18n: unknown[][] = [];
   const missing: string[] = [];
-  if (translated.length) {
+  if (translated.length || t.inline.length) {
     for (const locale of TRANSLATED_LOCALES) {
       const row: unknown[] = new Array(translated.length + 3);
       row[0] = rid * 8 + LOCALE_CODE[locale];
@@ -259,15 +283,13 @@ export function rowsOf(t: TableSpec, rid: number, rec: Rec): Rows {
         if (value !== null) any = true;
         else if (source != null) gap = true;
       }
+      for (const f of t.inline) if (rec[f] != null && columnValue(t.cols[f], rec[f], locale) === null) gap = true;
       if (gap) missing.push(locale);
       if (any) i18n.push(row);
     }
   }
   return { base, i18n, missing };
 }
-
-const translatedColumns = (t: TableSpec) =>
-  Object.keys(t.cols).filter((c) => t.cols[c] === 'text' || t.cols[c] === 'textlist');
 
 /** Positional inserts for one table and its locale table. */
 export interface TableWriter {

@@ -74,6 +74,12 @@ CREATE TABLE listing_text (
   -- (slug, energy label, house number, coordinates, image, timestamps) are stored only here.
   summary          TEXT NOT NULL,
   title            TEXT NOT NULL,
+  -- The title's translations (NULL where there is none): a page in any locale reads one row a listing,
+  -- not a second lookup in listings_i18n, which holds the other translated text.
+  title_nl         TEXT,
+  title_de         TEXT,
+  title_fr         TEXT,
+  title_es         TEXT,
   city_id          TEXT NOT NULL,        -- as in listings: a page's city names need no second table
   street           TEXT,                 -- searched by q (with postcode)
   postcode         TEXT,
@@ -83,11 +89,10 @@ CREATE TABLE listing_text (
   sources          TEXT                  -- JSON array or NULL
 );
 CREATE TABLE listings_i18n (
-  k         INTEGER PRIMARY KEY, -- rid * 8 + locale code (nl 1, de 2, fr 3, es 4)
+  k           INTEGER PRIMARY KEY, -- rid * 8 + locale code (nl 1, de 2, fr 3, es 4)
   rid         INTEGER NOT NULL,
   locale      TEXT NOT NULL,
-  title       TEXT,
-  description TEXT
+  description TEXT                 -- the title's translations are in listing_text
 );
 -- Contentless full-text index over title and description in every locale; rowid = listings.rid.
 CREATE VIRTUAL TABLE listings_fts USING fts5(body, content='', detail='none', tokenize='unicode61 remove_diacritics 2');

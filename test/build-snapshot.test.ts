@@ -202,16 +202,32 @@ describe('snapshot compiler: content', () => {
   });
 
   it('keeps only real translations in the locale tables', () => {
+    // A listing's title translations are columns of listing_text; its other text's are rows of listings_i18n.
+    const titles = db
+      .prepare(
+        `SELECT l.id, t.title_nl, t.title_de, t.title_fr, t.title_es FROM listing_text t JOIN listings l ON l.rid = t.rid
+         WHERE coalesce(t.title_nl, t.title_de, t.title_fr, t.title_es) IS NOT NULL ORDER BY l.id`,
+      )
+      .all();
+    assert.deepEqual(titles, [
+      { id: 'lst-001', title_nl: 'Lichte woning in De Pijp', title_de: null, title_fr: null, title_es: null },
+      { id: 'lst-003', title_nl: null, title_de: 'Studio beim Vondelpark', title_fr: null, title_es: null },
+      {
+        id: 'lst-007',
+        title_nl: 'Appartement centrum Den Haag',
+        title_de: null,
+        title_fr: 'Appartement centre La Haye',
+        title_es: null,
+      },
+    ]);
     const rows = db
       .prepare(
-        'SELECT l.id, t.locale, t.title FROM listings_i18n t JOIN listings l ON l.rid = t.rid ORDER BY l.id, t.locale',
+        'SELECT l.id, t.locale, t.description FROM listings_i18n t JOIN listings l ON l.rid = t.rid ORDER BY l.id, t.locale',
       )
       .all();
     assert.deepEqual(rows, [
-      { id: 'lst-001', locale: 'nl', title: 'Lichte woning in De Pijp' },
-      { id: 'lst-003', locale: 'de', title: 'Studio beim Vondelpark' },
-      { id: 'lst-007', locale: 'fr', title: 'Appartement centre La Haye' },
-      { id: 'lst-007', locale: 'nl', title: 'Appartement centrum Den Haag' },
+      { id: 'lst-002', locale: 'nl', description: 'Beschrijving van lst-002 met tuin' },
+      { id: 'lst-003', locale: 'de', description: 'Beschreibung von lst-003 mit Balkon' },
     ]);
     assert.equal(db.prepare("SELECT count(*) FROM listings_i18n WHERE locale = 'en'").pluck().get(), 0);
     const hague = db

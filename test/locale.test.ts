@@ -34,6 +34,19 @@ describe('listings: translated titles with English fallback', () => {
     assert.equal(d.title, 'Lichte woning in De Pijp');
     assert.equal(d.description, 'Description of lst-001 with balcony');
   });
+  it('serves a translated description with the English title where only the description is translated (lst-002)', async () => {
+    const nl = await data('/v1/listings/lst-002', 'nl');
+    assert.equal(nl.title, 'Canal house with garden');
+    assert.equal(nl.description, 'Beschrijving van lst-002 met tuin');
+    for (const l of ['en', 'de', 'fr', 'es'])
+      assert.equal((await data('/v1/listings/lst-002', l)).description, 'Description of lst-002 with balcony', l);
+  });
+  it('serves title and description in de where both are translated (lst-003)', async () => {
+    const de = await data('/v1/listings/lst-003', 'de');
+    assert.equal(de.title, 'Studio beim Vondelpark');
+    assert.equal(de.description, 'Beschreibung von lst-003 mit Balkon');
+    assert.equal(find(await data('/v1/listings?limit=100', 'de'), 'lst-003').title, 'Studio beim Vondelpark');
+  });
   it('serves the German title only in de (lst-003)', async () => {
     assert.equal((await data('/v1/listings/lst-003', 'de')).title, 'Studio beim Vondelpark');
     assert.equal((await data('/v1/listings/lst-003', 'nl')).title, 'Studio near Vondelpark');
@@ -196,6 +209,9 @@ describe('Content-Language names the languages actually in the body', () => {
     ['/v1/listings/lst-008?locale=de', 'de, en'], // English title and description, German city name
     ['/v1/listings/lst-001?locale=fr', 'en'], // nothing in French: title, description, Amsterdam
     ['/v1/listings/lst-001', 'en'],
+    ['/v1/listings/lst-002?locale=nl', 'nl, en'], // English title, Dutch description, Amsterdam
+    ['/v1/listings/lst-003?locale=de', 'de, en'], // German title and description, Amsterdam
+    ['/v1/listings?owner_id=own-1&limit=1&locale=nl', 'nl, en'], // lst-001: Dutch title, Amsterdam
     ['/v1/listings/lst-007?locale=en', 'en'],
     // A page is the union of its rows; the extra row read to tell has_more (lst-008, English title) is not on it.
     ['/v1/listings?location_id=loc-dh&limit=1&locale=fr', 'fr'],

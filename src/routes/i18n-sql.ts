@@ -1,11 +1,15 @@
 // SQL for translated fields: the requested locale's row joined by its key, each field falling back to English,
 // and which languages a row's translated fields were served in (for the Content-Language header).
-import { localeKeySql } from '../../snapshot-format/locales.ts';
+import { LOCALE_CODE, type Locale, localeKeySql } from '../../snapshot-format/locales.ts';
 import { LANG_COLUMN } from '../http/content-language.ts';
 
 /** LEFT JOIN of a table's translations in the requested locale: one rowid lookup. */
 export const i18nJoin = (table: string, alias: string, t = 't') =>
   `LEFT JOIN ${table}_i18n ${t} ON ${t}.k = ${localeKeySql(alias)}`;
+
+/** The same join for a locale fixed when the statement is prepared (no @locale parameter). */
+export const i18nJoinIn = (table: string, alias: string, locale: Locale, t = 't') =>
+  `LEFT JOIN ${table}_i18n ${t} ON ${t}.k = ${alias}.rid * 8 + ${LOCALE_CODE[locale]}`;
 
 /**
  * Languages of a row's translated columns as bits (see ../http/content-language.ts): 1 when one of them came
@@ -13,7 +17,11 @@ export const i18nJoin = (table: string, alias: string, t = 't') =>
  * in the same statement: no JavaScript per column or per row.
  */
 export const langBits = (alias: string, cols: string[], t = 't') =>
-  `(${cols.map((c) => `(${t}.${c} IS NOT NULL)`).join(' | ')}) | ((${cols.map((c) => `(${t}.${c} IS NULL AND ${alias}.${c} IS NOT NULL)`).join(' | ')}) << 1)`;
+  langBitsOf(cols.map((c) => [`${t}.${c}`, `${alias}.${c}`]));
+
+/** langBits of columns given as [translation, English] SQL expressions. */
+export const langBitsOf = (cols: [translated: string, english: string][]) =>
+  `(${cols.map(([t]) => `(${t} IS NOT NULL)`).join(' | ')}) | ((${cols.map(([t, en]) => `(${t} IS NULL AND ${en} IS NOT NULL)`).join(' | ')}) << 1)`;
 
 /**
  * COALESCE(translation, english) for each translated column (field-by-field fallback to English), then the

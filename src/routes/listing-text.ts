@@ -1,10 +1,10 @@
 // What a listing shows, as JSON text: the page of summaries and the detail, from listing_text and the per-snapshot
 // place names, in the requested locale with the language bits of what was served (Content-Language).
 import type { Database } from 'better-sqlite3';
-import { LOCALES } from '../../snapshot-format/locales.ts';
+import { LOCALES, type Locale } from '../../snapshot-format/locales.ts';
 import { fillSummary, fillValues, SEP } from '../../snapshot-format/summary-json.ts';
 import { IN_ENGLISH, IN_LOCALE } from '../http/content-language.ts';
-import { i18nJoin, langBits } from './i18n-sql.ts';
+import { i18nJoinIn, langBitsOf } from './i18n-sql.ts';
 
 /** Separates the listings of a page in byRids' one string (SEP separates the values within one). */
 const ROW_SEP = '\u0002';
@@ -14,26 +14,35 @@ const sqlChar = (c: string) => `char(${c.charCodeAt(0)})`;
 // A listing's summary is JSON text written by the compiler (listing_text.summary, see snapshot-format/summary-json.ts):
 // a request reads it, the title in the requested locale and the city id, and puts them together.
 // The city's display name comes from a per-snapshot map of location names, not a join per row.
-// English has no translation rows, so its statements skip the translation join (a third of the time of
-// a page's row fetch). @locale is bound either way, so both take the same parameters.
-// Each also yields the language bits of its translated columns (see ../http/content-language.ts).
-type Localised<T> = { en: T; other: T };
-type Sql = { title: string; description: string; join: string; lang: (cols: string[]) => string };
-const localised = <T>(build: (sql: Sql) => T): Localised<T> => ({
-  en: build({
-    title: 'l.title',
-    description: 'l.description',
-    join: 'WHERE @locale IS NOT NULL AND',
-    lang: (cols) => `((${cols.map((c) => `(l.${c} IS NOT NULL)`).join(' | ')}) << 1)`,
-  }),
-  other: build({
-    title: 'COALESCE(t.title, l.title)',
-    description: 'COALESCE(t.description, l.description)',
-    join: `${i18nJoin('listings', 'l')} WHERE`,
-    lang: (cols) => langBits('l', cols),
-  }),
-});
-const forLocale = <T>(s: Localised<T>, locale: string) => (locale === 'en' ? s.en : s.other);
+// Each statement is prepared per locale. The title's translations are columns of listing_text (title_nl, ...),
+// so a page in any locale reads one row a listing; a detail also joins its description's translation
+// (listings_i18n). Each also yields the language bits of its translated columns (see ../http/content-language.ts).
+type Localised<T> = Record<Locale, T>;
+type Translated = 'title' | 'description';
+type Sql = {
+  /** The column in the requested locale, falling back to English. */
+  text: (col: Translated) => string;
+  /** The join a detail's description needs ('' in English). */
+  join: string;
+  lang: (cols: Translated[]) => string;
+};
+const sqlIn = (locale: Locale): Sql => {
+  if (locale === 'en')
+    return {
+      text: (c) => `l.${c}`,
+      join: '',
+      lang: (cols) => `((${cols.map((c) => `(l.${c} IS NOT NULL)`).join(' | ')}) << 1)`,
+    };
+  const tr = { title: `l.title_${locale}`, description: 't.description' };
+  return {
+    text: (c) => `COALESCE(${tr[c]}, l.${c})`,
+    join: i18nJoinIn('listings', 'l', locale),
+    lang: (cols) => langBitsOf(cols.map((c) => [tr[c], `l.${c}`])),
+  };
+};
+const localised = <T>(build: (sql: Sql) => T): Localised<T> =>
+  Object.fromEntries(LOCALES.map((l) => [l, build(sqlIn(l))])) as Localised<T>;
+const forLocale = <T>(s: Localised<T>, locale: string) => s[locale as Locale] ?? s.en;
 
 /** A location's display name as JSON text, and its language bits (see ../http/content-language.ts). */
 type CityName = { json: string; lang: number };
@@ -61,18 +70,18 @@ export function prepareText(db: Database) {
     // A whole page as one string (one value to hand to JS instead of six per row): per listing its
     // summary values, title (JSON), city id, rid and the title's language bits joined by SEP; listings
     // joined by ROW_SEP. What is shown is in listing_text (l here; schema.sql), keyed by the same rid as listings (f).
-    byRids: localised(({ title, join, lang }) =>
+    byRids: localised(({ text, lang }) =>
       db
-        .prepare(`SELECT group_concat(l.summary || ${sqlChar(SEP)} || json_quote(${title}) || ${sqlChar(SEP)} || l.city_id || ${sqlChar(SEP)} || l.rid || ${sqlChar(SEP)} || (${lang(['title'])}), ${sqlChar(ROW_SEP)})
-      FROM listing_text l ${join} l.rid IN (SELECT value FROM json_each(@rids))`)
+        .prepare(`SELECT group_concat(l.summary || ${sqlChar(SEP)} || json_quote(${text('title')}) || ${sqlChar(SEP)} || l.city_id || ${sqlChar(SEP)} || l.rid || ${sqlChar(SEP)} || (${lang(['title'])}), ${sqlChar(ROW_SEP)})
+      FROM listing_text l WHERE l.rid IN (SELECT value FROM json_each(@rids))`)
         .pluck(),
     ),
     // [rid, id, summary, title, city_id, description, images, attributes, sources, language bits]
-    byId: localised(({ title, description, join, lang }) =>
+    byId: localised(({ text, join, lang }) =>
       db
-        .prepare(`SELECT l.rid, f.id, l.summary, ${title}, l.city_id, ${description}, l.images, l.attributes, l.sources,
+        .prepare(`SELECT l.rid, f.id, l.summary, ${text('title')}, l.city_id, ${text('description')}, l.images, l.attributes, l.sources,
         ${lang(['title', 'description'])}
-      FROM listings f CROSS JOIN listing_text l ON l.rid = f.rid ${join} f.id = @id`)
+      FROM listings f CROSS JOIN listing_text l ON l.rid = f.rid ${join} WHERE f.id = @id`)
         .raw(),
     ),
     city: cityNames(db),
@@ -102,7 +111,7 @@ function detailOf(st: TextStmts, r: DetailRow, ctx: Answer): string {
 /** The detail JSON of the listing with this id in the answer's locale, or undefined when there is none. */
 export function detailText(st: TextStmts, id: string, ctx: Answer): string | undefined {
   const locale = ctx.meta.locale;
-  const row = forLocale(st.byId, locale).get({ id, locale }) as DetailRow | undefined;
+  const row = forLocale(st.byId, locale).get({ id }) as DetailRow | undefined;
   return row === undefined ? undefined : detailOf(st, row, ctx);
 }
 
@@ -125,7 +134,7 @@ export class PageRow {
 /** Summaries (rid, id and JSON) of the listings with these rids, in rid order (= id order). */
 export function rowsByRids(st: TextStmts, rids: number[], locale: string): PageRow[] {
   if (!rids.length) return [];
-  const page = forLocale(st.byRids, locale).get({ rids: JSON.stringify(rids), locale }) as string | null;
+  const page = forLocale(st.byRids, locale).get({ rids: JSON.stringify(rids) }) as string | null;
   if (page === null) return [];
   const rows = page.split(ROW_SEP).map((row) => {
     const v = row.split(SEP); // the summary's values, then title, city id, rid, language bits
