@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
-import { summaryTemplate } from '../snapshot-format/summary-json.ts';
+import { summaryColumns } from '../snapshot-format/summary-json.ts';
 import { CohortCollector } from './derive.ts';
 import { FullTextBuilder } from './fts-worker.ts';
 import { type Batch, type Done, ftsBody, type ListingsJob } from './listings-worker.ts';
@@ -283,7 +283,7 @@ function loadListings(
       const t0 = process.hrtime.bigint();
       // A listing is a row in each writer's table (listings and listing_text, see schema.sql).
       m.recs.forEach((rec, j) => {
-        Object.assign(rec, { summary: summaryTemplate(rec) });
+        Object.assign(rec, summaryColumns(rec));
         for (const w of writers) w.insert(m.first + j, rec);
       });
       const t1 = process.hrtime.bigint();

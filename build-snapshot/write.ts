@@ -1,6 +1,7 @@
 // Maps validated source records to snapshot rows: one column vocabulary per table, inserted by @name.
 import type { Database, Statement } from 'better-sqlite3';
 import { LOCALE_CODE, TRANSLATED_LOCALES } from '../snapshot-format/locales.ts';
+import { SUMMARY_COLUMNS } from '../snapshot-format/summary-json.ts';
 
 /** How a source field becomes a column: as is, the English text of a locale map, JSON text, or 0/1. */
 type Kind = 'plain' | 'text' | 'textlist' | 'json' | 'bool';
@@ -47,7 +48,7 @@ export const TABLES = {
   }),
   // A listing is two rows (see schema.sql): what is filtered and joined on here, what is shown and
   // searched in LISTING_TEXT. Display-only fields (slug, energy label, number, coordinates, image,
-  // timestamps) live only in the pre-serialised summary (snapshot-format/summary-json.ts).
+  // timestamps) live only in the summary's columns (snapshot-format/summary-json.ts).
   listings: spec('listings', {
     price_eur: 'plain',
     size_m2: 'plain',
@@ -182,7 +183,7 @@ export type TableName = keyof typeof TABLES;
 export const LISTING_TEXT = spec(
   'listing_text',
   {
-    summary: 'plain',
+    ...Object.fromEntries(SUMMARY_COLUMNS.map((c) => [c, 'plain' as const])),
     title: 'text',
     city_id: 'plain',
     street: 'plain',

@@ -69,10 +69,27 @@ CREATE TABLE listing_text (
   -- Column order matters: SQLite reads a row up to the last column a query needs, so what a page of
   -- summaries needs comes first and the long text and JSON (detail only, often in overflow pages) last.
   rid              INTEGER PRIMARY KEY, -- listings.rid
-  -- The API's summary object, pre-serialised: its values as JSON text in a fixed order, without the
-  -- title and city name, which depend on the locale (snapshot-format/summary-json.ts). The display-only fields
-  -- (slug, energy label, house number, coordinates, image, timestamps) are stored only here.
-  summary          TEXT NOT NULL,
+  -- The API's summary object, one field a column, each as its JSON text ('null' where absent): a page's
+  -- statement puts keys and values together (snapshot-format/summary-json.ts). The title and the city's
+  -- name, which depend on the locale, are not among them. The display-only fields (slug, energy label,
+  -- house number, coordinates, image, timestamps) are stored only here.
+  s_id             TEXT NOT NULL,
+  s_slug           TEXT NOT NULL,
+  s_price_eur      TEXT NOT NULL,
+  s_size_m2        TEXT NOT NULL,
+  s_rooms          TEXT NOT NULL,
+  s_furnishing     TEXT NOT NULL,
+  s_property_type  TEXT NOT NULL,
+  s_energy_label   TEXT NOT NULL,
+  s_owner_id       TEXT NOT NULL,
+  s_image_url      TEXT NOT NULL,
+  s_created_at     TEXT NOT NULL,
+  s_updated_at     TEXT NOT NULL,
+  s_street         TEXT NOT NULL,
+  s_number         TEXT NOT NULL,
+  s_postcode       TEXT NOT NULL,
+  s_latitude       TEXT NOT NULL,
+  s_longitude      TEXT NOT NULL,
   title            TEXT NOT NULL,
   -- The title's translations (NULL where there is none): a page in any locale reads one row a listing,
   -- not a second lookup in listings_i18n, which holds the other translated text.

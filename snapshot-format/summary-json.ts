@@ -1,18 +1,13 @@
-// The pre-serialised listing summary: written by the compiler into listing_text.summary, completed by the server per locale.
+// The listing summary as the compiler stores it and as SQL puts it together: one column of JSON text per field.
 //
-// A search page of 20 listings spent most of its time turning 20-column rows into JS objects (better-sqlite3
-// builds an object per row, ~0.3-0.6 µs a column) and those objects back into JSON. The summary's JSON is
-// instead written once at build time (values only), leaving out the only locale-dependent values: the title
-// and the city's display name. A request reads three columns per listing and puts the keys back in.
+// A page of summaries is built by SQLite in the statement that finds its rows: each row's object is one concat()
+// of the keys (literals in the statement) and the stored values, with the title in the requested locale and a
+// place for the city's display name, and the rows are joined by group_concat. The server gets one string per page
+// and only puts the city names in. Every value is stored as the JSON text JSON.stringify wrote at build time, so
+// numbers and strings are served exactly as written; the title goes through json_quote, which writes a valid
+// UTF-8 string as JSON.stringify does.
 
-/** Separates the values. JSON text never holds a raw control character (JSON.stringify escapes them all). */
-export const SEP = '\u0001';
-
-/**
- * The summary's fields in the API's order; the last six are inside "location". The stored text holds
- * only the values, as JSON text, joined by SEP (the keys would be half of it, the same in every row);
- * the title and city places are empty and filled per request.
- */
+/** The summary's fields in the API's order; the last six are inside "location". */
 const FIELDS = [
   'id',
   'slug',
@@ -34,28 +29,42 @@ const FIELDS = [
   'latitude',
   'longitude',
 ] as const;
-const TITLE = FIELDS.indexOf('title');
-const CITY = FIELDS.indexOf('city');
-/** What goes before each value. */
-const KEYS = FIELDS.map(
-  (f, i) => `${(i === 0 ? '{' : ',') + (f === 'city' ? '"location":{' : '') + JSON.stringify(f)}:`,
-);
+type Field = (typeof FIELDS)[number];
+/** The fields whose values depend on the locale: the title and the city's name. Every other field is stored. */
+type Stored = Exclude<Field, 'title' | 'city'>;
+const isStored = (f: Field): f is Stored => f !== 'title' && f !== 'city';
+
+/** The listing_text column holding a field's JSON text (schema.sql): `s_<field>`. */
+const column = (f: Stored) => `s_${f}`;
+/** Every stored field's column, in the API's order. */
+export const SUMMARY_COLUMNS: readonly string[] = FIELDS.filter(isStored).map(column);
 
 /** The summary fields as read from the source record (null or undefined where absent). */
-export type SummaryFields = Record<Exclude<(typeof FIELDS)[number], 'title' | 'city'>, unknown>;
+export type SummaryFields = Record<Stored, unknown>;
 
-/** The stored form of a listing's summary (the compiler writes it into listing_text.summary). */
-export function summaryTemplate(r: SummaryFields): string {
-  return FIELDS.map((f) => (f === 'title' || f === 'city' ? '' : JSON.stringify(r[f] ?? null))).join(SEP);
+/** The stored form of a listing's summary: per column, the field's JSON text ('null' where absent). */
+export function summaryColumns(r: SummaryFields): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const f of FIELDS) if (isStored(f)) out[column(f)] = JSON.stringify(r[f] ?? null);
+  return out;
 }
 
-/** The summary JSON: the stored values with their keys, and the title and city (JSON text) in their places. */
-export const fillSummary = (template: string, titleJson: string, cityJson: string): string =>
-  fillValues(template.split(SEP), titleJson, cityJson);
+/** A string as an SQL literal (the keys hold no single quote, but the rule is kept). */
+const literal = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
-/** fillSummary on a template already split at SEP (extra trailing items are ignored). */
-export function fillValues(values: string[], titleJson: string, cityJson: string): string {
-  let out = '';
-  for (let i = 0; i < KEYS.length; i++) out += KEYS[i] + (i === TITLE ? titleJson : i === CITY ? cityJson : values[i]);
-  return `${out}}}`;
+/**
+ * SQL for the summary object of the row `alias` as JSON text: concat() of the keys, the stored values, `title`
+ * (an SQL expression yielding JSON text) and `city` (one or more concat() arguments, comma-separated). `extra`,
+ * further concat() arguments, is put after the location object, before the closing brace (the detail's fields).
+ */
+export function summarySql(alias: string, sql: { title: string; city: string; extra?: string }): string {
+  const args: string[] = [];
+  FIELDS.forEach((f, i) => {
+    args.push(literal(`${(i === 0 ? '{' : ',') + (f === 'city' ? '"location":{' : '') + JSON.stringify(f)}:`));
+    args.push(f === 'title' ? sql.title : f === 'city' ? sql.city : `${alias}.${column(f)}`);
+  });
+  args.push(literal('}'));
+  if (sql.extra) args.push(sql.extra);
+  args.push(literal('}'));
+  return `concat(${args.join(', ')})`;
 }

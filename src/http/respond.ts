@@ -138,11 +138,11 @@ export const collection = (data: unknown[], pagination: Pagination, meta: Meta) 
 export const bounded = (data: unknown[], meta: Meta) => ({ data, meta });
 export const detail = (data: unknown, meta: Meta) => ({ data, meta });
 
-// The same envelopes around items that are JSON text already; field order as above.
-export const collectionJson = (items: string[], pagination: Pagination, meta: Meta) =>
-  new JsonText(
-    `{"data":[${items.join(',')}],"pagination":${JSON.stringify(pagination)},"meta":${JSON.stringify(meta)}}`,
-  );
-export const boundedJson = (items: string[], meta: Meta) =>
-  new JsonText(`{"data":[${items.join(',')}],"meta":${JSON.stringify(meta)}}`);
+// The same envelopes around items that are JSON text already (or one string of them joined by commas); field
+// order as above.
+const joined = (items: string[] | string) => (typeof items === 'string' ? items : items.join(','));
+export const collectionJson = (items: string[] | string, pagination: Pagination, meta: Meta) =>
+  new JsonText(`{"data":[${joined(items)}],"pagination":${JSON.stringify(pagination)},"meta":${JSON.stringify(meta)}}`);
+export const boundedJson = (items: string[] | string, meta: Meta) =>
+  new JsonText(`{"data":[${joined(items)}],"meta":${JSON.stringify(meta)}}`);
 export const detailJson = (data: string, meta: Meta) => new JsonText(`{"data":${data},"meta":${JSON.stringify(meta)}}`);

@@ -2,18 +2,19 @@
 // place names, in the requested locale with the language bits of what was served (Content-Language).
 import type { Database } from 'better-sqlite3';
 import { LOCALES, type Locale } from '../../snapshot-format/locales.ts';
-import { fillSummary, fillValues, SEP } from '../../snapshot-format/summary-json.ts';
+import { summarySql } from '../../snapshot-format/summary-json.ts';
 import { IN_ENGLISH, IN_LOCALE } from '../http/content-language.ts';
 import { i18nJoinIn, langBitsOf } from './i18n-sql.ts';
 
-/** Separates the listings of a page in byRids' one string (SEP separates the values within one). */
-const ROW_SEP = '\u0002';
-/** The separators as SQL expressions, so the statement and the code that splits its result cannot drift apart. */
-const sqlChar = (c: string) => `char(${c.charCodeAt(0)})`;
+// A listing's summary is put together by SQLite from listing_text's summary columns (snapshot-format/summary-json.ts),
+// with the title in the requested locale; a page's summaries come back as one string, joined by commas.
+// The city's display name comes from a per-snapshot map of location names, not a join per row: SQLite writes the
+// city id between two CITY marks in its place and the server puts the name in.
+const CITY = '\u0002';
+const CITY_SQL = `char(${CITY.charCodeAt(0)}), l.city_id, char(${CITY.charCodeAt(0)})`;
+/** A city place in a summary (JSON text never holds a raw control character: JSON.stringify and json_quote escape them). */
+const CITY_PLACE = new RegExp(`${CITY}([^${CITY}]*)${CITY}`, 'g');
 
-// A listing's summary is JSON text written by the compiler (listing_text.summary, see snapshot-format/summary-json.ts):
-// a request reads it, the title in the requested locale and the city id, and puts them together.
-// The city's display name comes from a per-snapshot map of location names, not a join per row.
 // Each statement is prepared per locale. The title's translations are columns of listing_text (title_nl, ...),
 // so a page in any locale reads one row a listing; a detail also joins its description's translation
 // (listings_i18n). Each also yields the language bits of its translated columns (see ../http/content-language.ts).
@@ -67,20 +68,26 @@ function cityNames(db: Database): (id: string, locale: string) => CityName {
 /** The statements and the place names a listing's text needs, per snapshot. */
 export function prepareText(db: Database) {
   return {
-    // A whole page as one string (one value to hand to JS instead of six per row): per listing its
-    // summary values, title (JSON), city id, rid and the title's language bits joined by SEP; listings
-    // joined by ROW_SEP. What is shown is in listing_text (l here; schema.sql), keyed by the same rid as listings (f).
+    // The summaries of the listings whose rids are bound as @rids (a JSON array), as one string in the array's
+    // order: json_each drives the join (CROSS JOIN keeps it the outer loop) and group_concat appends each row
+    // as it is visited (an ORDER BY inside group_concat would sort the row strings in a temporary b-tree:
+    // ~15 µs a page). Also the last listing's id (JSON text: a bare column of an aggregate query with one
+    // max() takes the row where max() was found) and the language bits of the titles.
     byRids: localised(({ text, lang }) =>
       db
-        .prepare(`SELECT group_concat(l.summary || ${sqlChar(SEP)} || json_quote(${text('title')}) || ${sqlChar(SEP)} || l.city_id || ${sqlChar(SEP)} || l.rid || ${sqlChar(SEP)} || (${lang(['title'])}), ${sqlChar(ROW_SEP)})
-      FROM listing_text l WHERE l.rid IN (SELECT value FROM json_each(@rids))`)
-        .pluck(),
+        .prepare(`SELECT group_concat(${summarySql('l', { title: `json_quote(${text('title')})`, city: CITY_SQL })}, ','),
+        max(j.key), l.s_id, (sum((${lang(['title'])}) & 1) > 0) | ((sum((${lang(['title'])}) & 2) > 0) << 1)
+      FROM json_each(@rids) j CROSS JOIN listing_text l ON l.rid = j.value`)
+        .raw(),
     ),
-    // [rid, id, summary, title, city_id, description, images, attributes, sources, language bits]
+    // [detail JSON, language bits]
     byId: localised(({ text, join, lang }) =>
       db
-        .prepare(`SELECT l.rid, f.id, l.summary, ${text('title')}, l.city_id, ${text('description')}, l.images, l.attributes, l.sources,
-        ${lang(['title', 'description'])}
+        .prepare(`SELECT ${summarySql('l', {
+          title: `json_quote(${text('title')})`,
+          city: CITY_SQL,
+          extra: `',"description":', json_quote(${text('description')}), ',"images":', ifnull(l.images, 'null'), ',"attributes":', ifnull(l.attributes, 'null'), ',"sources":', ifnull(l.sources, 'null')`,
+        })}, ${lang(['title', 'description'])}
       FROM listings f CROSS JOIN listing_text l ON l.rid = f.rid ${join} WHERE f.id = @id`)
         .raw(),
     ),
@@ -91,64 +98,36 @@ type TextStmts = ReturnType<typeof prepareText>;
 /** What an answer gathers: the requested locale and the language bits of what was served. */
 type Answer = { lang: number; meta: { locale: string } };
 
-type SummaryRow = [rid: number, id: string, template: string, title: string, city_id: string];
-type DetailRow = [
-  ...SummaryRow,
-  description: string | null,
-  images: string | null,
-  attributes: string | null,
-  sources: string | null,
-  lang: number,
-];
-/** The detail JSON: the summary plus description and the JSON columns as stored (already JSON text). */
-function detailOf(st: TextStmts, r: DetailRow, ctx: Answer): string {
-  const city = st.city(r[4], ctx.meta.locale);
-  ctx.lang |= r[9] | city.lang;
-  const s = fillSummary(r[2], JSON.stringify(r[3]), city.json);
-  return `${s.slice(0, -1)},"description":${JSON.stringify(r[5])},"images":${r[6] ?? 'null'},"attributes":${r[7] ?? 'null'},"sources":${r[8] ?? 'null'}}`;
+/** The text with each city place filled with the city's name in the answer's locale, whose language bits it notes. */
+function withCities(st: TextStmts, text: string, ctx: Answer): string {
+  const locale = ctx.meta.locale;
+  return text.replace(CITY_PLACE, (_, id: string) => {
+    const city = st.city(id, locale);
+    ctx.lang |= city.lang;
+    return city.json;
+  });
 }
 
 /** The detail JSON of the listing with this id in the answer's locale, or undefined when there is none. */
 export function detailText(st: TextStmts, id: string, ctx: Answer): string | undefined {
-  const locale = ctx.meta.locale;
-  const row = forLocale(st.byId, locale).get({ id }) as DetailRow | undefined;
-  return row === undefined ? undefined : detailOf(st, row, ctx);
+  const row = forLocale(st.byId, ctx.meta.locale).get({ id }) as [json: string, lang: number] | undefined;
+  if (row === undefined) return undefined;
+  ctx.lang |= row[1];
+  return withCities(st, row[0], ctx);
 }
 
 /**
- * A listing's summary JSON and its rid; its id (read for a page's cursor only) decoded when asked for; the
- * language bits of its title and city name.
+ * The summaries of the listings with these rids in the answer's locale, in the order given, as JSON text joined by
+ * commas, with the id of the last one (undefined when there are none). Every rid must be a listing's.
  */
-export class PageRow {
-  constructor(
-    readonly rid: number,
-    private readonly idJson: string,
-    readonly json: string,
-    readonly lang: number,
-  ) {}
-  get id(): string {
-    return JSON.parse(this.idJson) as string;
-  }
-}
-
-/** Summaries (rid, id and JSON) of the listings with these rids, in rid order (= id order). */
-export function rowsByRids(st: TextStmts, rids: number[], locale: string): PageRow[] {
-  if (!rids.length) return [];
-  const page = forLocale(st.byRids, locale).get({ rids: JSON.stringify(rids) }) as string | null;
-  if (page === null) return [];
-  const rows = page.split(ROW_SEP).map((row) => {
-    const v = row.split(SEP); // the summary's values, then title, city id, rid, language bits
-    const n = v.length;
-    return { rid: Number(v[n - 2]), v, n };
-  });
-  // The rows come in rid order from the IN list's index, but SQL does not promise it: check, sort if not.
-  for (let i = 1; i < rows.length; i++)
-    if (rows[i].rid < rows[i - 1].rid) {
-      rows.sort((a, b) => a.rid - b.rid);
-      break;
-    }
-  return rows.map(({ rid, v, n }) => {
-    const city = st.city(v[n - 3], locale);
-    return new PageRow(rid, v[0], fillValues(v, v[n - 4], city.json), Number(v[n - 1]) | city.lang);
-  });
+export function summariesOf(st: TextStmts, rids: number[], ctx: Answer): { json: string; lastId?: string } {
+  if (!rids.length) return { json: '' };
+  const [json, , lastId, lang] = forLocale(st.byRids, ctx.meta.locale).get({ rids: JSON.stringify(rids) }) as [
+    string,
+    number,
+    string,
+    number,
+  ];
+  ctx.lang |= lang;
+  return { json: withCities(st, json, ctx), lastId: JSON.parse(lastId) as string };
 }

@@ -10,8 +10,8 @@ import { ListingQueries } from '../listings/planner.ts';
 import { EXAMPLES } from './examples.ts';
 import { J } from './fields.ts';
 import { ftsQuery } from './full-text.ts';
-import { detailText, prepareText, rowsByRids } from './listing-text.ts';
-import { pageRows } from './paging.ts';
+import { detailText, prepareText, summariesOf } from './listing-text.ts';
+import { keysetPosition } from './paging.ts';
 
 const FURNISHING = ['SHELL', 'FURNISHED', 'UPHOLSTERED'] as const;
 /** A listing filter on a number: listings without that value never match it. */
@@ -123,23 +123,15 @@ export function toFilters(st: Stmts, f: Filters): ListingFilters {
  * and type in price order, read outward from the reference price), so a call costs about what a detail costs at
  * every city size; then one statement for the summaries.
  */
-function similar(st: Stmts, id: string, n: number, ctx: { lang: number; meta: { locale: string } }): string[] {
+function similar(st: Stmts, id: string, n: number, ctx: { lang: number; meta: { locale: string } }): string {
   const ref = st.refOf.get(id) as Row | undefined;
   if (!ref) throw notFound('listing');
-  if (ref.price_eur === null || ref.property_type === null) return [];
+  if (ref.price_eur === null || ref.property_type === null) return '';
   const ranked = st.planner.scan
     .similar()
     .rank(ref.rid - 1, n)
     .map((row) => row + 1);
-  const byRid = new Map(rowsByRids(st, ranked, ctx.meta.locale).map((r) => [r.rid, r]));
-  const out: string[] = [];
-  for (const rid of ranked) {
-    const r = byRid.get(rid);
-    if (r === undefined) continue;
-    out.push(r.json);
-    ctx.lang |= r.lang;
-  }
-  return out;
+  return summariesOf(st, ranked, ctx).json;
 }
 
 export function stats(st: Stmts, f: Filters) {
@@ -236,16 +228,14 @@ export const routes = (_deps: AppDeps) => [
     handle(ctx) {
       const st = ctx.snap.use(prepare);
       const filters = toFilters(st, ctx.query);
-      const { rows, pagination } = pageRows(ctx, (afterId, n) => {
-        const afterRid = afterId === null ? 0 : ((st.ridAtOrBefore.get(afterId) as number | undefined) ?? 0);
-        return rowsByRids(st, st.planner.page(filters, afterRid, n), ctx.meta.locale);
-      });
-      const items: string[] = [];
-      for (const r of rows) {
-        items.push(r.json);
-        ctx.lang |= r.lang;
-      }
-      return collectionJson(items, pagination, ctx.meta);
+      const position = keysetPosition(ctx);
+      const after = position.after;
+      const afterRid = after === null ? 0 : ((st.ridAtOrBefore.get(after) as number | undefined) ?? 0);
+      // One rid more than the page tells has_more; only the page's own listings are read.
+      const rids = st.planner.page(filters, afterRid, ctx.query.limit + 1);
+      const more = rids.length > ctx.query.limit;
+      const page = summariesOf(st, more ? rids.slice(0, ctx.query.limit) : rids, ctx);
+      return collectionJson(page.json, position.pagination(more ? page.lastId! : null), ctx.meta);
     },
   }),
   defineRoute<Filters>({

@@ -12,14 +12,29 @@ export function pageRows<T extends { id: string }>(
   ctx: Ctx<{ limit: number; cursor?: string }>,
   fetch: (afterId: string | null, n: number) => T[],
 ) {
+  const position = keysetPosition(ctx);
+  const rows = fetch(position.after, ctx.query.limit + 1);
+  const hasMore = rows.length > ctx.query.limit;
+  if (hasMore) rows.length = ctx.query.limit;
+  return { rows, pagination: position.pagination(hasMore ? rows[rows.length - 1].id : null) };
+}
+
+/**
+ * The cursor side of a keyset page, for a handler that finds its page by other means than pageRows: the id the
+ * page starts after (null on the first page), and the pagination object of the page, given the id of its last
+ * item when there are more (null when it is the last page).
+ */
+export function keysetPosition(ctx: Ctx<{ limit: number; cursor?: string }>) {
   const { query, deps, req } = ctx;
   const scope = deps.cursor.scope(req.path, query as Record<string, unknown>);
-  const after = query.cursor === undefined ? null : deps.cursor.verify(query.cursor, scope);
-  const rows = fetch(after, query.limit + 1);
-  const hasMore = rows.length > query.limit;
-  if (hasMore) rows.length = query.limit;
-  const next = hasMore ? deps.cursor.sign(rows[rows.length - 1].id, scope) : null;
-  return { rows, pagination: { limit: query.limit, has_more: hasMore, next_cursor: next } };
+  return {
+    after: query.cursor === undefined ? null : deps.cursor.verify(query.cursor, scope),
+    pagination: (lastIdIfMore: string | null) => ({
+      limit: query.limit,
+      has_more: lastIdIfMore !== null,
+      next_cursor: lastIdIfMore === null ? null : deps.cursor.sign(lastIdIfMore, scope),
+    }),
+  };
 }
 
 /**
