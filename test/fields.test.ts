@@ -1,8 +1,11 @@
 // itemJson (src/routes/fields.ts): an item's JSON text straight from its row must be exactly the text that
-// JSON.stringify makes of the item object (stored JSON parsed, 0/1 as booleans), field order included.
+// JSON.stringify makes of the item object (stored JSON parsed, 0/1 as booleans), field order included; itemSql,
+// the same text made by SQLite, exactly itemJson's.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { itemJson, parseJson } from '../src/routes/fields.ts';
+import Database from 'better-sqlite3';
+import { IN_ENGLISH, IN_LOCALE } from '../src/http/content-language.ts';
+import { itemJson, itemSelect, itemSql, parseJson } from '../src/routes/fields.ts';
 
 describe('itemJson', () => {
   const toJson = itemJson({ id: 'value', n: 'value', x: 'value', flag: 'bool', list: 'json', obj: 'json' });
@@ -25,5 +28,49 @@ describe('itemJson', () => {
     });
   it('writes null for a field the row does not have', () => {
     assert.equal(itemJson({ a: 'value', b: 'json', c: 'bool' })({}), '{"a":null,"b":null,"c":null}');
+  });
+});
+
+describe('itemSql', () => {
+  // SQLite's JSON text must be exactly itemJson's (JSON.stringify's) for the column types itemSql takes.
+  const db = new Database(':memory:');
+  db.exec(`CREATE TABLE t (rid INTEGER PRIMARY KEY, id TEXT, s TEXT, n INTEGER, flag INTEGER, list TEXT, r REAL);
+           CREATE TABLE t_i18n (k INTEGER PRIMARY KEY, rid INTEGER, locale TEXT, s TEXT)`);
+  const odd = 'He said "hi" \\ back\\slash \u0001\u001f\u007f tab\t nl\n \u2028\u2029 é ß 🏠 </script> \'quote\'';
+  const rows = [
+    { rid: 1, id: 'a', s: odd, n: 9007199254740991, flag: 1, list: '["é","\\u0001"]' },
+    { rid: 2, id: 'b', s: '', n: -12, flag: 0, list: null },
+    { rid: 3, id: 'c', s: null, n: null, flag: null, list: '{"a":[1,2.5,null]}' },
+    { rid: 4, id: 'd', s: 'English', n: 0, flag: 2, list: '[]' },
+  ];
+  const insert = db.prepare('INSERT INTO t (rid, id, s, n, flag, list) VALUES (@rid, @id, @s, @n, @flag, @list)');
+  for (const r of rows) insert.run(r);
+  db.prepare("INSERT INTO t_i18n VALUES (4 * 8 + 1, 4, 'nl', ?)").run(`Nederlands ${odd}`);
+  const fields = { id: 'value', s: 'value', n: 'value', flag: 'bool', list: 'json' } as const;
+  const toJson = itemJson(fields);
+  it('writes each row as itemJson does: strings, integers, booleans, stored JSON and nulls', () => {
+    const sql = db.prepare(`${itemSelect(db, 't', 'x', fields)} ORDER BY x.rid`);
+    const got = sql.all() as { id: string; json: string }[];
+    assert.deepEqual(
+      got.map((r) => r.json),
+      rows.map((r) => toJson(r)),
+    );
+    assert.deepEqual(
+      got.map((r) => r.id),
+      rows.map((r) => r.id),
+    );
+  });
+  it('reads translated fields in the locale, falling back to English, with their language bits', () => {
+    const sql = db.prepare(`${itemSelect(db, 't', 'x', fields, ['s'])} ORDER BY x.rid`);
+    const nl = sql.all({ locale: 'nl' }) as { json: string; _lang: number }[];
+    assert.equal(JSON.parse(nl[3].json).s, `Nederlands ${odd}`);
+    assert.equal(nl[3]._lang, IN_LOCALE);
+    assert.equal(JSON.parse(nl[0].json).s, odd);
+    assert.equal(nl[0]._lang, IN_ENGLISH);
+    assert.equal(nl[2]._lang, 0); // no text at all
+  });
+  it('refuses a REAL column (SQLite writes 100.0 where JSON.stringify writes 100) and an unknown column', () => {
+    assert.throws(() => itemSql(db, 't', 'x', { r: 'value' }), /t\.r is REAL/);
+    assert.throws(() => itemSql(db, 't', 'x', { nope: 'value' }), /t has no column nope/);
   });
 });

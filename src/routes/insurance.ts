@@ -6,8 +6,7 @@ import { cursor, documented, id120, limit, locale, qOver, str } from '../http/pa
 import { detail } from '../http/respond.ts';
 import { type AppDeps, defineRoute } from '../http/route.ts';
 import { EXAMPLES } from './examples.ts';
-import { itemJson, J } from './fields.ts';
-import { i18nJoin, tr } from './i18n-sql.ts';
+import { itemSelect, J, rowJson } from './fields.ts';
 import { searchPageJson, smallSearch } from './small-search.ts';
 import { termClause, termIndex, termSearchPage } from './term-index.ts';
 
@@ -32,17 +31,30 @@ const ProviderQuery = v.strictObject({
 });
 const DetailQuery = v.strictObject({ locale });
 
-const PRODUCT_SELECT = `SELECT p.id, p.slug, p.provider_id, p.name, p.official_name, p.insurance_type, p.product_kind,
-  p.availability, p.official_url, p.quote_url, ${tr('p', ['headline', 'summary'])}, p.last_verified_at, p.updated_at
-  FROM insurance_products p ${i18nJoin('insurance_products', 'p')}`;
-
 const PROVIDER_SELECT = `SELECT p.id, p.slug, p.name, p.website_url, p.logo_url, p.customer_service_url, p.complaints_url,
   p.last_verified_at, p.updated_at FROM insurance_providers p`;
+
+const PRODUCT_FIELDS = {
+  id: 'value',
+  slug: 'value',
+  provider_id: 'value',
+  name: 'value',
+  official_name: 'value',
+  insurance_type: 'value',
+  product_kind: 'value',
+  availability: 'value',
+  official_url: 'value',
+  quote_url: 'value',
+  headline: 'value',
+  summary: 'value',
+  last_verified_at: 'value',
+  updated_at: 'value',
+} as const;
 
 export function prepare(db: Database) {
   return {
     products: smallSearch(db, {
-      select: PRODUCT_SELECT,
+      select: itemSelect(db, 'insurance_products', 'p', PRODUCT_FIELDS, ['headline', 'summary']),
       alias: 'p',
       fts: 'insurance_products_fts',
       clauses: {
@@ -58,22 +70,6 @@ export function prepare(db: Database) {
   };
 }
 type Row = Record<string, any>;
-const productJson = itemJson({
-  id: 'value',
-  slug: 'value',
-  provider_id: 'value',
-  name: 'value',
-  official_name: 'value',
-  insurance_type: 'value',
-  product_kind: 'value',
-  availability: 'value',
-  official_url: 'value',
-  quote_url: 'value',
-  headline: 'value',
-  summary: 'value',
-  last_verified_at: 'value',
-  updated_at: 'value',
-});
 const PRODUCT = J.object(
   {
     id: { type: 'string' },
@@ -118,7 +114,7 @@ export const routes = (_deps: AppDeps) => [
     summary: 'Search insurance products',
     description: 'Insurance products for tenants (contents, liability, legal aid, …) in ascending id order.',
     handle(ctx) {
-      return searchPageJson(ctx, ctx.snap.use(prepare).products, productJson);
+      return searchPageJson(ctx, ctx.snap.use(prepare).products, rowJson);
     },
   }),
   defineRoute<v.InferOutput<typeof ProviderQuery>>({

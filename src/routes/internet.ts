@@ -7,7 +7,7 @@ import { cursor, documented, id120, int, limit, locale, num, qOver, str } from '
 import { detailJson } from '../http/respond.ts';
 import { type AppDeps, defineRoute } from '../http/route.ts';
 import { EXAMPLES } from './examples.ts';
-import { itemJson, J } from './fields.ts';
+import { type ItemRow, itemJson, itemSelect, J, rowJson } from './fields.ts';
 import { i18nJoin, tr } from './i18n-sql.ts';
 import { searchPageJson, smallSearch } from './small-search.ts';
 
@@ -41,27 +41,44 @@ const PlanQuery = v.strictObject({
 });
 const DetailQuery = v.strictObject({ locale });
 
-const providerSelect = (text: string[]) => `SELECT p.id, p.slug, p.name, p.website_url, p.postcode_check_url,
-  p.logo_url, p.customer_service_url, p.support_languages, ${tr('p', text)}, p.last_verified_at, p.updated_at
-  FROM internet_providers p ${i18nJoin('internet_providers', 'p')}`;
-const PROVIDER_SELECT = providerSelect(['description', 'support_details', 'strengths', 'considerations']);
-/** A search reads only what a summary shows; the support details, strengths and considerations are for the detail. */
-const PROVIDER_SEARCH_SELECT = providerSelect(['description']);
 const PLAN_SELECT = `SELECT p.id, p.provider_id, p.name, p.connection_type, p.download_mbps, p.upload_mbps, p.minimum_contract_months,
   p.regular_monthly_price_cents, p.intro_monthly_price_cents, p.intro_duration_months, p.activation_fee_cents,
   p.installation_fee_cents, p.currency, p.official_url, p.postcode_check_url, p.availability_status,
   ${tr('p', ['description'])}, p.last_verified_at, p.updated_at
   FROM internet_plans p ${i18nJoin('internet_plans', 'p')}`;
 
+const PROVIDER_FIELDS = {
+  id: 'value',
+  slug: 'value',
+  name: 'value',
+  website_url: 'value',
+  postcode_check_url: 'value',
+  logo_url: 'value',
+  customer_service_url: 'value',
+  support_languages: 'json',
+  description: 'value',
+  last_verified_at: 'value',
+  updated_at: 'value',
+} as const;
+const PROVIDER_DETAIL_FIELDS = {
+  ...PROVIDER_FIELDS,
+  support_details: 'value',
+  strengths: 'json',
+  considerations: 'json',
+} as const;
+
 export function prepare(db: Database) {
   return {
     providers: smallSearch(db, {
-      select: PROVIDER_SEARCH_SELECT,
+      // A search reads only what a summary shows; the support details, strengths and considerations are for the detail.
+      select: itemSelect(db, 'internet_providers', 'p', PROVIDER_FIELDS, ['description']),
       alias: 'p',
       fts: 'internet_providers_fts',
       clauses: {},
     }),
-    provider: db.prepare(`${PROVIDER_SELECT} WHERE p.id = @id`),
+    provider: db.prepare(
+      `${itemSelect(db, 'internet_providers', 'p', PROVIDER_DETAIL_FIELDS, ['description', 'support_details', 'strengths', 'considerations'])} WHERE p.id = @id`,
+    ),
     plans: smallSearch(db, {
       select: PLAN_SELECT,
       alias: 'p',
@@ -76,27 +93,6 @@ export function prepare(db: Database) {
     }),
   };
 }
-type Row = Record<string, any>;
-const PROVIDER_FIELDS = {
-  id: 'value',
-  slug: 'value',
-  name: 'value',
-  website_url: 'value',
-  postcode_check_url: 'value',
-  logo_url: 'value',
-  customer_service_url: 'value',
-  support_languages: 'json',
-  description: 'value',
-  last_verified_at: 'value',
-  updated_at: 'value',
-} as const;
-const providerJson = itemJson(PROVIDER_FIELDS);
-const providerDetailJson = itemJson({
-  ...PROVIDER_FIELDS,
-  support_details: 'value',
-  strengths: 'json',
-  considerations: 'json',
-});
 const planJson = itemJson({
   id: 'value',
   provider_id: 'value',
@@ -166,7 +162,7 @@ export const routes = (_deps: AppDeps) => [
     summary: 'Search internet providers',
     description: 'Home internet providers in ascending id order; their plans are at /v1/internet/plans?provider_id=….',
     handle(ctx) {
-      return searchPageJson(ctx, ctx.snap.use(prepare).providers, providerJson);
+      return searchPageJson(ctx, ctx.snap.use(prepare).providers, rowJson);
     },
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({
@@ -182,10 +178,12 @@ export const routes = (_deps: AppDeps) => [
     description:
       'The search fields plus support details, strengths and considerations, in the requested locale where translated.',
     handle(ctx) {
-      const row = ctx.snap.use(prepare).provider.get({ id: ctx.params.id, locale: ctx.meta.locale }) as Row | undefined;
+      const row = ctx.snap.use(prepare).provider.get({ id: ctx.params.id, locale: ctx.meta.locale }) as
+        | ItemRow
+        | undefined;
       if (!row) throw notFound('internet provider');
       noteLang(ctx, row);
-      return detailJson(providerDetailJson(row), ctx.meta);
+      return detailJson(row.json, ctx.meta);
     },
   }),
   defineRoute<v.InferOutput<typeof PlanQuery>>({

@@ -7,8 +7,7 @@ import { cursor, documented, limit, locale, qOver, str } from '../http/params.ts
 import { detailJson } from '../http/respond.ts';
 import { type AppDeps, defineRoute } from '../http/route.ts';
 import { EXAMPLES } from './examples.ts';
-import { itemJson, J } from './fields.ts';
-import { i18nJoin, tr } from './i18n-sql.ts';
+import { type ItemRow, itemSelect, J, rowJson } from './fields.ts';
 import { searchPageJson, smallSearch } from './small-search.ts';
 
 const SearchQuery = v.strictObject({
@@ -20,25 +19,6 @@ const SearchQuery = v.strictObject({
 });
 const DetailQuery = v.strictObject({ locale });
 
-const select = (text: string[]) => `SELECT o.id, o.slug, o.name, o.type, o.website_url, o.image_url, o.phone_numbers,
-  o.emails, o.areas_served, o.certifications, ${tr('o', text)}, o.updated_at
-  FROM owners o ${i18nJoin('owners', 'o')}`;
-/** A search reads only what a summary shows: the long description (often in overflow pages) is for the detail. */
-const SEARCH_SELECT = select(['description_short']);
-const SELECT = select(['description_short', 'description']);
-
-export function prepare(db: Database) {
-  return {
-    search: smallSearch(db, {
-      select: SEARCH_SELECT,
-      alias: 'o',
-      fts: 'owners_fts',
-      clauses: { type: 'o.type = @type' },
-    }),
-    byId: db.prepare(`${SELECT} WHERE o.id = @id`),
-  };
-}
-type Row = Record<string, any>;
 const SUMMARY_FIELDS = {
   id: 'value',
   slug: 'value',
@@ -53,8 +33,22 @@ const SUMMARY_FIELDS = {
   description_short: 'value',
   updated_at: 'value',
 } as const;
-const summaryJson = itemJson(SUMMARY_FIELDS);
-const detailJsonOf = itemJson({ ...SUMMARY_FIELDS, description: 'value' });
+
+export function prepare(db: Database) {
+  return {
+    search: smallSearch(db, {
+      // A search reads only what a summary shows: the long description is for the detail.
+      select: itemSelect(db, 'owners', 'o', SUMMARY_FIELDS, ['description_short']),
+      alias: 'o',
+      fts: 'owners_fts',
+      clauses: { type: 'o.type = @type' },
+    }),
+    byId: db.prepare(
+      `${itemSelect(db, 'owners', 'o', { ...SUMMARY_FIELDS, description: 'value' }, ['description_short', 'description'])} WHERE o.id = @id`,
+    ),
+  };
+}
+
 /** The spec's rule for owners, stated in the schema. */
 const NULLABLE = 'Every field but id may be null, including the arrays: null means the source does not say.';
 const SUMMARY = {
@@ -83,7 +77,7 @@ export const routes = (_deps: AppDeps) => [
     description:
       'Owners and agencies that offer listings, in ascending id order. A listing names its owner by owner_id; the owner of a listing may be missing here when it is not public.',
     handle(ctx) {
-      return searchPageJson(ctx, ctx.snap.use(prepare).search, summaryJson);
+      return searchPageJson(ctx, ctx.snap.use(prepare).search, rowJson);
     },
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({
@@ -95,10 +89,10 @@ export const routes = (_deps: AppDeps) => [
     summary: 'One owner or agency by id',
     description: 'The search fields plus the long description, in the requested locale where translated.',
     handle(ctx) {
-      const row = ctx.snap.use(prepare).byId.get({ id: ctx.params.id, locale: ctx.meta.locale }) as Row | undefined;
+      const row = ctx.snap.use(prepare).byId.get({ id: ctx.params.id, locale: ctx.meta.locale }) as ItemRow | undefined;
       if (!row) throw notFound('owner');
       noteLang(ctx, row);
-      return detailJson(detailJsonOf(row), ctx.meta);
+      return detailJson(row.json, ctx.meta);
     },
   }),
 ];
