@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { IN_ENGLISH, IN_LOCALE } from '../src/http/content-language.ts';
-import { itemJson, itemSelect, itemSql, parseJson } from '../src/routes/fields.ts';
+import { itemJson, itemSelect, itemSql, itemText, parseJson } from '../src/routes/fields.ts';
 
 describe('itemJson', () => {
   const toJson = itemJson({ id: 'value', n: 'value', x: 'value', flag: 'bool', list: 'json', obj: 'json' });
@@ -69,8 +69,49 @@ describe('itemSql', () => {
     assert.equal(nl[0]._lang, IN_ENGLISH);
     assert.equal(nl[2]._lang, 0); // no text at all
   });
-  it('refuses a REAL column (SQLite writes 100.0 where JSON.stringify writes 100) and an unknown column', () => {
-    assert.throws(() => itemSql(db, 't', 'x', { r: 'value' }), /t\.r is REAL/);
+  it('writes REAL values and integers past 2^53 as JSON.stringify does (SQLite would print 100.0, 17 digits, every digit)', () => {
+    const reals = [
+      100,
+      -0,
+      0.1 + 0.2,
+      1 / 3,
+      52.3676,
+      4.9041,
+      9.95,
+      1e21,
+      1e-7,
+      5e-324,
+      1.7976931348623157e308,
+      2 ** 53,
+      -2.5,
+      12.5,
+      2 ** 63 - 1024,
+      -(2 ** 63),
+    ];
+    // and doubles of every exponent from their bits
+    let seed = 11;
+    const view = new DataView(new ArrayBuffer(8));
+    for (let i = 0; i < 2000; i++) {
+      for (let b = 0; b < 8; b++) {
+        seed = (seed * 1103515245 + 12345) % 2 ** 31;
+        view.setUint8(b, seed >>> 16);
+      }
+      const x = view.getFloat64(0);
+      if (Number.isFinite(x)) reals.push(x);
+    }
+    const mem = new Database(':memory:');
+    mem.exec('CREATE TABLE t (rid INTEGER PRIMARY KEY, id TEXT, r REAL, n INTEGER)');
+    const ins = mem.prepare('INSERT INTO t VALUES (?, ?, ?, ?)');
+    for (const [i, x] of reals.entries()) ins.run(i + 1, `r${i}`, x, x);
+    const fieldsR = { id: 'value', r: 'value', n: 'value' } as const;
+    const got = (mem.prepare(`${itemSelect(mem, 't', 'x', fieldsR)} ORDER BY x.rid`).all() as { json: string }[]).map(
+      (r) => itemText(r.json),
+    );
+    const stored = mem.prepare('SELECT id, r, n FROM t ORDER BY rid').all() as Record<string, unknown>[];
+    assert.deepEqual(got, stored.map(itemJson(fieldsR)));
+    assert.ok(got.includes('{"id":"r0","r":100,"n":100}'));
+  });
+  it('refuses an unknown column', () => {
     assert.throws(() => itemSql(db, 't', 'x', { nope: 'value' }), /t has no column nope/);
   });
 });

@@ -56,15 +56,21 @@ export function itemJson(fields: Record<string, FieldKind>): (row: Record<string
   ) => string;
 }
 
+/** Marks a REAL value in itemSql's text, written as SQLite prints it, for itemText to rewrite as JavaScript does. */
+const REAL = '\u0003';
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+const REAL_PLACE = new RegExp(`${REAL}([^${REAL}]*)${REAL}`, 'g');
+
 /**
  * itemJson's text, made by SQLite in the statement that reads the row: concat() of the keys and each field's JSON
  * text, so that a row hands JavaScript one string instead of a value per field (better-sqlite3 makes a JS value of
  * each: two thirds of the time of a page of 21 owners went there). `translated` fields are read from the requested
  * locale's row, aliased t, falling back to English (COALESCE), as `tr` in ./i18n-sql.ts does.
  *
- * A `value` field must be a TEXT or INTEGER column: json_quote writes those as JSON.stringify does (a string, which
- * SQLite holds as valid UTF-8; an integer), but a REAL as SQLite prints it (100.0, 17 digits), so a REAL column is
- * refused when the statement is prepared.
+ * json_quote writes a string (SQLite holds valid UTF-8) and a safe integer as JSON.stringify does, but not a REAL
+ * (100.0, 17 digits) nor an integer past 2^53 (all its digits, where JavaScript reads the nearest double). In a
+ * column that may hold those (REAL or INTEGER affinity) they are written between REAL marks as CAST(x AS TEXT),
+ * which reads back as the same double, and itemText rewrites them with JSON.stringify.
  */
 export function itemSql(
   db: Database,
@@ -76,28 +82,32 @@ export function itemSql(
   const types = new Map(
     (db.pragma(`table_info(${table})`) as { name: string; type: string }[]).map((c) => [c.name, c.type.toUpperCase()]),
   );
+  const mark = `char(${REAL.charCodeAt(0)})`;
   const args = Object.entries(fields).flatMap(([name, kind], i) => {
     const type = types.get(name);
     if (type === undefined) throw new Error(`itemSql: ${table} has no column ${name}`);
-    if (kind === 'value' && type !== 'TEXT' && type !== 'INTEGER')
-      throw new Error(
-        `itemSql: ${table}.${name} is ${type}; json_quote writes only TEXT and INTEGER as JSON.stringify does`,
-      );
     const at = translated.includes(name) ? `COALESCE(t.${name}, ${alias}.${name})` : `${alias}.${name}`;
     const value =
       kind === 'json'
         ? `ifnull(${at}, 'null')`
         : kind === 'bool'
           ? `CASE WHEN ${at} IS NULL THEN 'null' WHEN ${at} = 1 THEN 'true' ELSE 'false' END`
-          : `json_quote(${at})`;
+          : type === 'TEXT'
+            ? `json_quote(${at})`
+            : `CASE WHEN typeof(${at}) = 'real' OR (typeof(${at}) = 'integer' AND ${at} NOT BETWEEN ${-MAX_SAFE} AND ${MAX_SAFE}) THEN concat(${mark}, CAST(${at} AS TEXT), ${mark}) ELSE json_quote(${at}) END`;
     return [`'${i === 0 ? '{' : ','}${JSON.stringify(name)}:'`, value];
   });
   return `concat(${args.join(', ')}, '}')`;
 }
 
+/** itemSql's text with each REAL value written as JSON.stringify writes it. */
+export function itemText(json: string): string {
+  return json.indexOf(REAL) === -1 ? json : json.replace(REAL_PLACE, (_, x: string) => JSON.stringify(Number(x)));
+}
+
 /** A row of itemSelect: the item's id, its JSON text and, with translated fields, their language bits. */
 export type ItemRow = { id: string; json: string; [LANG_COLUMN]?: number };
-export const rowJson = (r: Record<string, any>): string => (r as ItemRow).json;
+export const rowJson = (r: Record<string, any>): string => itemText((r as ItemRow).json);
 
 /**
  * SELECT of each row's id, its JSON text (itemSql) and, when some fields are translated, their language bits

@@ -92,7 +92,7 @@ export const routes = (_deps: AppDeps) => [
       const row = ctx.snap.use(prepare).byId.get({ id: ctx.params.id, locale: ctx.meta.locale }) as ItemRow | undefined;
       if (!row) throw notFound('owner');
       noteLang(ctx, row);
-      return detailJson(row.json, ctx.meta);
+      return detailJson(rowJson(row), ctx.meta);
     },
   }),
 ];

@@ -7,8 +7,7 @@ import { cursor, documented, limit, locale, qOver, str } from '../http/params.ts
 import { detailJson } from '../http/respond.ts';
 import { type AppDeps, defineRoute } from '../http/route.ts';
 import { EXAMPLES } from './examples.ts';
-import { itemJson, J } from './fields.ts';
-import { i18nJoin, tr } from './i18n-sql.ts';
+import { type ItemRow, itemSelect, J, rowJson } from './fields.ts';
 import { searchPageJson, smallSearch } from './small-search.ts';
 
 const SearchQuery = v.strictObject({
@@ -21,27 +20,6 @@ const SearchQuery = v.strictObject({
 });
 const DetailQuery = v.strictObject({ locale });
 
-const SELECT = `SELECT p.id, p.slug, p.name, p.url, p.logo_url, p.type, p.category, p.registration_required,
-  p.registration_fee_amount, p.subscription_fee_from, p.fee_currency,
-  ${tr('p', ['headline', 'features', 'description', 'pricing_details', 'content'])}, p.attributes, p.last_verified_at, p.updated_at
-  FROM platforms p ${i18nJoin('platforms', 'p')}`;
-/** A search reads only what a summary shows: the long texts (the content, often in overflow pages) are for the detail. */
-const SEARCH_SELECT = `SELECT p.id, p.slug, p.name, p.url, p.logo_url, p.type, p.category, p.registration_required,
-  p.registration_fee_amount, p.subscription_fee_from, p.fee_currency, ${tr('p', ['headline', 'features'])},
-  p.last_verified_at, p.updated_at FROM platforms p ${i18nJoin('platforms', 'p')}`;
-
-export function prepare(db: Database) {
-  return {
-    search: smallSearch(db, {
-      select: SEARCH_SELECT,
-      alias: 'p',
-      fts: 'platforms_fts',
-      clauses: { type: 'p.type = @type', category: 'p.category = @category' },
-    }),
-    byId: db.prepare(`${SELECT} WHERE p.id = @id`),
-  };
-}
-type Row = Record<string, any>;
 const SUMMARY_FIELDS = {
   id: 'value',
   slug: 'value',
@@ -59,14 +37,28 @@ const SUMMARY_FIELDS = {
   last_verified_at: 'value',
   updated_at: 'value',
 } as const;
-const summaryJson = itemJson(SUMMARY_FIELDS);
-const detailJsonOf = itemJson({
+const DETAIL_FIELDS = {
   ...SUMMARY_FIELDS,
   attributes: 'json',
   description: 'value',
   pricing_details: 'value',
   content: 'value',
-});
+} as const;
+
+export function prepare(db: Database) {
+  return {
+    search: smallSearch(db, {
+      // A search reads only what a summary shows: the long texts (the content, often in overflow pages) are for the detail.
+      select: itemSelect(db, 'platforms', 'p', SUMMARY_FIELDS, ['headline', 'features']),
+      alias: 'p',
+      fts: 'platforms_fts',
+      clauses: { type: 'p.type = @type', category: 'p.category = @category' },
+    }),
+    byId: db.prepare(
+      `${itemSelect(db, 'platforms', 'p', DETAIL_FIELDS, ['headline', 'features', 'description', 'pricing_details', 'content'])} WHERE p.id = @id`,
+    ),
+  };
+}
 const SUMMARY = {
   id: { type: 'string' },
   slug: J.str,
@@ -96,7 +88,7 @@ export const routes = (_deps: AppDeps) => [
     description:
       'Sites and services where rental homes are advertised, in ascending id order, with their fees and features. Fees are amounts in fee_currency.',
     handle(ctx) {
-      return searchPageJson(ctx, ctx.snap.use(prepare).search, summaryJson);
+      return searchPageJson(ctx, ctx.snap.use(prepare).search, rowJson);
     },
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({
@@ -112,10 +104,10 @@ export const routes = (_deps: AppDeps) => [
     description:
       'The search fields plus attributes (an object whose structure is not fixed), the description, pricing details and the long content (Markdown).',
     handle(ctx) {
-      const row = ctx.snap.use(prepare).byId.get({ id: ctx.params.id, locale: ctx.meta.locale }) as Row | undefined;
+      const row = ctx.snap.use(prepare).byId.get({ id: ctx.params.id, locale: ctx.meta.locale }) as ItemRow | undefined;
       if (!row) throw notFound('platform');
       noteLang(ctx, row);
-      return detailJson(detailJsonOf(row), ctx.meta);
+      return detailJson(rowJson(row), ctx.meta);
     },
   }),
 ];
