@@ -7,7 +7,8 @@ import { cursor, documented, id120, int, limit, locale, num, qOver, str } from '
 import { detailJson } from '../http/respond.ts';
 import { type AppDeps, defineRoute } from '../http/route.ts';
 import { EXAMPLES } from './examples.ts';
-import { type ItemRow, itemSelect, J, rowJson } from './fields.ts';
+import { type ItemRow, itemJson, itemSelect, J, rowJson } from './fields.ts';
+import { i18nJoin, tr } from './i18n-sql.ts';
 import { searchPageJson, smallSearch } from './small-search.ts';
 
 const ProviderQuery = v.strictObject({
@@ -40,6 +41,12 @@ const PlanQuery = v.strictObject({
 });
 const DetailQuery = v.strictObject({ locale });
 
+const PLAN_SELECT = `SELECT p.id, p.provider_id, p.name, p.connection_type, p.download_mbps, p.upload_mbps, p.minimum_contract_months,
+  p.regular_monthly_price_cents, p.intro_monthly_price_cents, p.intro_duration_months, p.activation_fee_cents,
+  p.installation_fee_cents, p.currency, p.official_url, p.postcode_check_url, p.availability_status,
+  ${tr('p', ['description'])}, p.last_verified_at, p.updated_at
+  FROM internet_plans p ${i18nJoin('internet_plans', 'p')}`;
+
 const PROVIDER_FIELDS = {
   id: 'value',
   slug: 'value',
@@ -60,7 +67,33 @@ const PROVIDER_DETAIL_FIELDS = {
   considerations: 'json',
 } as const;
 
-const PLAN_FIELDS = {
+export function prepare(db: Database) {
+  return {
+    providers: smallSearch(db, {
+      // A search reads only what a summary shows; the support details, strengths and considerations are for the detail.
+      select: itemSelect(db, 'internet_providers', 'p', PROVIDER_FIELDS, ['description']),
+      alias: 'p',
+      fts: 'internet_providers_fts',
+      clauses: {},
+    }),
+    provider: db.prepare(
+      `${itemSelect(db, 'internet_providers', 'p', PROVIDER_DETAIL_FIELDS, ['description', 'support_details', 'strengths', 'considerations'])} WHERE p.id = @id`,
+    ),
+    plans: smallSearch(db, {
+      select: PLAN_SELECT,
+      alias: 'p',
+      fts: 'internet_plans_fts',
+      clauses: {
+        provider_id: 'p.provider_id = @provider_id',
+        connection_type: 'p.connection_type = @connection_type',
+        min_download_mbps: 'p.download_mbps >= @min_download_mbps',
+        // The regular price is what a plan costs after any introductory period.
+        max_monthly_price_cents: 'p.regular_monthly_price_cents <= @max_monthly_price_cents',
+      },
+    }),
+  };
+}
+const planJson = itemJson({
   id: 'value',
   provider_id: 'value',
   name: 'value',
@@ -80,34 +113,7 @@ const PLAN_FIELDS = {
   description: 'value',
   last_verified_at: 'value',
   updated_at: 'value',
-} as const;
-
-export function prepare(db: Database) {
-  return {
-    providers: smallSearch(db, {
-      // A search reads only what a summary shows; the support details, strengths and considerations are for the detail.
-      select: itemSelect(db, 'internet_providers', 'p', PROVIDER_FIELDS, ['description']),
-      alias: 'p',
-      fts: 'internet_providers_fts',
-      clauses: {},
-    }),
-    provider: db.prepare(
-      `${itemSelect(db, 'internet_providers', 'p', PROVIDER_DETAIL_FIELDS, ['description', 'support_details', 'strengths', 'considerations'])} WHERE p.id = @id`,
-    ),
-    plans: smallSearch(db, {
-      select: itemSelect(db, 'internet_plans', 'p', PLAN_FIELDS, ['description']),
-      alias: 'p',
-      fts: 'internet_plans_fts',
-      clauses: {
-        provider_id: 'p.provider_id = @provider_id',
-        connection_type: 'p.connection_type = @connection_type',
-        min_download_mbps: 'p.download_mbps >= @min_download_mbps',
-        // The regular price is what a plan costs after any introductory period.
-        max_monthly_price_cents: 'p.regular_monthly_price_cents <= @max_monthly_price_cents',
-      },
-    }),
-  };
-}
+});
 const PROVIDER = {
   id: { type: 'string' },
   slug: J.str,
@@ -190,7 +196,7 @@ export const routes = (_deps: AppDeps) => [
     description:
       'Internet subscriptions in ascending id order. Prices are integer cents per month in currency; max_monthly_price_cents compares the regular monthly price (after any introductory period).',
     handle(ctx) {
-      return searchPageJson(ctx, ctx.snap.use(prepare).plans, rowJson);
+      return searchPageJson(ctx, ctx.snap.use(prepare).plans, planJson);
     },
   }),
 ];

@@ -7,7 +7,7 @@ import { cursor, documented, id120, limit, locale, oneOf, qOver } from '../http/
 import { detail } from '../http/respond.ts';
 import { type AppDeps, defineRoute } from '../http/route.ts';
 import { EXAMPLES } from './examples.ts';
-import { itemSelect, J, parseJson, rowJson } from './fields.ts';
+import { itemJson, J, parseJson } from './fields.ts';
 import { i18nJoin, tr } from './i18n-sql.ts';
 import { searchPageJson, smallSearch } from './small-search.ts';
 
@@ -32,21 +32,10 @@ const DetailQuery = v.strictObject({ locale });
 const SELECT = `SELECT l.id, l.slug, l.type, ${tr('l', ['name'])}, l.parent_id, l.latitude, l.longitude, l.postcode_prefixes
   FROM locations l ${i18nJoin('locations', 'l')}`;
 
-const LOCATION_FIELDS = {
-  id: 'value',
-  slug: 'value',
-  type: 'value',
-  name: 'value',
-  parent_id: 'value',
-  latitude: 'value',
-  longitude: 'value',
-  postcode_prefixes: 'json',
-} as const;
-
 export function prepare(db: Database) {
   return {
     search: smallSearch(db, {
-      select: itemSelect(db, 'locations', 'l', LOCATION_FIELDS, ['name']),
+      select: SELECT,
       where: 'l.published = 1',
       alias: 'l',
       fts: 'locations_fts',
@@ -59,6 +48,16 @@ export function prepare(db: Database) {
   };
 }
 type Row = Record<string, any>;
+const locationJson = itemJson({
+  id: 'value',
+  slug: 'value',
+  type: 'value',
+  name: 'value',
+  parent_id: 'value',
+  latitude: 'value',
+  longitude: 'value',
+  postcode_prefixes: 'json',
+});
 const location = (r: Row) => ({
   id: r.id,
   slug: r.slug,
@@ -92,7 +91,7 @@ export const routes = (_deps: AppDeps) => [
     description:
       'Published locations in ascending id order. Names follow the locale, with English where a place has no name in it.',
     handle(ctx) {
-      return searchPageJson(ctx, ctx.snap.use(prepare).search, rowJson);
+      return searchPageJson(ctx, ctx.snap.use(prepare).search, locationJson);
     },
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({
