@@ -1,7 +1,7 @@
 // Response fields: JSON-schema shorthands for the OpenAPI document, and mappers from stored values to API values.
 import type { Database } from 'better-sqlite3';
 import { LANG_COLUMN } from '../http/content-language.ts';
-import { i18nJoin, langBits } from './i18n-sql.ts';
+import { i18nJoin, langBits, trValue } from './i18n-sql.ts';
 
 /** JSON-schema shorthands for response items; every documented field is present and may be null. */
 export const J = {
@@ -65,7 +65,7 @@ const REAL_PLACE = new RegExp(`${REAL}([^${REAL}]*)${REAL}`, 'g');
  * itemJson's text, made by SQLite in the statement that reads the row: concat() of the keys and each field's JSON
  * text, so that a row hands JavaScript one string instead of a value per field (better-sqlite3 makes a JS value of
  * each: two thirds of the time of a page of 21 owners went there). `translated` fields are read from the requested
- * locale's row, aliased t, falling back to English (COALESCE), as `tr` in ./i18n-sql.ts does.
+ * locale's row, aliased t, falling back to English (trValue in ./i18n-sql.ts).
  *
  * json_quote writes a string (SQLite holds valid UTF-8) and a safe integer as JSON.stringify does, but not a REAL
  * (100.0, 17 digits) nor an integer past 2^53 (all its digits, where JavaScript reads the nearest double). In a
@@ -88,7 +88,7 @@ export function itemSql(
   const args = Object.entries(fields).flatMap(([name, kind], i) => {
     const type = types.get(name);
     if (type === undefined) throw new Error(`itemSql: ${table} has no column ${name}`);
-    const at = translated.includes(name) ? `COALESCE(t.${name}, ${alias}.${name})` : `${alias}.${name}`;
+    const at = translated.includes(name) ? trValue(alias, name) : `${alias}.${name}`;
     const value =
       kind === 'json'
         ? `ifnull(${at}, 'null')`

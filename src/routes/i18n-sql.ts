@@ -23,9 +23,12 @@ export const langBits = (alias: string, cols: string[], t = 't') =>
 export const langBitsOf = (cols: [translated: string, english: string][]) =>
   `(${cols.map(([t]) => `(${t} IS NOT NULL)`).join(' | ')}) | ((${cols.map(([t, en]) => `(${t} IS NULL AND ${en} IS NOT NULL)`).join(' | ')}) << 1)`;
 
+/** A translated column's value in the requested locale: the translation, else the English value. */
+export const trValue = (alias: string, col: string, t = 't') => `COALESCE(${t}.${col}, ${alias}.${col})`;
+
 /**
- * COALESCE(translation, english) for each translated column (field-by-field fallback to English), then the
- * row's language bits as the column LANG_COLUMN, which the page and detail helpers take out of the row.
+ * trValue for each translated column (field-by-field fallback to English), then the row's language bits as the
+ * column LANG_COLUMN, which the page and detail helpers take out of the row.
  */
 export const tr = (alias: string, cols: string[], t = 't') =>
-  `${cols.map((c) => `COALESCE(${t}.${c}, ${alias}.${c}) AS ${c}`).join(', ')}, ${langBits(alias, cols, t)} AS ${LANG_COLUMN}`;
+  `${cols.map((c) => `${trValue(alias, c, t)} AS ${c}`).join(', ')}, ${langBits(alias, cols, t)} AS ${LANG_COLUMN}`;
