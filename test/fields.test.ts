@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { IN_ENGLISH, IN_LOCALE } from '../src/http/content-language.ts';
-import { itemJson, itemSelect, itemSql, itemText, parseJson } from '../src/routes/fields.ts';
+import { itemJson, itemSelect, itemSql, itemText, parseJson, rowJson } from '../src/routes/fields.ts';
+import { itemOf, smallSearch } from '../src/routes/small-search.ts';
 
 describe('itemJson', () => {
   const toJson = itemJson({ id: 'value', n: 'value', x: 'value', flag: 'bool', list: 'json', obj: 'json' });
@@ -113,5 +114,65 @@ describe('itemSql', () => {
   });
   it('refuses an unknown column', () => {
     assert.throws(() => itemSql(db, 't', 'x', { nope: 'value' }), /t has no column nope/);
+  });
+});
+
+describe('smallSearch with json (items made once per snapshot and locale)', () => {
+  // The same search with and without `json` must give the same items (text, id, language bits) for every locale,
+  // filter, cursor and page size; with `json`, each item is made once and the rows are the kept items.
+  const db = new Database(':memory:');
+  db.exec(`CREATE TABLE t (rid INTEGER PRIMARY KEY, id TEXT UNIQUE, s TEXT, kind TEXT, shown INTEGER, r REAL);
+           CREATE TABLE t_i18n (k INTEGER PRIMARY KEY, rid INTEGER, locale TEXT, s TEXT)`);
+  const insert = db.prepare('INSERT INTO t VALUES (?, ?, ?, ?, ?, ?)');
+  const tr = db.prepare('INSERT INTO t_i18n VALUES (? * 8 + ?, ?, ?, ?)');
+  for (let rid = 1; rid <= 40; rid++) {
+    insert.run(
+      rid,
+      `t_${String(rid).padStart(3, '0')}`,
+      rid % 7 ? `text ${rid} "é"` : null,
+      rid % 3 ? 'a' : 'b',
+      rid % 5 ? 1 : 0,
+      rid / 3,
+    );
+    if (rid % 2) tr.run(rid, 1, rid, 'nl', `tekst ${rid}`);
+    if (rid % 9 === 0) tr.run(rid, 2, rid, 'de', `Text ${rid}`);
+  }
+  const fields = { id: 'value', s: 'value', kind: 'value', r: 'value' } as const;
+  const opts = {
+    select: itemSelect(db, 't', 'x', fields, ['s']),
+    alias: 'x',
+    where: 'x.shown = 1',
+    clauses: { kind: 'x.kind = @kind' },
+  };
+  const plain = smallSearch(db, opts);
+  const made = smallSearch(db, { ...opts, json: rowJson });
+  it('gives the items the statement makes, in every locale, with filters, cursors and page sizes', () => {
+    let compared = 0;
+    for (const locale of ['nl', 'en', 'de', 'fr', 'es'])
+      for (const filters of [{}, { kind: 'a' }, { kind: 'b' }, { kind: 'none' }])
+        for (const after of [null, 't_000', 't_007', 't_010', 't_0255', 't_040'])
+          for (const n of [1, 5, 50]) {
+            const want = plain(filters, after, n, locale);
+            const got = made(filters, after, n, locale);
+            assert.deepEqual(
+              got.map((r) => [r.id, itemOf(r), r._lang]),
+              want.map((r) => [r.id, rowJson(r), r._lang]),
+              `${locale} ${JSON.stringify(filters)} after ${after} limit ${n}`,
+            );
+            compared += got.length;
+          }
+    assert.ok(compared > 1000, `compared ${compared} items`);
+  });
+  it('makes each item once: the rows of two searches are the same objects', () => {
+    const [a] = made({}, null, 1, 'nl');
+    const [b] = made({ kind: 'a' }, null, 1, 'nl');
+    assert.equal(a.id, 't_001');
+    assert.equal(b, a);
+    assert.notEqual(made({}, null, 1, 'en')[0], a, 'another locale, another item');
+  });
+  it('never gives a row the where clause leaves out', () => {
+    const ids = made({}, null, 100, 'en').map((r) => r.id);
+    assert.equal(ids.length, 32);
+    assert.ok(!ids.includes('t_005'));
   });
 });

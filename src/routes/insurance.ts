@@ -7,7 +7,7 @@ import { detail } from '../http/respond.ts';
 import { type AppDeps, defineRoute } from '../http/route.ts';
 import { EXAMPLES } from './examples.ts';
 import { itemSelect, J, rowJson } from './fields.ts';
-import { searchPageJson, smallSearch } from './small-search.ts';
+import { itemOf, searchPageJson, smallSearch } from './small-search.ts';
 import { termClause, termIndex, termSearchPage } from './term-index.ts';
 
 const ProductQuery = v.strictObject({
@@ -62,6 +62,7 @@ export function prepare(db: Database) {
         insurance_type: 'p.insurance_type = @insurance_type',
         availability: 'p.availability = @availability',
       },
+      json: rowJson,
     }),
     providers: smallSearch(db, { select: PROVIDER_SELECT, alias: 'p', clauses: { q: termClause('p') } }),
     provider: db.prepare(`${PROVIDER_SELECT} WHERE p.id = ?`),
@@ -114,7 +115,7 @@ export const routes = (_deps: AppDeps) => [
     summary: 'Search insurance products',
     description: 'Insurance products for tenants (contents, liability, legal aid, …) in ascending id order.',
     handle(ctx) {
-      return searchPageJson(ctx, ctx.snap.use(prepare).products, rowJson);
+      return searchPageJson(ctx, ctx.snap.use(prepare).products, itemOf);
     },
   }),
   defineRoute<v.InferOutput<typeof ProviderQuery>>({

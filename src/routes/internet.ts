@@ -9,7 +9,7 @@ import { type AppDeps, defineRoute } from '../http/route.ts';
 import { EXAMPLES } from './examples.ts';
 import { type ItemRow, itemJson, itemSelect, J, rowJson } from './fields.ts';
 import { i18nJoin, tr } from './i18n-sql.ts';
-import { searchPageJson, smallSearch } from './small-search.ts';
+import { itemOf, searchPageJson, smallSearch } from './small-search.ts';
 
 const ProviderQuery = v.strictObject({
   locale,
@@ -75,6 +75,7 @@ export function prepare(db: Database) {
       alias: 'p',
       fts: 'internet_providers_fts',
       clauses: {},
+      json: rowJson,
     }),
     provider: db.prepare(
       `${itemSelect(db, 'internet_providers', 'p', PROVIDER_DETAIL_FIELDS, ['description', 'support_details', 'strengths', 'considerations'])} WHERE p.id = @id`,
@@ -90,6 +91,7 @@ export function prepare(db: Database) {
         // The regular price is what a plan costs after any introductory period.
         max_monthly_price_cents: 'p.regular_monthly_price_cents <= @max_monthly_price_cents',
       },
+      json: (r) => planJson(r),
     }),
   };
 }
@@ -162,7 +164,7 @@ export const routes = (_deps: AppDeps) => [
     summary: 'Search internet providers',
     description: 'Home internet providers in ascending id order; their plans are at /v1/internet/plans?provider_id=….',
     handle(ctx) {
-      return searchPageJson(ctx, ctx.snap.use(prepare).providers, rowJson);
+      return searchPageJson(ctx, ctx.snap.use(prepare).providers, itemOf);
     },
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({
@@ -196,7 +198,7 @@ export const routes = (_deps: AppDeps) => [
     description:
       'Internet subscriptions in ascending id order. Prices are integer cents per month in currency; max_monthly_price_cents compares the regular monthly price (after any introductory period).',
     handle(ctx) {
-      return searchPageJson(ctx, ctx.snap.use(prepare).plans, planJson);
+      return searchPageJson(ctx, ctx.snap.use(prepare).plans, itemOf);
     },
   }),
 ];

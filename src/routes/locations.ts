@@ -9,7 +9,7 @@ import { type AppDeps, defineRoute } from '../http/route.ts';
 import { EXAMPLES } from './examples.ts';
 import { itemJson, J, parseJson } from './fields.ts';
 import { i18nJoin, tr } from './i18n-sql.ts';
-import { searchPageJson, smallSearch } from './small-search.ts';
+import { itemOf, searchPageJson, smallSearch } from './small-search.ts';
 
 const SearchQuery = v.strictObject({
   locale,
@@ -40,6 +40,7 @@ export function prepare(db: Database) {
       alias: 'l',
       fts: 'locations_fts',
       clauses: { type: 'l.type = @type', parent_id: 'l.parent_id = @parent_id' },
+      json: (r) => locationJson(r),
     }),
     byId: db.prepare(`${SELECT} WHERE l.id = @id AND l.published = 1`),
     parents: db.prepare(`SELECT l.id, l.slug, l.type, ${tr('l', ['name'])} FROM location_closure c
@@ -91,7 +92,7 @@ export const routes = (_deps: AppDeps) => [
     description:
       'Published locations in ascending id order. Names follow the locale, with English where a place has no name in it.',
     handle(ctx) {
-      return searchPageJson(ctx, ctx.snap.use(prepare).search, locationJson);
+      return searchPageJson(ctx, ctx.snap.use(prepare).search, itemOf);
     },
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({

@@ -8,7 +8,7 @@ import { detailJson } from '../http/respond.ts';
 import { type AppDeps, defineRoute } from '../http/route.ts';
 import { EXAMPLES } from './examples.ts';
 import { type ItemRow, itemSelect, J, rowJson } from './fields.ts';
-import { searchPageJson, smallSearch } from './small-search.ts';
+import { itemOf, searchPageJson, smallSearch } from './small-search.ts';
 
 const SearchQuery = v.strictObject({
   locale,
@@ -53,6 +53,7 @@ export function prepare(db: Database) {
       alias: 'p',
       fts: 'platforms_fts',
       clauses: { type: 'p.type = @type', category: 'p.category = @category' },
+      json: rowJson,
     }),
     byId: db.prepare(
       `${itemSelect(db, 'platforms', 'p', DETAIL_FIELDS, ['headline', 'features', 'description', 'pricing_details', 'content'])} WHERE p.id = @id`,
@@ -88,7 +89,7 @@ export const routes = (_deps: AppDeps) => [
     description:
       'Sites and services where rental homes are advertised, in ascending id order, with their fees and features. Fees are amounts in fee_currency.',
     handle(ctx) {
-      return searchPageJson(ctx, ctx.snap.use(prepare).search, rowJson);
+      return searchPageJson(ctx, ctx.snap.use(prepare).search, itemOf);
     },
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({
