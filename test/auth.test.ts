@@ -196,6 +196,58 @@ describe('authentication', () => {
     assert.equal((await server.get('/v1/listings')).status, 200, 'other keys unaffected');
   });
 
+  it('judges every request on a keep-alive connection by its own header (the digest is remembered per connection)', async () => {
+    const k2 = issueKey(server.keysPath);
+    const k3 = issueKey(server.keysPath);
+    const flipped = k3.key.slice(0, -1) + (k3.key.at(-1) === 'A' ? 'B' : 'A');
+    const { port } = new URL(server.url);
+    const s = connect(Number(port), '127.0.0.1');
+    await new Promise((r) => s.once('connect', r));
+    let buffered = '';
+    s.on('data', (d) => {
+      buffered += d;
+    });
+    /** One request on the connection, and its answer's status and request id. */
+    const send = async (auth: string | null) => {
+      s.write(
+        `GET /v1/listings?limit=1 HTTP/1.1\r\nHost: x\r\n${auth === null ? '' : `Authorization: ${auth}\r\n`}\r\n`,
+      );
+      for (;;) {
+        const end = buffered.indexOf('\r\n\r\n');
+        const length = Number(/\r\ncontent-length: (\d+)/i.exec(buffered.slice(0, end))?.[1] ?? -1);
+        if (end !== -1 && length >= 0 && buffered.length >= end + 4 + length) {
+          const head = buffered.slice(0, end);
+          buffered = buffered.slice(end + 4 + length);
+          return { status: Number(head.split(' ')[1]), id: /\r\nx-request-id: (\S+)/i.exec(head)![1] };
+        }
+        await sleep(2);
+      }
+    };
+    const keyOf = (id: string) => (server.logs.find((l) => l.request_id === id)?.key_id as string | undefined) ?? null;
+    const steps: [string | null, number, string | null][] = [
+      [`Bearer ${k2.key}`, 200, k2.id],
+      [`Bearer ${k3.key}`, 200, k3.id],
+      [`Bearer ${flipped}`, 401, null],
+      [`Bearer ${k3.key}`, 200, k3.id],
+      [null, 401, null],
+      [`Bearer ${k2.key}`, 200, k2.id],
+    ];
+    const seen: [number, string | null][] = [];
+    for (const [auth] of steps) {
+      const r = await send(auth);
+      await sleep(5); // the log line is written when the response closes
+      seen.push([r.status, keyOf(r.id)]);
+    }
+    assert.deepEqual(
+      seen,
+      steps.map(([, status, id]) => [status, id]),
+    );
+    change(server.keysPath, k2.id, 'revoke');
+    assert.equal((await send(`Bearer ${k2.key}`)).status, 401, 'the same header again, after a revoke');
+    assert.equal((await send(`Bearer ${k3.key}`)).status, 200);
+    s.destroy();
+  });
+
   it('sees every change, also several within one file-timestamp tick (the server keeps keys in memory)', async () => {
     // File timestamps advance in clock ticks of a few ms, and an UPDATE does not change the file size:
     // a reader that trusted stat alone would miss the second of two quick changes.

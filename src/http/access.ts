@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
-import { authenticate, type KeyLookup } from '../keys/format.ts';
+import { authenticate, type KeyLookup, presentedDigest } from '../keys/format.ts';
 import { ApiError, badRequest, HSTS, sendError } from './errors.ts';
 import { isRefusal, type Limits, type Refusal, type SharedLimits } from './rate-limit.ts';
 import { addHeader, writeHead } from './respond.ts';
@@ -23,15 +23,12 @@ export interface Verdict {
 }
 
 /**
- * Checks a request's key and counts it against the limits. Synchronous when both live in this process;
+ * Checks a request's key (its digest: presentedDigest; null when it has none that is well formed) and counts it
+ * against the limits. Synchronous when both live in this process;
  * a promise when the counters live elsewhere (the cluster's primary, Redis). An unavailable key store or
  * counter store throws (or rejects with) a 503 ApiError.
  */
-export type Admission = (
-  authorization: string | undefined,
-  address: () => string,
-  now: number,
-) => Verdict | Promise<Verdict>;
+export type Admission = (digest: string | null, address: () => string, now: number) => Verdict | Promise<Verdict>;
 
 /**
  * Keys from the key reader, counters from `limits`. Failed authentications are limited per client address
@@ -40,8 +37,8 @@ export type Admission = (
  * proxy without TRUST_PROXY). Keys carry ~238 random bits: what the limit slows down is noise, not guessing.
  */
 export function localAdmission(lookup: KeyLookup, limits: Limits): Admission {
-  return (authorization, address, now) => {
-    const keyId = authenticate(authorization, lookup, now); // a 503 from the key store propagates as is
+  return (digest, address, now) => {
+    const keyId = authenticate(digest, lookup, now); // a 503 from the key store propagates as is
     if (keyId === null) {
       const a = address();
       const blocked = limits.checkAddress(a);
@@ -56,8 +53,8 @@ export function localAdmission(lookup: KeyLookup, limits: Limits): Admission {
 
 /** Keys from this process's key reader, counters in another process (a cluster's primary): one message per request. */
 export function sharedAdmission(lookup: KeyLookup, limits: SharedLimits): Admission {
-  return (authorization, address, now) => {
-    const keyId = authenticate(authorization, lookup, now);
+  return (digest, address, now) => {
+    const keyId = authenticate(digest, lookup, now);
     if (keyId === null) return limits.failure(address()).then((refusal) => (refusal ? { keyId, refusal } : { keyId }));
     return limits.consumeKey(keyId).then((r) => (isRefusal(r) ? { keyId, refusal: r } : { keyId, headers: r.headers }));
   };
@@ -123,6 +120,23 @@ function authorization(req: IncomingMessage): string | undefined {
   let n = 0;
   for (let i = 0; i < raw.length; i += 2) if (raw[i].length === 13 && raw[i].toLowerCase() === 'authorization') n++;
   return n === 1 ? req.headers.authorization : undefined;
+}
+
+/**
+ * The digest of the key a request presents (presentedDigest), remembered per connection: a keep-alive client sends
+ * the same Authorization header on every request, and the checksum and the SHA-256 (~4 µs) are then made once per
+ * connection. Only the digest is reused; the key's lookup, status and limits are checked on every request. What
+ * is remembered (the header, which the connection's own request holds anyway) goes with the connection.
+ */
+const presented = new WeakMap<object, { header: string; digest: string | null }>();
+function presentedKey(req: IncomingMessage): string | null {
+  const header = authorization(req);
+  if (header === undefined) return null;
+  const last = presented.get(req.socket);
+  if (last !== undefined && last.header === header) return last.digest;
+  const digest = presentedDigest(header);
+  presented.set(req.socket, { header, digest });
+  return digest;
 }
 
 /**
@@ -195,7 +209,7 @@ export function accessGuard(o: AccessOptions): Guard {
       }
     }
     if (route.public) return false;
-    const v = o.admission(authorization(req), () => clientAddress(req, o.trustProxy), now());
+    const v = o.admission(presentedKey(req), () => clientAddress(req, o.trustProxy), now());
     if (!(v instanceof Promise)) return admit(req, res, v);
     // The answer comes later: a drain may have begun meanwhile, and then the answer closes its connection.
     return v.then(

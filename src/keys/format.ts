@@ -67,17 +67,22 @@ export interface KeyRecord {
 /** Looks a key up by its SHA-256 digest; throws a 503 ApiError when the store cannot be read. */
 export type KeyLookup = (digestBase64: string) => KeyRecord | undefined;
 
+/** The digest of the key an Authorization header value carries, or null when it carries no well-formed key. */
+export function presentedDigest(header: string | undefined): string | null {
+  const key = parseBearer(header);
+  return key !== null && isWellFormedKey(key) ? digestKeyBase64(key) : null;
+}
+
 /**
- * The key id for a usable key, or null for every kind of failure (the caller answers one 401).
- * The lookup is by digest in the key reader's map (reader.ts), which re-reads the key store when the
+ * The key id for a usable key (given by its digest, presentedDigest), or null for every kind of failure (the
+ * caller answers one 401). The lookup is by digest in the key reader's map (reader.ts), which re-reads the key store when the
  * file changed, so a disabled or revoked key fails on its very next request. No secret-dependent
  * comparison happens here: the map lookup compares digests of the presented key, which reveal nothing
  * useful about stored keys.
  */
-export function authenticate(header: string | undefined, lookup: KeyLookup, now: number): string | null {
-  const key = parseBearer(header);
-  if (key === null || !isWellFormedKey(key)) return null;
-  const rec = lookup(digestKeyBase64(key));
+export function authenticate(digest: string | null, lookup: KeyLookup, now: number): string | null {
+  if (digest === null) return null;
+  const rec = lookup(digest);
   if (!rec || rec.revoked_at !== null || rec.disabled_at !== null) return null;
   if (rec.expires_at !== null && !(Date.parse(rec.expires_at) > now)) return null;
   return rec.id;

@@ -3,7 +3,6 @@
 import type { Admission, Verdict } from '../http/access.ts';
 import { ApiError } from '../http/errors.ts';
 import { addressBucket, isRefusal, limitAnswers } from '../http/rate-limit.ts';
-import { digestKeyBase64, isWellFormedKey, parseBearer } from '../keys/format.ts';
 import type { RedisLink } from './client.ts';
 
 /**
@@ -77,12 +76,10 @@ export function redisAdmission(link: RedisLink, o: RedisAdmissionOptions): Admis
     link.failed(e);
     throw unavailable();
   };
-  return (authorization, address, now) => {
-    const key = parseBearer(authorization);
-    const digest = key !== null && isWellFormedKey(key) ? digestKeyBase64(key) : '';
+  return (digest, address, now) => {
     let p: Promise<Reply>;
     try {
-      p = redis.nlrAdmit(o.prefix, digest, addressBucket(address()), now, o.perKey, o.authFailures, windowMs);
+      p = redis.nlrAdmit(o.prefix, digest ?? '', addressBucket(address()), now, o.perKey, o.authFailures, windowMs);
     } catch (e) {
       return failed(e);
     }
