@@ -11,7 +11,7 @@ import { contentLanguage } from './content-language.ts';
 import { ApiError, sendError } from './errors.ts';
 import { parseRawQuery, pathId, validateQuery } from './query.ts';
 import { clientErrorHandler, connectHandler, trackingResponses } from './raw-answers.ts';
-import { addHeader, type Meta, sendJson, writeHead } from './respond.ts';
+import { addHeader, type HeaderList, type Meta, sendJson, writeHead } from './respond.ts';
 import type { AppDeps, Req, RouteDef } from './route.ts';
 
 /**
@@ -158,10 +158,11 @@ export function createApp(deps: AppDeps) {
     };
     /** The route's answer, once the access step let the request through. */
     const queries = new QueryMemo(r);
+    const paramNames = [...r.path.matchAll(/:([a-z_]+)/g)].map((m) => m[1]);
     const answer = (req: Req, res: ServerResponse) => {
       const query = queries.get(req.search ?? '');
       const params: Record<string, string> = {};
-      for (const [k, val] of Object.entries(req.params ?? {})) params[k] = pathId(val, k);
+      for (const k of paramNames) params[k] = pathId(req.params[k], k);
       const meta: Meta = { locale: (query.locale as Locale | undefined) ?? 'en', request_id: req.id };
       if (isPublic) {
         const body = r.handle({ req, res, query, params, meta, snap: undefined as unknown as Snapshot, deps, lang: 0 });
@@ -171,20 +172,17 @@ export function createApp(deps: AppDeps) {
       // Data: the same request on the same snapshot is the same answer, so a client's tag saves the work.
       const snap = deps.snapshots.get();
       const etag = etagOf(snap.meta.snapshot_id, req.path, query);
-      const headers: Record<string, string> = {
-        ...snapshotHeaders(snap.meta),
-        ETag: etag,
-        'Cache-Control': 'private, no-cache',
-      };
+      const headers: HeaderList = [...snapshotHeaders(snap.meta), 'ETag', etag, 'Cache-Control', 'private, no-cache'];
       if (notModified(req, etag)) {
-        writeHead(res, 304, { ...headers, Vary: 'Accept-Encoding' });
+        headers.push('Vary', 'Accept-Encoding');
+        writeHead(res, 304, headers);
         res.end();
         return;
       }
       const ctx = { req, res, query, params, meta, snap, deps, lang: 0 };
       const body = r.handle(ctx);
       const language = contentLanguage(meta.locale, ctx.lang);
-      if (language !== undefined) headers['Content-Language'] = language;
+      if (language !== undefined) headers.push('Content-Language', language);
       sendJson(res, 200, body, headers);
     };
     // A GET route answers HEAD too (the router matches HEAD to GET; node drops the body of a HEAD response).

@@ -3,20 +3,14 @@ import { hash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { SnapshotMeta } from '../snapshot/source.ts';
 
-/** The headers every data answer (and its 304) carries for one snapshot. */
-export interface SnapshotHeaders {
-  'X-Snapshot-Id': string;
-  'Last-Modified': string;
-}
-const perSnapshot = new WeakMap<SnapshotMeta, SnapshotHeaders>();
-export function snapshotHeaders(meta: SnapshotMeta): SnapshotHeaders {
+const perSnapshot = new WeakMap<SnapshotMeta, readonly string[]>();
+/** The headers every data answer (and its 304) carries for one snapshot, as a flat list (X-Snapshot-Id, Last-Modified). */
+export function snapshotHeaders(meta: SnapshotMeta): readonly string[] {
   let h = perSnapshot.get(meta);
   if (h === undefined) {
     const built = new Date(meta.built_at);
-    h = {
-      'X-Snapshot-Id': meta.snapshot_id,
-      'Last-Modified': Number.isNaN(built.getTime()) ? new Date(0).toUTCString() : built.toUTCString(),
-    };
+    const modified = Number.isNaN(built.getTime()) ? new Date(0).toUTCString() : built.toUTCString();
+    h = Object.freeze(['X-Snapshot-Id', meta.snapshot_id, 'Last-Modified', modified]);
     perSnapshot.set(meta, h);
   }
   return h;

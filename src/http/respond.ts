@@ -87,6 +87,12 @@ const compress = (text: string, coding: Coding): Buffer =>
  * (measured ~15 µs a request on this VM). A header set with res.setHeader elsewhere is still merged.
  */
 type WithHeaders = ServerResponse & { pending?: (string | number)[] };
+/**
+ * Headers as a flat list, name then value. The hot paths build their headers this way: an object of headers
+ * made with a spread and then extended, and read back with for-in, took V8's slow paths (defining properties
+ * on the copy, enumerating its keys): ~7 % of a small answer's CPU.
+ */
+export type HeaderList = (string | number)[];
 
 export function addHeader(res: ServerResponse, name: string, value: string): void {
   const r = res as WithHeaders;
@@ -97,13 +103,19 @@ export function addHeader(res: ServerResponse, name: string, value: string): voi
  * writeHead with the collected headers followed by `headers`. A `Vary` in both (CORS's Origin, the
  * coding's Accept-Encoding) becomes one line: some clients and caches read only the first of two.
  */
-export function writeHead(res: ServerResponse, status: number, headers: Record<string, string | number>): void {
+export function writeHead(
+  res: ServerResponse,
+  status: number,
+  headers: Record<string, string | number> | HeaderList,
+): void {
   const all = (res as WithHeaders).pending?.slice() ?? [];
-  for (const k in headers) {
+  const add = (k: string, v: string | number) => {
     const at = k === 'Vary' ? all.indexOf('Vary') : -1;
-    if (at !== -1 && at % 2 === 0) all[at + 1] = `${all[at + 1]}, ${headers[k]}`;
-    else all.push(k, headers[k]);
-  }
+    if (at !== -1 && at % 2 === 0) all[at + 1] = `${all[at + 1]}, ${v}`;
+    else all.push(k, v);
+  };
+  if (Array.isArray(headers)) for (let i = 0; i < headers.length; i += 2) add(headers[i] as string, headers[i + 1]);
+  else for (const k in headers) add(k, headers[k]);
   res.writeHead(status, all as unknown as string[]);
 }
 
@@ -115,21 +127,27 @@ export function sendJson(
   res: ServerResponse,
   status: number,
   body: unknown,
-  headers: Record<string, string> = {},
+  headers: Record<string, string> | HeaderList = [],
 ): void {
   const text = body instanceof JsonText ? body.text : JSON.stringify(body);
   // UTF-16 units never outnumber UTF-8 bytes, so a text under the minimum is a body under it.
   const coding = text.length < COMPRESS_MIN_BYTES ? null : negotiate(res.req?.headers['accept-encoding']);
-  const out: Record<string, string | number> = { ...headers, Vary: 'Accept-Encoding' };
+  // A list given is this response's own (the caller made it for it): the rest is added to it.
+  const out: HeaderList = Array.isArray(headers) ? headers : Object.entries(headers).flat();
+  out.push('Vary', 'Accept-Encoding');
   let payload: string | Buffer = text;
   if (coding !== null) {
     const cache = body instanceof JsonText ? body.encoded : undefined;
     payload = cache?.get(coding) ?? compress(text, coding);
     cache?.set(coding, payload);
-    out['Content-Encoding'] = coding;
+    out.push('Content-Encoding', coding);
   }
-  out['Content-Type'] = 'application/json; charset=utf-8';
-  out['Content-Length'] = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
+  out.push(
+    'Content-Type',
+    'application/json; charset=utf-8',
+    'Content-Length',
+    typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length,
+  );
   writeHead(res, status, out);
   res.end(payload);
 }
