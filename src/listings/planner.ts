@@ -246,7 +246,9 @@ export class ListingQueries {
     const { driver, worst, hint } = this.plan(f, limit, afterRid);
     if (this.useScan(worst)) return this.scan.page(f, afterRid, limit, hint);
     if (driver.kind === 'fts' && this.scanFindsTerms(f.fts!.terms)) return this.scan.page(f, afterRid, limit, 'fts');
-    return this.stmt('page', f, driver, limit).all({ ...params(f), after: afterRid }) as number[];
+    const p = params(f);
+    p.after = afterRid; // set, not spread into a copy: a copy's added property took V8's slow path (~1 % of a page)
+    return this.stmt('page', f, driver, limit).all(p) as number[];
   }
 
   /**

@@ -9,11 +9,10 @@ import { i18nJoinIn, langBitsOf } from './i18n-sql.ts';
 // A listing's summary is put together by SQLite from listing_text's summary columns (snapshot-format/summary-json.ts),
 // with the title in the requested locale; a page's summaries come back as one string, joined by commas.
 // The city's display name comes from a per-snapshot map of location names, not a join per row: SQLite writes the
-// city id between two CITY marks in its place and the server puts the name in.
+// city id between two CITY marks in its place and the server puts the name in (JSON text never holds a raw control
+// character: JSON.stringify and json_quote escape them, so a mark is only ever a city place's).
 const CITY = '\u0002';
 const CITY_SQL = `char(${CITY.charCodeAt(0)}), l.city_id, char(${CITY.charCodeAt(0)})`;
-/** A city place in a summary (JSON text never holds a raw control character: JSON.stringify and json_quote escape them). */
-const CITY_PLACE = new RegExp(`${CITY}([^${CITY}]*)${CITY}`, 'g');
 
 // Each statement is prepared per locale. The title's translations are columns of listing_text (title_nl, ...),
 // so a page in any locale reads one row a listing; a detail also joins its description's translation
@@ -98,14 +97,19 @@ type TextStmts = ReturnType<typeof prepareText>;
 /** What an answer gathers: the requested locale and the language bits of what was served. */
 type Answer = { lang: number; meta: { locale: string } };
 
-/** The text with each city place filled with the city's name in the answer's locale, whose language bits it notes. */
+/**
+ * The text with each city place filled with the city's name in the answer's locale, whose language bits it notes.
+ * Split at the marks, every other piece is a city id (half the time of a replace() with a function on a page of 20).
+ */
 function withCities(st: TextStmts, text: string, ctx: Answer): string {
   const locale = ctx.meta.locale;
-  return text.replace(CITY_PLACE, (_, id: string) => {
-    const city = st.city(id, locale);
+  const parts = text.split(CITY);
+  for (let i = 1; i < parts.length; i += 2) {
+    const city = st.city(parts[i], locale);
     ctx.lang |= city.lang;
-    return city.json;
-  });
+    parts[i] = city.json;
+  }
+  return parts.length === 1 ? text : parts.join('');
 }
 
 /** The detail JSON of the listing with this id in the answer's locale, or undefined when there is none. */
