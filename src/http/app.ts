@@ -13,6 +13,7 @@ import { parseRawQuery, pathId, validateQuery } from './query.ts';
 import { clientErrorHandler, connectHandler, trackingResponses } from './raw-answers.ts';
 import { addHeader, type HeaderList, type Meta, sendJson, writeHead } from './respond.ts';
 import type { AppDeps, Req, RouteDef } from './route.ts';
+import { indexRoutes, keyOfRoute, type Router } from './route-index.ts';
 
 /**
  * A route pattern as an exact, case-sensitive regex for polka: its literal parts escaped (the `.` of
@@ -198,6 +199,9 @@ export function createApp(deps: AppDeps) {
       });
     }) as never);
   }
+
+  // One key per route in the order registered: the GET routes, then the two 405 catch-alls (any key).
+  indexRoutes(app as unknown as Router, [...routes.map((r) => keyOfRoute(r.path)), null, null]);
 
   const lifecycle = deps.lifecycle ?? { draining: false, inFlight: 0 };
   const metrics = deps.metrics;
