@@ -120,7 +120,7 @@ export const itemOf = (row: Record<string, any>): string => (row as ItemRow).jso
 /**
  * Every row's item in a locale (its id, JSON text and language bits), made with `json` from the rows of `select`
  * (with `where`) the first time the locale is asked for, then kept as long as the snapshot is served: the table is
- * small (owners, the largest, is ~5,000 rows: ~30 ms and ~2 MB a locale, less where a row has no translation and
+ * small (owners, the largest, is ~5,000 rows: 20–30 ms and ~1.2 MB a locale, less where a row has no translation and
  * shares the English text), and putting an item's JSON together (~2–6 µs a row in SQL or JavaScript) was most of a
  * page's statement; a search then reads rids and ids only (~12 µs for a page of 21 owners instead of ~50).
  */
