@@ -7,7 +7,7 @@ import { detail } from '../http/respond.ts';
 import { type AppDeps, defineRoute } from '../http/route.ts';
 import { EXAMPLES } from './examples.ts';
 import { itemSelect, J, rowJson } from './fields.ts';
-import { itemOf, searchPageJson, smallSearch } from './small-search.ts';
+import { searchPageJson, smallSearch } from './small-search.ts';
 import { termClause, termIndex, termSearchPage } from './term-index.ts';
 
 const ProductQuery = v.strictObject({
@@ -115,7 +115,7 @@ export const routes = (_deps: AppDeps) => [
     summary: 'Search insurance products',
     description: 'Insurance products for tenants (contents, liability, legal aid, …) in ascending id order.',
     handle(ctx) {
-      return searchPageJson(ctx, ctx.snap.use(prepare).products, itemOf);
+      return searchPageJson(ctx, ctx.snap.use(prepare).products);
     },
   }),
   defineRoute<v.InferOutput<typeof ProviderQuery>>({

@@ -9,7 +9,7 @@ import { type AppDeps, defineRoute } from '../http/route.ts';
 import { EXAMPLES } from './examples.ts';
 import { type ItemRow, itemJson, itemSelect, J, rowJson } from './fields.ts';
 import { i18nJoin, tr } from './i18n-sql.ts';
-import { itemOf, searchPageJson, smallSearch } from './small-search.ts';
+import { searchPageJson, smallSearch } from './small-search.ts';
 
 const ProviderQuery = v.strictObject({
   locale,
@@ -164,7 +164,7 @@ export const routes = (_deps: AppDeps) => [
     summary: 'Search internet providers',
     description: 'Home internet providers in ascending id order; their plans are at /v1/internet/plans?provider_id=….',
     handle(ctx) {
-      return searchPageJson(ctx, ctx.snap.use(prepare).providers, itemOf);
+      return searchPageJson(ctx, ctx.snap.use(prepare).providers);
     },
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({
@@ -198,7 +198,7 @@ export const routes = (_deps: AppDeps) => [
     description:
       'Internet subscriptions in ascending id order. Prices are integer cents per month in currency; max_monthly_price_cents compares the regular monthly price (after any introductory period).',
     handle(ctx) {
-      return searchPageJson(ctx, ctx.snap.use(prepare).plans, itemOf);
+      return searchPageJson(ctx, ctx.snap.use(prepare).plans);
     },
   }),
 ];

@@ -9,7 +9,7 @@ import { type AppDeps, defineRoute } from '../http/route.ts';
 import { EXAMPLES } from './examples.ts';
 import { itemJson, J, parseJson } from './fields.ts';
 import { i18nJoin, tr } from './i18n-sql.ts';
-import { itemOf, searchPageJson, smallSearch } from './small-search.ts';
+import { searchPageJson, smallSearch } from './small-search.ts';
 
 const SearchQuery = v.strictObject({
   locale,
@@ -92,7 +92,7 @@ export const routes = (_deps: AppDeps) => [
     description:
       'Published locations in ascending id order. Names follow the locale, with English where a place has no name in it.',
     handle(ctx) {
-      return searchPageJson(ctx, ctx.snap.use(prepare).search, itemOf);
+      return searchPageJson(ctx, ctx.snap.use(prepare).search);
     },
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({

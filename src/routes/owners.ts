@@ -8,7 +8,7 @@ import { detailJson } from '../http/respond.ts';
 import { type AppDeps, defineRoute } from '../http/route.ts';
 import { EXAMPLES } from './examples.ts';
 import { type ItemRow, itemSelect, J, rowJson } from './fields.ts';
-import { itemOf, searchPageJson, smallSearch } from './small-search.ts';
+import { searchPageJson, smallSearch } from './small-search.ts';
 
 const SearchQuery = v.strictObject({
   locale,
@@ -78,7 +78,7 @@ export const routes = (_deps: AppDeps) => [
     description:
       'Owners and agencies that offer listings, in ascending id order. A listing names its owner by owner_id; the owner of a listing may be missing here when it is not public.',
     handle(ctx) {
-      return searchPageJson(ctx, ctx.snap.use(prepare).search, itemOf);
+      return searchPageJson(ctx, ctx.snap.use(prepare).search);
     },
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({

@@ -8,7 +8,7 @@ import { detailJson } from '../http/respond.ts';
 import { type AppDeps, defineRoute } from '../http/route.ts';
 import { EXAMPLES } from './examples.ts';
 import { type ItemRow, itemSelect, J, rowJson } from './fields.ts';
-import { itemOf, searchPageJson, smallSearch } from './small-search.ts';
+import { searchPageJson, smallSearch } from './small-search.ts';
 
 const SearchQuery = v.strictObject({
   locale,
@@ -89,7 +89,7 @@ export const routes = (_deps: AppDeps) => [
     description:
       'Sites and services where rental homes are advertised, in ascending id order, with their fees and features. Fees are amounts in fee_currency.',
     handle(ctx) {
-      return searchPageJson(ctx, ctx.snap.use(prepare).search, itemOf);
+      return searchPageJson(ctx, ctx.snap.use(prepare).search);
     },
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({

@@ -21,14 +21,10 @@ export function searchPage(
   return page(ctx, (after, n) => search(filters, after, n, ctx.meta.locale), map);
 }
 
-/** searchPage with each row made into its item's JSON text (itemJson in ./fields.ts). */
-export function searchPageJson(
-  ctx: Ctx<{ limit: number; cursor?: string; q?: string }>,
-  search: SmallSearch,
-  toJson: (row: Record<string, any>) => string,
-) {
+/** searchPage of a smallSearch made with `json`: its rows are items already, and the page is their JSON text. */
+export function searchPageJson(ctx: Ctx<{ limit: number; cursor?: string; q?: string }>, search: SmallSearch) {
   const filters = filtersOf(ctx.query);
-  return pageJson(ctx, (after, n) => search(filters, after, n, ctx.meta.locale), toJson);
+  return pageJson(ctx, (after, n) => search(filters, after, n, ctx.meta.locale), itemOf);
 }
 
 /** The search's filters: the validated query, with q as a full-text expression (a q without letters or digits is a 400). */
