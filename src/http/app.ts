@@ -206,6 +206,30 @@ export function createApp(deps: AppDeps) {
   const lifecycle = deps.lifecycle ?? { draining: false, inFlight: 0 };
   const metrics = deps.metrics;
   const route = app.handler;
+  /**
+   * A response is done with (sent, or its connection gone): in flight, metrics and the log line. One function,
+   * `this` the response, for every request: a closure and a once-wrapper per request cost ~2 % of a small answer.
+   */
+  function onClose(this: ServerResponse & { req: Req }) {
+    const req = this.req;
+    lifecycle.inFlight--;
+    const ms = performance.now() - req.started;
+    if (metrics) {
+      metrics.inFlight.dec();
+      metrics.request(req.route ?? '(not routed)', this.statusCode, ms / 1e3);
+    }
+    if (deps.logRequests && this.writableFinished) {
+      (deps.requestLog ?? deps.log)({
+        level: 'info',
+        request_id: req.id,
+        method: req.method,
+        path: req.path,
+        status: this.statusCode,
+        ms,
+        key_id: req.keyId,
+      });
+    }
+  }
   /** The node request listener: request id, common headers and the log line, then the route. */
   const listener = (request: IncomingMessage, res: ServerResponse): void => {
     const req = request as Req;
@@ -216,26 +240,8 @@ export function createApp(deps: AppDeps) {
     if (lifecycle.draining) res.shouldKeepAlive = false; // answers after SIGTERM close their connection
     lifecycle.inFlight++;
     metrics?.inFlight.inc();
-    const started = process.hrtime.bigint();
-    res.once('close', () => {
-      lifecycle.inFlight--;
-      const ns = process.hrtime.bigint() - started;
-      if (metrics) {
-        metrics.inFlight.dec();
-        metrics.request(req.route ?? '(not routed)', res.statusCode, Number(ns) / 1e9);
-      }
-      if (deps.logRequests && res.writableFinished) {
-        (deps.requestLog ?? deps.log)({
-          level: 'info',
-          request_id: req.id,
-          method: req.method,
-          path: req.path,
-          status: res.statusCode,
-          ms: Number(ns) / 1e6,
-          key_id: req.keyId,
-        });
-      }
-    });
+    req.started = performance.now();
+    res.on('close', onClose);
     // Node's own check (requireHostHeader) answered a bare 400 without the envelope; the server turns it off.
     if (req.headers.host === undefined && req.httpVersion === '1.1') {
       res.shouldKeepAlive = false; // as node's own answer did: the connection closes after it

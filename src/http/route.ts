@@ -17,6 +17,8 @@ export interface Req extends IncomingMessage {
   keyId?: string;
   /** The matched route's pattern (the metrics' route label). */
   route?: string;
+  /** performance.now() when the request arrived (the log line's ms). */
+  started: number;
 }
 
 /** What a request handler gets: validated query and path ids, the envelope meta, the snapshot. */
