@@ -49,7 +49,7 @@ const STATEMENT_CACHE_SIZE = 128;
  * anew, which cost a page of 11 platforms 20 of its 40 µs.
  *
  * With `json`, the items' JSON text is made once per snapshot and locale (see itemTexts) and a search's statement
- * reads only rids and ids: its rows are the table's ItemRows ({ id, json, _lang }, shared: not to be changed).
+ * reads only rids: its rows are the table's ItemRows ({ id, json, _lang }, shared: not to be changed).
  */
 export function smallSearch(
   db: Database,
@@ -66,7 +66,7 @@ export function smallSearch(
   const table = new RegExp(`\\bFROM (\\w+) ${opts.alias}\\b`).exec(opts.select)?.[1];
   if (table === undefined) throw new Error(`smallSearch: no "FROM <table> ${opts.alias}" in ${opts.select}`);
   const texts = opts.json && itemTexts(db, opts as typeof opts & { json: NonNullable<typeof opts.json> });
-  const select = texts ? `SELECT ${opts.alias}.rid, ${opts.alias}.id FROM ${table} ${opts.alias}` : opts.select;
+  const select = texts ? `SELECT ${opts.alias}.rid FROM ${table} ${opts.alias}` : opts.select;
   // The page after a cursor's id, as a rid bound: rid order is id order, so this is "id > @after", but it starts
   // the walk of the driving index (rowid or a filter's (column, rid) index) at the bound instead of filtering
   // every row before it. The id may be gone (a cursor outlives a snapshot): the greatest id below it counts.
@@ -89,11 +89,13 @@ export function smallSearch(
       if (afterId !== null) where.push(after);
       // rid order is id order (the compiler assigns rid by id), and every (filter column) index holds
       // rid, so ORDER BY rid is served by the filter's index without a sort.
-      const stmt = db
-        .prepare(
-          `${select}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY ${opts.alias}.rid LIMIT ${Math.trunc(n)}`,
-        )
-        .raw();
+      const stmt = db.prepare(
+        `${select}${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY ${opts.alias}.rid LIMIT ${Math.trunc(n)}`,
+      );
+      // With kept items, a page is its rids: one number a row, where a row array costs an array and a V8 API call
+      // a value (a third of a page of owners' statement).
+      if (texts) stmt.pluck();
+      else stmt.raw();
       shape = { stmt, row: rowObject(stmt.columns().map((c) => c.name)) };
       if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
     }
@@ -104,7 +106,7 @@ export function smallSearch(
     if (afterId !== null) params.after = afterId;
     if (texts) {
       const items = texts(locale);
-      return (shape.stmt.all(params) as [number, string][]).map(([rid]) => items.get(rid)!);
+      return (shape.stmt.all(params) as number[]).map((rid) => items.get(rid)!);
     }
     return (shape.stmt.all(params) as unknown[][]).map(shape.row);
   };
@@ -118,7 +120,7 @@ export const itemOf = (row: Record<string, any>): string => (row as ItemRow).jso
  * (with `where`) the first time the locale is asked for, then kept as long as the snapshot is served: the table is
  * small (owners, the largest, is ~5,000 rows: 20–30 ms and ~1.2 MB a locale, less where a row has no translation and
  * shares the English text), and putting an item's JSON together (~2–6 µs a row in SQL or JavaScript) was most of a
- * page's statement; a search then reads rids and ids only (~12 µs for a page of 21 owners instead of ~50).
+ * page's statement; a search then reads rids only (~12 µs for a page of 21 owners instead of ~50).
  */
 function itemTexts(
   db: Database,
