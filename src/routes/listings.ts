@@ -82,7 +82,8 @@ export function prepare(db: Database) {
           .all() as ({ scope: string } & ListingStats)[]
       ).map(({ scope, ...stats }) => [scope, stats]),
     ),
-    refOf: db.prepare('SELECT rid, property_type, price_eur FROM listings WHERE id = ?'),
+    /** A listing's rid by id: the id index alone answers it (the rule's columns are the scan's, in memory). */
+    ridOf: db.prepare('SELECT rid FROM listings WHERE id = ?').pluck(),
   };
 }
 type Stmts = ReturnType<typeof prepare>;
@@ -93,7 +94,6 @@ interface ListingStats {
   average_price_eur: number | null;
   median_price_eur: number | null;
 }
-type Row = Record<string, any>;
 
 /** Validated query → planner filters; an unknown location_id matches nothing (it names no level). */
 export function toFilters(st: Stmts, f: Filters): ListingFilters {
@@ -124,12 +124,12 @@ export function toFilters(st: Stmts, f: Filters): ListingFilters {
  * every city size; then one statement for the summaries.
  */
 function similar(st: Stmts, id: string, n: number, ctx: { lang: number; meta: { locale: string } }): string {
-  const ref = st.refOf.get(id) as Row | undefined;
-  if (!ref) throw notFound('listing');
-  if (ref.price_eur === null || ref.property_type === null) return '';
+  const rid = st.ridOf.get(id) as number | undefined;
+  if (rid === undefined) throw notFound('listing');
+  // A reference without a price or property type ranks nothing (the columns hold NaN and code 0 for them).
   const ranked = st.planner.scan
     .similar()
-    .rank(ref.rid - 1, n)
+    .rank(rid - 1, n)
     .map((row) => row + 1);
   return summariesOf(st, ranked, ctx).json;
 }
