@@ -1,6 +1,8 @@
 // The column scan (src/listings/scan.ts) must give exactly what the index plans give, for any filter set.
 
 import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import '../src/http/app.ts'; // the route modules are loaded through the app (they import each other)
@@ -272,5 +274,70 @@ describe('column scan agrees with the index plans', () => {
     assert.equal(prices.length % 2, 0);
     const m = prices.length / 2;
     assert.equal(q.scan.stats(f).median, (prices[m - 1] + prices[m]) / 2);
+  });
+});
+
+describe('a page of the column scan reads a first chunk sized from a sample, then on', () => {
+  // 3,000 listings, more than the shortest first chunk. In a second build, SHELL is the furnishing of every 128th
+  // row only: the sample (every 128th row) sees nothing but matches, so the first chunk, sized for that density,
+  // holds a few matches where a page needs more, and the scan must read on.
+  let db: Database.Database;
+  let q: ListingQueries;
+  before(async () => {
+    const source = generatedSource(3000, 5).dir;
+    const first = await buildTestSnapshot(source);
+    const built = new Database(first.path, { readonly: true });
+    const rowOf = new Map(
+      (built.prepare('SELECT id, rid - 1 FROM listings').raw().all() as [string, number][]).map(([id, r]) => [id, r]),
+    );
+    built.close();
+    const file = join(source, 'listings.ndjson');
+    const lines = readFileSync(file, 'utf8').split('\n');
+    const out = lines.map((line) => {
+      if (!line.trim()) return line;
+      const rec = JSON.parse(line);
+      const row = rowOf.get(rec.id);
+      if (row !== undefined) rec.furnishing = row % 128 === 0 ? 'SHELL' : 'FURNISHED';
+      return JSON.stringify(rec);
+    });
+    writeFileSync(file, out.join('\n'));
+    const { path } = await buildTestSnapshot(source);
+    db = new Database(path, { readonly: true });
+    q = new ListingQueries(db);
+  });
+
+  it('reads on past a first chunk that held too few matches', () => {
+    const shell = q.matchingRids({ furnishing: 'SHELL' });
+    assert.ok(shell.length >= 12, `${shell.length} SHELL listings`);
+    assert.ok(
+      shell.every((rid) => (rid - 1) % 128 === 0),
+      'SHELL is every 128th row only',
+    );
+    for (const hint of HINTS)
+      for (const limit of [5, 12])
+        assert.deepEqual(q.scan.page({ furnishing: 'SHELL' }, 0, limit, hint), shell.slice(0, limit), `${hint}`);
+  });
+
+  it('returns the pages the index plans return, at any position and page size', () => {
+    const types = db.prepare('SELECT DISTINCT property_type FROM listings WHERE property_type IS NOT NULL').pluck();
+    const cities = db.prepare('SELECT city_id FROM listings GROUP BY city_id ORDER BY count(*) DESC LIMIT 4').pluck();
+    const sets: ListingFilters[] = [{}, { furnishing: 'FURNISHED' }, { min_rooms: 3 }, { max_price: 1200 }];
+    for (const t of types.all() as string[]) sets.push({ property_type: t }, { property_type: t, max_price: 1800 });
+    for (const c of cities.all() as string[])
+      sets.push(
+        { location_column: 'city_id', location_id: c },
+        { location_column: 'city_id', location_id: c, furnishing: 'FURNISHED', min_price: 900 },
+      );
+    let pages = 0;
+    for (const f of sets) {
+      const all = q.matchingRids(f);
+      for (const after of [0, 1, 127, 700, 1999])
+        for (const limit of [1, 5, 21, 101]) {
+          const expected = all.filter((rid) => rid > after).slice(0, limit);
+          for (const hint of HINTS) assert.deepEqual(q.scan.page(f, after, limit, hint), expected, JSON.stringify(f));
+          pages += expected.length;
+        }
+    }
+    assert.ok(pages > 10_000, `only ${pages} rows were paged`);
   });
 });

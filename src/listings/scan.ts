@@ -49,6 +49,9 @@ export interface ScanStats {
  * them. A page is one pass over the columns at most (stopping at the page's end); stats are word
  * operations on row sets plus one accumulation over the smaller side: a few milliseconds at 1M.
  */
+/** The shortest first chunk of a page's scan: below it, the loop's set-up outweighs the rows saved. */
+const FIRST_CHUNK_MIN = 512;
+
 export class ListingScan {
   private cols: Columns | null = null;
   private readonly dict: Statement;
@@ -215,7 +218,13 @@ export class ListingScan {
    * most selective by the planner's estimates) collects candidate rows from its column, then the
    * shape's generated narrow() applies all the other conditions in one pass over the candidates.
    */
-  private each(p: Pred, c: Columns, from: number, cb: (cand: Uint32Array, k: number) => boolean | undefined): void {
+  private each(
+    p: Pred,
+    c: Columns,
+    from: number,
+    cb: (cand: Uint32Array, k: number) => boolean | undefined,
+    first = CHUNK,
+  ): void {
     const cand = this.cand;
     const pr = p.primary;
     const narrow = p.narrow;
@@ -232,8 +241,13 @@ export class ListingScan {
       }
       pos = a;
     }
-    for (let start = from; pr.kind === 'list' ? pos < pr.rows.length : start < c.n; start += CHUNK) {
-      const end = Math.min(c.n, start + CHUNK);
+    // The first chunk may be shorter (`first` rows): a page needs only its own rows.
+    for (
+      let start = from, rows = first;
+      pr.kind === 'list' ? pos < pr.rows.length : start < c.n;
+      start += rows, rows = CHUNK
+    ) {
+      const end = Math.min(c.n, start + rows);
       let k: number;
       if (pr.kind === 'list') {
         const stop = Math.min(pr.rows.length, pos + CHUNK);
@@ -259,28 +273,40 @@ export class ListingScan {
     const out: number[] = [];
     if (!p) return out;
     const c = this.cols!;
-    if (p.primary.kind !== 'list' && this.rare(p, c, afterRid)) {
+    const span = p.primary.kind === 'list' ? 0 : this.spanOfFour(p, c, afterRid);
+    if (span < 0) {
       // So few rows match that the chunked loop would read to the end (~5 ms at 751k listings): the
       // row set costs a few word operations per condition, and the page is its first set bits.
       firstSetRows(this.rowSet(p, c), c.n, afterRid, limit, out);
       return out;
     }
-    this.each(p, c, afterRid, (cand, k) => {
-      for (let j = 0; j < k && out.length < limit; j++) out.push(cand[j] + 1);
-      return out.length >= limit;
-    });
+    // The sample's density (4 matches in span / 128 sampled rows) sizes the first chunk: twice the rows that hold a
+    // page at that density, so that a page of a common filter reads a few hundred rows, not a whole chunk of 8,192
+    // (a shortfall reads on, chunk by chunk).
+    const first = span === 0 ? CHUNK : Math.min(CHUNK, Math.max(FIRST_CHUNK_MIN, Math.ceil((span * limit) / 256)));
+    this.each(
+      p,
+      c,
+      afterRid,
+      (cand, k) => {
+        for (let j = 0; j < k && out.length < limit; j++) out.push(cand[j] + 1);
+        return out.length >= limit;
+      },
+      first,
+    );
     return out;
   }
 
   /**
-   * True when fewer than 4 sampled rows (every 128th from `from`) match: the matches are rare, or too
-   * few to tell. One sampled match says little: 23 matches at 751k listings put one in a sample by
-   * chance, and the loop then read 680k rows for a page (~4 ms); the row set takes ~0.5 ms.
+   * The rows from `from` up to and including the 4th sampled row (every 128th) that matches, or -1 when
+   * fewer than 4 do: the matches are rare, or too few to tell. One sampled match says little: 23 matches at 751k
+   * listings put one in a sample by chance, and the loop then read 680k rows for a page (~4 ms); the row set
+   * takes ~0.5 ms.
    */
-  private rare(p: Pred, c: Columns, from: number): boolean {
+  private spanOfFour(p: Pred, c: Columns, from: number): number {
     let seen = 0;
-    for (let i = from; i < c.n; i += 128) if (this.test(p, c, i) && ++seen >= 4) return false;
-    return true;
+    for (let i = from; i < c.n; i += 128) if (this.test(p, c, i) && ++seen >= 4) return i - from + 128;
+    return -1;
   }
 
   /** Count over all matches; min, max, average and median over the priced ones (median via rank buckets). */
