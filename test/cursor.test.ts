@@ -5,6 +5,8 @@ import { createHmac } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { CURSOR_TTL_SECONDS, cursorCodec, hmacSha256 } from '../src/http/cursor.ts';
 import { ApiError } from '../src/http/errors.ts';
+import { parseRawQuery, QueryMemo, validateQuery } from '../src/http/query.ts';
+import { SearchQuery } from '../src/routes/listings.ts';
 import { buildTestSnapshot, startServer, type TestServer } from './helpers.ts';
 import { assert400 } from './support.ts';
 
@@ -106,6 +108,64 @@ describe('cursor codec (unit)', () => {
   });
   it('keeps an issued cursor well under 4096 characters for a 120-character id', () => {
     assert.ok(codec.sign('x'.repeat(120), scope).length < 1000);
+  });
+});
+
+describe('validated queries with a cursor (unit)', () => {
+  const CURSOR = `${b64('{"a":"lst-000123","s":"4jT8mO2xQzK3PvXhYwFcBA","e":1794000000}')}.${'x'.repeat(43)}`;
+  /** The query as the whole string's validation makes it, or its 400's message. */
+  const direct = (search: string) => {
+    try {
+      return validateQuery(SearchQuery, parseRawQuery(search.length > 1 ? search.slice(1) : ''));
+    } catch (e) {
+      return (e as Error).message;
+    }
+  };
+  const memoised = (memo: QueryMemo, search: string) => {
+    try {
+      return { ...memo.get(search) };
+    } catch (e) {
+      return (e as Error).message;
+    }
+  };
+
+  it("is the whole query's validation, for the cursor anywhere and for every bad query", () => {
+    const filters = 'location_id=loc_0013&furnishing=FURNISHED&max_price=1500';
+    const searches = [
+      `?cursor=${CURSOR}`,
+      `?${filters}&cursor=${CURSOR}`,
+      `?cursor=${CURSOR}&${filters}`,
+      `?location_id=loc_0013&cursor=${CURSOR}&limit=50`,
+      `?${filters}&&cursor=${CURSOR}&`,
+      `?${filters}&cursor=${CURSOR}&cursor=${CURSOR}`, // repeated
+      `?${filters}&cursor=${CURSOR.replace('-', '%2D')}`, // escaped: decoded by the whole parse
+      `?${filters}&cursor=${CURSOR}&limit=0`, // a bad limit
+      `?${filters}&cursor=${CURSOR}&colour=red`, // an unknown parameter
+      `?min_price=900&max_price=100&cursor=${CURSOR}`, // min above max
+      `?${filters}&cursor=`, // empty
+      `?${filters}&cursor=${'a'.repeat(4097)}`, // too long
+      `?q=acursor=1&cursor=${CURSOR}`, // "cursor=" inside another value
+      `?${filters}&xcursor=${CURSOR}`,
+    ];
+    const memo = new QueryMemo(SearchQuery);
+    for (let round = 0; round < 2; round++)
+      for (const s of searches) assert.deepEqual(memoised(memo, s), direct(s), `round ${round}: ${s}`);
+  });
+
+  it('remembers the query without its cursor, so that the pages of a walk validate their filters once', () => {
+    const memo = new QueryMemo(SearchQuery);
+    const first = memo.get(`?location_id=loc_0013&cursor=${CURSOR}`);
+    assert.equal(first.cursor, CURSOR);
+    assert.equal(memo.size, 1, 'the query without its cursor is remembered');
+    const base = memo.get('?location_id=loc_0013');
+    assert.equal(memo.size, 1);
+    assert.equal(base.cursor, undefined);
+    assert.deepEqual({ ...first }, { ...base, cursor: CURSOR });
+    // The same object each time: taken from the memo, not validated again.
+    assert.equal(memo.get('?location_id=loc_0013'), base);
+    assert.ok(Object.isFrozen(first) && Object.isFrozen(base));
+    const other = `${CURSOR.slice(0, -1)}y`;
+    assert.equal(memo.get(`?location_id=loc_0013&cursor=${other}`).cursor, other);
   });
 });
 

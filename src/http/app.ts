@@ -9,7 +9,7 @@ import type { Snapshot } from '../snapshot/source.ts';
 import { etagOf, notModified, snapshotHeaders } from './caching.ts';
 import { contentLanguage } from './content-language.ts';
 import { ApiError, sendError } from './errors.ts';
-import { parseRawQuery, pathId, validateQuery } from './query.ts';
+import { pathId, QueryMemo } from './query.ts';
 import { clientErrorHandler, connectHandler, trackingResponses } from './raw-answers.ts';
 import { addHeader, type HeaderList, type Meta, sendJson, writeHead } from './respond.ts';
 import type { AppDeps, Req, RouteDef } from './route.ts';
@@ -84,36 +84,6 @@ function parseTarget(req: IncomingMessage): ParsedTarget {
   return parsed;
 }
 
-/** Query strings whose validated form is remembered per route, at most; the memo starts over when full. */
-const QUERY_MEMO_SIZE = 256;
-/** Only short query strings are remembered: a locale or a filter or two, not a cursor. */
-const QUERY_MEMO_LENGTH = 96;
-/**
- * A route's validated queries by query string: the same short query string (no parameters, a locale, a
- * common filter) is parsed and validated once (valibot and the raw parse are ~6 µs of a small answer).
- * Bounded in count and length; a query that fails validation is never remembered, so it fails every time.
- * The objects are frozen: a handler that changed one would change every later request's.
- */
-class QueryMemo {
-  private readonly memo = new Map<string, Readonly<Record<string, unknown>>>();
-  constructor(private readonly route: RouteDef) {}
-  get(search: string): Readonly<Record<string, unknown>> {
-    const hit = this.memo.get(search);
-    if (hit !== undefined) return hit;
-    const query = Object.freeze(
-      validateQuery(this.route.query, parseRawQuery(search.length > 1 ? search.slice(1) : '')) as Record<
-        string,
-        unknown
-      >,
-    );
-    if (search.length <= QUERY_MEMO_LENGTH) {
-      if (this.memo.size >= QUERY_MEMO_SIZE) this.memo.clear();
-      this.memo.set(search, query);
-    }
-    return query;
-  }
-}
-
 const notFound = (path: string) => new ApiError('not_found', `No endpoint matches ${path}. See /v1/openapi.json.`);
 const notAllowed = (method: string | undefined) =>
   new ApiError('method_not_allowed', `Method ${method} is not allowed here; this API is read-only (GET).`, {
@@ -158,7 +128,7 @@ export function createApp(deps: AppDeps) {
       if (g !== true) return g.then((answered) => answered || answer(req, res));
     };
     /** The route's answer, once the access step let the request through. */
-    const queries = new QueryMemo(r);
+    const queries = new QueryMemo(r.query);
     const paramNames = [...r.path.matchAll(/:([a-z_]+)/g)].map((m) => m[1]);
     const answer = (req: Req, res: ServerResponse) => {
       const query = queries.get(req.search ?? '');

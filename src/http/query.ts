@@ -7,6 +7,10 @@ import { codePoints, entriesOf, INTEGER, type QuerySchema } from './params.ts';
 const MAX_QUERY_LENGTH = 8192;
 const MAX_PARAMS = 32;
 
+/** A query string part as text: "+" is a space, %XX an escape (throws on a malformed one); most parts have neither. */
+const decoded = (raw: string) =>
+  raw.indexOf('%') === -1 && raw.indexOf('+') === -1 ? raw : decodeURIComponent(raw.replace(/\+/g, ' '));
+
 /** Splits a raw query string; a repeated name, a malformed escape or an oversized query is a 400. */
 export function parseRawQuery(search: string): Record<string, string> {
   const out: Record<string, string> = Object.create(null);
@@ -22,8 +26,8 @@ export function parseRawQuery(search: string): Record<string, string> {
     const rawValue = eq === -1 ? '' : part.slice(eq + 1);
     let name: string, value: string;
     try {
-      name = decodeURIComponent(rawName.replace(/\+/g, ' '));
-      value = decodeURIComponent(rawValue.replace(/\+/g, ' '));
+      name = decoded(rawName);
+      value = decoded(rawValue);
     } catch {
       throw badRequest(`Parameter "${printable(rawName)}" is not correctly percent-encoded.`);
     }
@@ -104,4 +108,73 @@ export function pathId(id: string, name = 'id'): string {
   const n = codePoints(id);
   if (n < 1 || n > 120) throw badRequest(`Path parameter "${name}" must be 1 to 120 characters.`);
   return id;
+}
+
+/** Query strings whose validated form is remembered per route, at most; the memo starts over when full. */
+const QUERY_MEMO_SIZE = 256;
+/** Only short query strings are remembered: a locale or a filter or two, not a cursor. */
+const QUERY_MEMO_LENGTH = 96;
+/** A cursor as the service writes it (base64url and a dot): its raw text is its value, with nothing to decode. */
+const PLAIN_CURSOR = /^[A-Za-z0-9_.-]{1,4096}$/;
+
+/**
+ * A route's validated queries by query string (with its "?"): the same short query string (no parameters, a
+ * locale, a common filter) is parsed and validated once (valibot and the raw parse are ~6 µs of a small answer).
+ * A paged route's query with a cursor is the query without it, remembered, plus the cursor: the pages of one walk
+ * share everything but the cursor (~9 µs a page otherwise). Bounded in count and length; a query that fails
+ * validation is never remembered, so it fails every time, with the message of the whole query's validation.
+ * The objects are frozen: a handler that changed one would change every later request's.
+ */
+export class QueryMemo {
+  private readonly memo = new Map<string, Readonly<Record<string, unknown>>>();
+  private readonly paged: boolean;
+  constructor(private readonly schema: QuerySchema) {
+    this.paged = Object.hasOwn(entriesOf(schema), 'cursor');
+  }
+
+  /** Query strings remembered. */
+  get size(): number {
+    return this.memo.size;
+  }
+
+  get(search: string): Readonly<Record<string, unknown>> {
+    const hit = this.memo.get(search);
+    if (hit !== undefined) return hit;
+    if (this.paged && search.length > QUERY_MEMO_LENGTH) {
+      const withCursor = this.withCursor(search);
+      if (withCursor !== undefined) return withCursor;
+    }
+    const query = Object.freeze(
+      validateQuery(this.schema, parseRawQuery(search.length > 1 ? search.slice(1) : '')) as Record<string, unknown>,
+    );
+    if (search.length <= QUERY_MEMO_LENGTH) {
+      if (this.memo.size >= QUERY_MEMO_SIZE) this.memo.clear();
+      this.memo.set(search, query);
+    }
+    return query;
+  }
+
+  /**
+   * The query of a search string with one cursor, written as the service writes cursors, as the remembered query
+   * of the rest plus the cursor; undefined when the string is any other case (the whole query is validated).
+   */
+  private withCursor(search: string): Readonly<Record<string, unknown>> | undefined {
+    const at = search.startsWith('?cursor=') ? 1 : search.indexOf('&cursor=') + 1;
+    if (at === 0) return undefined;
+    const valueAt = at + 'cursor='.length;
+    let end = search.indexOf('&', valueAt);
+    if (end === -1) end = search.length;
+    const value = search.slice(valueAt, end);
+    if (!PLAIN_CURSOR.test(value) || search.includes('cursor=', end)) return undefined;
+    // The rest, in its order: "?a&cursor=x&b" is "?a&b", "?a&cursor=x" "?a", "?cursor=x&b" "?b".
+    const rest = end < search.length ? search.slice(0, at) + search.slice(end + 1) : search.slice(0, at - 1);
+    if (rest.includes('cursor=')) return undefined;
+    let base: Readonly<Record<string, unknown>>;
+    try {
+      base = this.get(rest.length > 1 ? rest : '');
+    } catch {
+      return undefined; // the whole query's validation names its first problem
+    }
+    return Object.freeze({ ...base, cursor: value });
+  }
 }
