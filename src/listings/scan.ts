@@ -49,8 +49,8 @@ export interface ScanStats {
  * them. A page is one pass over the columns at most (stopping at the page's end); stats are word
  * operations on row sets plus one accumulation over the smaller side: a few milliseconds at 1M.
  */
-/** The shortest first chunk of a page's scan: below it, the loop's set-up outweighs the rows saved. */
-const FIRST_CHUNK_MIN = 512;
+/** The shortest chunk of a page's scan: below it, the loop's set-up outweighs the rows saved. */
+const MIN_CHUNK = 512;
 
 export class ListingScan {
   private cols: Columns | null = null;
@@ -236,7 +236,7 @@ export class ListingScan {
     c: Columns,
     from: number,
     cb: (cand: Uint32Array, k: number) => boolean | undefined,
-    first = CHUNK,
+    size?: (scanned: number) => number,
   ): void {
     const cand = this.cand;
     const pr = p.primary;
@@ -254,11 +254,11 @@ export class ListingScan {
       }
       pos = a;
     }
-    // The first chunk may be shorter (`first` rows): a page needs only its own rows.
+    // Chunks may be shorter (`size`, given the rows scanned so far): a page needs only its own rows.
     for (
-      let start = from, rows = first;
+      let start = from, rows = size ? size(0) : CHUNK;
       pr.kind === 'list' ? pos < pr.rows.length : start < c.n;
-      start += rows, rows = CHUNK
+      start += rows, rows = size ? size(start - from) : CHUNK
     ) {
       const end = Math.min(c.n, start + rows);
       let k: number;
@@ -293,10 +293,14 @@ export class ListingScan {
       firstSetRows(this.rowSet(p, c), c.n, afterRid, limit, out);
       return out;
     }
-    // The sample's density (4 matches in span / 128 sampled rows) sizes the first chunk: twice the rows that hold a
-    // page at that density, so that a page of a common filter reads a few hundred rows, not a whole chunk of 8,192
-    // (a shortfall reads on, chunk by chunk).
-    const first = span === 0 ? CHUNK : Math.min(CHUNK, Math.max(FIRST_CHUNK_MIN, Math.ceil((span * limit) / 256)));
+    // Chunk sizes follow the density: the first from the sample's (4 matches in span / 128 sampled rows), each
+    // next from the rows read so far, for 1.5 times the rows the rest of the page needs at that density (512 to
+    // 8,192), so that a page of a common filter reads a few thousand rows, not whole chunks of 8,192.
+    const size = (scanned: number) => {
+      const need = limit - out.length;
+      const rows = scanned === 0 ? (need * span) / 512 : out.length > 0 ? (need * scanned) / out.length : CHUNK;
+      return Math.min(CHUNK, Math.max(MIN_CHUNK, Math.ceil(rows * 1.5)));
+    };
     this.each(
       p,
       c,
@@ -305,7 +309,7 @@ export class ListingScan {
         for (let j = 0; j < k && out.length < limit; j++) out.push(cand[j] + 1);
         return out.length >= limit;
       },
-      first,
+      span === 0 ? undefined : size,
     );
     return out;
   }
