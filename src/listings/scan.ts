@@ -43,15 +43,15 @@ export interface ScanStats {
   median: number | null;
 }
 
+/** The shortest chunk of a page's scan: each chunk costs a collect and a narrow() call of its own. */
+const MIN_CHUNK = 512;
+
 /**
  * Loaded lazily on first use (start-up stays fast); about 64 bytes per listing, plus ~3 MB per range
  * column's bin bitmaps and up to 48 equality bitmaps (~94 KB each at 751k listings) once stats use
  * them. A page is one pass over the columns at most (stopping at the page's end); stats are word
  * operations on row sets plus one accumulation over the smaller side: a few milliseconds at 1M.
  */
-/** The shortest chunk of a page's scan: below it, the loop's set-up outweighs the rows saved. */
-const MIN_CHUNK = 512;
-
 export class ListingScan {
   private cols: Columns | null = null;
   private readonly dict: Statement;
