@@ -138,6 +138,8 @@ describe('validated queries with a cursor (unit)', () => {
       `?location_id=loc_0013&cursor=${CURSOR}&limit=50`,
       `?${filters}&&cursor=${CURSOR}&`,
       `?${filters}&cursor=${CURSOR}&cursor=${CURSOR}`, // repeated
+      `?%63ursor=${CURSOR}&cursor=${CURSOR}`, // repeated, the first name escaped
+      `?cursor=${CURSOR}&${filters}&%63ursor=abc`, // repeated, the last name escaped
       `?${filters}&cursor=${CURSOR.replace('-', '%2D')}`, // escaped: decoded by the whole parse
       `?${filters}&cursor=${CURSOR}&limit=0`, // a bad limit
       `?${filters}&cursor=${CURSOR}&colour=red`, // an unknown parameter

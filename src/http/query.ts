@@ -165,16 +165,17 @@ export class QueryMemo {
     let end = search.indexOf('&', valueAt);
     if (end === -1) end = search.length;
     const value = search.slice(valueAt, end);
-    if (!PLAIN_CURSOR.test(value) || search.includes('cursor=', end)) return undefined;
+    if (!PLAIN_CURSOR.test(value)) return undefined;
     // The rest, in its order: "?a&cursor=x&b" is "?a&b", "?a&cursor=x" "?a", "?cursor=x&b" "?b".
     const rest = end < search.length ? search.slice(0, at) + search.slice(end + 1) : search.slice(0, at - 1);
-    if (rest.includes('cursor=')) return undefined;
     let base: Readonly<Record<string, unknown>>;
     try {
       base = this.get(rest.length > 1 ? rest : '');
     } catch {
       return undefined; // the whole query's validation names its first problem
     }
+    // A cursor in the rest too, however it is written ("cursor=", "%63ursor="): the whole query repeats it.
+    if (base.cursor !== undefined) return undefined;
     return Object.freeze({ ...base, cursor: value });
   }
 }
