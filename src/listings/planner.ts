@@ -14,7 +14,7 @@ import {
   type RangeCol,
 } from '../../snapshot-format/listing-sql.ts';
 import { statsOf } from '../../snapshot-format/price-stats.ts';
-import { ListingScan, type PrimaryHint, type ScanStats } from './scan.ts';
+import { ListingScan, type PrimaryHint, rememberedIn, type ScanStats } from './scan.ts';
 
 /**
  * Relative cost of reading one row by each access path, and of checking q on a row that FTS did not
@@ -60,10 +60,7 @@ export class ListingQueries {
     for (const [c, e] of by) this.quantiles.set(c, { values: Float64Array.from(e.v), nonnull: e.nonnull });
   }
 
-  /**
-   * Rows per value and documents per term, read once each: the snapshot never changes. A client can ask for any
-   * value (unknown ones count 0 and are kept too), so the map is emptied when it grows past 16k entries.
-   */
+  /** Rows per value and documents per term (unknown ones count 0), read once each (see rememberedIn). */
   private readonly counts = new Map<string, number>();
   /** Listings containing the term (listing_terms), cached. */
   private docsOf(term: string): number {
@@ -71,13 +68,7 @@ export class ListingQueries {
   }
 
   private counted(key: string, read: () => unknown): number {
-    let n = this.counts.get(key);
-    if (n === undefined) {
-      n = (read() as number | undefined) ?? 0;
-      if (this.counts.size >= 16_384) this.counts.clear();
-      this.counts.set(key, n);
-    }
-    return n;
+    return rememberedIn(this.counts, key, () => (read() as number | undefined) ?? 0);
   }
 
   /** Estimated number of listings in [lo, hi] of a range column, from the quantiles. */

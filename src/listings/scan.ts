@@ -43,6 +43,20 @@ export interface ScanStats {
   median: number | null;
 }
 
+/**
+ * The number kept in `map` under `key`, read once: the snapshot never changes. A client can ask for any value
+ * (unknown ones are kept too), so the map is emptied when it grows past 16k entries.
+ */
+export function rememberedIn(map: Map<string, number>, key: string, read: () => number): number {
+  let n = map.get(key);
+  if (n === undefined) {
+    n = read();
+    if (map.size >= 16_384) map.clear();
+    map.set(key, n);
+  }
+  return n;
+}
+
 /** The shortest chunk of a page's scan: each chunk costs a collect and a narrow() call of its own. */
 const MIN_CHUNK = 512;
 
@@ -105,20 +119,16 @@ export class ListingScan {
   }
 
   /**
-   * A value's code in its column (0 for no value, -1 for a value no listing has), read once each: the snapshot
-   * never changes, and a statement per filter value was ~3 µs of each page and stats call. Any value can be asked
-   * for (unknown ones are kept too), so the map is emptied when it grows past 16k entries.
+   * A value's code in its column (0 for no value, -1 for a value no listing has), read once each (see
+   * rememberedIn): a statement per filter value was ~3 µs of each page and stats call.
    */
   private code(column: string, value: string | undefined): number {
     if (value === undefined) return 0;
-    const key = `${column}\u0000${value}`;
-    let code = this.codes.get(key);
-    if (code === undefined) {
-      code = (this.dict.get(column, value) as number | undefined) ?? -1;
-      if (this.codes.size >= 16_384) this.codes.clear();
-      this.codes.set(key, code);
-    }
-    return code;
+    return rememberedIn(
+      this.codes,
+      `${column}\u0000${value}`,
+      () => (this.dict.get(column, value) as number | undefined) ?? -1,
+    );
   }
   private readonly codes = new Map<string, number>();
 
