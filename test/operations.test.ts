@@ -190,6 +190,16 @@ describe('snapshot identity and HTTP caching', () => {
     assert.equal(stale.status, 200);
   });
 
+  it('never answers a request that fails with a 304: its 404 or 400 comes first, and "*" needs an answer', async () => {
+    const star = { headers: { 'If-None-Match': '*' } };
+    assert.equal((await server.get('/v1/listings/lst-001', star)).status, 304, 'the listing exists');
+    for (const p of ['/v1/listings/nope', '/v1/listings/nope/similar', '/v1/owners/nope'])
+      assert.equal((await server.get(p, star)).status, 404, p);
+    const bad = await server.get('/v1/listings?cursor=abc', star);
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.error.code, 'invalid_request');
+  });
+
   it('changes every tag when another snapshot is swapped in', async () => {
     const before = await server.get('/v1/listings/lst-001');
     // Another snapshot: one listing's price changed in the source (the id is a digest of the source).

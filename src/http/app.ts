@@ -140,18 +140,20 @@ export function createApp(deps: AppDeps) {
         if (r.kind !== 'raw') sendJson(res, 200, body);
         return;
       }
-      // Data: the same request on the same snapshot is the same answer, so a client's tag saves the work.
+      // Data: the same request on the same snapshot is the same answer, so a client's tag saves the transfer.
+      // The handler runs first: a tag never turns its 400 (a bad or expired cursor, a bad date) or its 404 (an
+      // unknown id) into a 304, and "*" matches only an answer that exists (RFC 9110 13.1.2).
       const snap = deps.snapshots.get();
       const etag = etagOf(snap.meta.snapshot_id, req.path, query);
       const headers: HeaderList = [...snapshotHeaders(snap.meta), 'ETag', etag, 'Cache-Control', 'private, no-cache'];
+      const ctx = { req, res, query, params, meta, snap, deps, lang: 0 };
+      const body = r.handle(ctx);
       if (notModified(req, etag)) {
         headers.push('Vary', 'Accept-Encoding');
         writeHead(res, 304, headers);
         res.end();
         return;
       }
-      const ctx = { req, res, query, params, meta, snap, deps, lang: 0 };
-      const body = r.handle(ctx);
       const language = contentLanguage(meta.locale, ctx.lang);
       if (language !== undefined) headers.push('Content-Language', language);
       sendJson(res, 200, body, headers);
