@@ -80,6 +80,11 @@ describe('cursor codec (unit)', () => {
     rejects(() => codec.verify(signed({ a: 5, s: scope, e: 9e9 }), scope));
     rejects(() => codec.verify(signed({ a: 'x', s: scope }), scope));
     rejects(() => codec.verify(signed(['x', scope, 9e9]), scope));
+    rejects(() => codec.verify(signed(null), scope));
+    rejects(() => codec.verify(signed(7), scope));
+    // 1e400 parses as Infinity: a cursor that would never expire.
+    const never = b64(`{"a":"x","s":"${scope}","e":1e400}`);
+    rejects(() => codec.verify(`${never}.${createHmac('sha256', SECRET).update(never).digest('base64url')}`, scope));
     const p = b64('not json');
     rejects(() => codec.verify(`${p}.${createHmac('sha256', SECRET).update(p).digest('base64url')}`, scope));
   });
@@ -258,11 +263,18 @@ describe('cursors over HTTP', () => {
     const c = await firstCursor();
     try {
       clock = start + 24 * 3600_000 - 5000;
-      assert.equal((await server.get(withCursor('/v1/listings?limit=2', c))).status, 200);
+      const fresh = await server.get(withCursor('/v1/listings?limit=2', c));
+      assert.equal(fresh.status, 200);
       clock = start + 24 * 3600_000 + 5000;
       const res = await server.get(withCursor('/v1/listings?limit=2', c));
       assert400(res, 'cursor');
       assert.match(res.body.error.message, /expired/);
+      // The answer's tag, sent back, does not turn the expired cursor into a 304.
+      const tagged = await server.get(withCursor('/v1/listings?limit=2', c), {
+        headers: { 'If-None-Match': fresh.headers.get('etag')! },
+      });
+      assert400(tagged, 'cursor');
+      assert.match(tagged.body.error.message, /expired/);
     } finally {
       clock = start;
     }

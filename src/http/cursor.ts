@@ -71,13 +71,22 @@ export function cursorCodec(secret: string, now: () => number = Date.now): Curso
       let diff = cursor.length - dot - 1 - expected.length;
       for (let i = 0; i < expected.length; i++) diff |= cursor.charCodeAt(dot + 1 + i) ^ expected.charCodeAt(i);
       if (diff !== 0) throw invalid();
-      let body: { a?: unknown; s?: unknown; e?: unknown };
+      let body: { a?: unknown; s?: unknown; e?: unknown } | null;
       try {
         body = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
       } catch {
         throw invalid();
       }
-      if (typeof body.a !== 'string' || typeof body.s !== 'string' || typeof body.e !== 'number') throw invalid();
+      // Only what sign() writes: an object with a string id and scope and a finite expiry (JSON's 1e400 is Infinity).
+      if (
+        typeof body !== 'object' ||
+        body === null ||
+        typeof body.a !== 'string' ||
+        typeof body.s !== 'string' ||
+        typeof body.e !== 'number' ||
+        !Number.isFinite(body.e)
+      )
+        throw invalid();
       if (body.s !== scope)
         throw badRequest(
           'Parameter "cursor" was issued for a different endpoint, filter set, locale or limit; restart without a cursor.',
