@@ -398,7 +398,7 @@ describe('400 on similar listings', () => {
 
 describe('400 on the other search filters', () => {
   it('GET /v1/internet/plans returns 400 for a malformed or out-of-range min_download_mbps', async () => {
-    for (const v of ['abc', '-1', '100001'])
+    for (const v of ['abc', '-1', '100001', '.', '5.5.', '5e', '0x10', ' 5'])
       assert400(await server.get(`/v1/internet/plans?min_download_mbps=${v}`), 'min_download_mbps');
   });
   it('GET /v1/internet/plans accepts a fractional min_download_mbps (a number, not an integer)', async () => {

@@ -166,6 +166,10 @@ describe('GET /v1/internet/providers and /v1/internet/plans', () => {
     assert.deepEqual(await ids('/v1/internet/plans?min_download_mbps=500'), ['plan-2', 'plan-3']);
     assert.deepEqual(await ids('/v1/internet/plans?min_download_mbps=100'), ['plan-1', 'plan-2', 'plan-3']);
     assert.deepEqual(await ids('/v1/internet/plans?min_download_mbps=100.5'), ['plan-2', 'plan-3']);
+    // Digits on one side of the point are enough, either side; an exponent is a number too.
+    assert.deepEqual(await ids('/v1/internet/plans?min_download_mbps=500.'), ['plan-2', 'plan-3']);
+    assert.deepEqual(await ids('/v1/internet/plans?min_download_mbps=.5'), ['plan-1', 'plan-2', 'plan-3']);
+    assert.deepEqual(await ids('/v1/internet/plans?min_download_mbps=5e2'), ['plan-2', 'plan-3']);
   });
   it('filters plans by max_monthly_price_cents on the regular price (inclusive)', async () => {
     assert.deepEqual(await ids('/v1/internet/plans?max_monthly_price_cents=5500'), ['plan-1', 'plan-3']);

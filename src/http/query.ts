@@ -60,7 +60,8 @@ function baseType(s: v.GenericSchema): string {
   return cur.type;
 }
 
-const NUMBER = /^-?(?:\d+(?:\.\d+)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+/** A decimal number as written by people: digits on at least one side of the point (5, 5.5, .5, 5.), an exponent. */
+const NUMBER = /^-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
 /**
  * An integer parameter takes digits only: "1e3", "1000.0" and "100.0000000000000001" (which a number
  * parse rounds to 100, inside the range) are not integers as written, and are 400s.
