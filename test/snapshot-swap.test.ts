@@ -237,6 +237,72 @@ describe('snapshot failure while serving: the last good snapshot keeps serving',
   });
 });
 
+describe('the served file changed in place, and a replacement noticed without traffic', () => {
+  let server: TestServer;
+  let path: string;
+  let good: string;
+  before(async () => {
+    path = (await buildTestSnapshot()).path;
+    good = join(tempDir(), 'good-copy.db');
+    copyFileSync(path, good);
+    server = await startServer({ SNAPSHOT_PATH: path, SNAPSHOT_CHECK_MS: '20' });
+  });
+  after(async () => {
+    await server?.close();
+  });
+  const readyz = async () => {
+    const r = await fetch(`${server.url}/readyz`);
+    return { status: r.status, body: await r.json() };
+  };
+  const swaps = () => server.logs.filter((l) => l.msg === 'snapshot swapped in').length;
+
+  it('stops serving data (503) and is not ready when its own file is overwritten in place with a bad one', async () => {
+    assert.equal((await server.get('/v1/listings')).status, 200);
+    // Written into the same inode (no rename): the open connection now reads other pages than it opened.
+    writeFileSync(path, readFileSync(damagedCopy(good)));
+    assert.equal(await server.snapshots.refresh(), false, 'the changed file is refused');
+    for (const p of ['/v1/listings', '/v1/listings/lst-001', '/v1/listings/stats']) {
+      const res = await server.get(p);
+      assertError(res, 503, { code: 'service_unavailable' });
+      assert.ok(res.headers.get('retry-after'), p);
+    }
+    const r = await readyz();
+    assert.equal(r.status, 503);
+    assert.equal(r.body.status, 'snapshot_damaged');
+    assert.match(r.body.damaged, /changed in place/);
+    assert.equal(r.body.candidate.state, 'refused');
+    assert.ok(server.logs.some((l) => l.level === 'error' && /changed in place/.test(String(l.msg))));
+    assert.equal((await server.get('/v1/ping')).status, 200, 'ping reports the process');
+  });
+  it('serves again once a valid snapshot is copied over it, in place too', async () => {
+    copyFileSync(good, path);
+    assert.equal(await server.snapshots.refresh(), true);
+    assert.equal((await server.get('/v1/listings')).status, 200);
+    const r = await readyz();
+    assert.equal(r.status, 200);
+    assert.equal(r.body.status, 'ready');
+    assert.equal(r.body.damaged, undefined);
+  });
+  it('keeps serving when another file is renamed over it (the open file is intact)', async () => {
+    const garbage = join(tempDir(), 'garbage.db');
+    writeFileSync(garbage, 'this is not a database '.repeat(500));
+    renameSync(garbage, path);
+    assert.equal(await server.snapshots.refresh(), false);
+    assert.equal((await server.get('/v1/listings')).status, 200);
+    assert.equal((await readyz()).body.status, 'ready');
+  });
+  it('swaps in a file renamed into place within SNAPSHOT_CHECK_MS with no request at all', async () => {
+    const before = swaps();
+    const tmp = `${path}.incoming`;
+    copyFileSync(good, tmp);
+    renameSync(tmp, path);
+    const deadline = Date.now() + 5000;
+    while (swaps() === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(swaps(), before + 1, 'swapped by the timer: no data request, no refresh() called');
+    assert.equal((await readyz()).body.candidate, null);
+  });
+});
+
 /** A copy of a good snapshot with one page in the middle overwritten: it opens, but quick_check fails. */
 function damagedCopy(good: string): string {
   const file = join(tempDir(), 'damaged.db');

@@ -10,7 +10,16 @@ export function readiness(deps: AppDeps, now = Date.now()) {
   const snap = deps.snapshots.peek();
   const keys = deps.keysReady ? deps.keysReady() : true;
   const draining = deps.lifecycle?.draining === true;
-  const status = draining ? 'draining' : !snap ? 'no_snapshot' : !keys ? 'key_store_unavailable' : 'ready';
+  const damaged = deps.snapshots.damaged !== null;
+  const status = draining
+    ? 'draining'
+    : !snap
+      ? 'no_snapshot'
+      : damaged
+        ? 'snapshot_damaged'
+        : !keys
+          ? 'key_store_unavailable'
+          : 'ready';
   return {
     status,
     snapshot: snap
@@ -21,6 +30,7 @@ export function readiness(deps: AppDeps, now = Date.now()) {
           schema_version: snap.meta.schema_version,
         }
       : null,
+    ...(damaged ? { damaged: deps.snapshots.damaged } : {}),
     key_store: keys ? 'ok' : 'unavailable',
     candidate: deps.snapshots.candidate,
   };

@@ -34,6 +34,10 @@ export interface SnapshotEvents {
   refused?: (reason: string) => void;
 }
 
+/** Whether two identities are of one file (device and inode), whatever its size and modification time. */
+const sameFile = (a: string | null, b: string | null) =>
+  a !== null && b !== null && a.split(':', 2).join(':') === b.split(':', 2).join(':');
+
 function identity(path: string): string | null {
   try {
     const s = statSync(path);
@@ -105,11 +109,13 @@ function open(path: string, preparers: Set<Preparer<unknown>>, nativeBinding?: s
 }
 
 /**
- * The current snapshot. Every `checkIntervalMs` the file's identity (device, inode, size, mtime) is compared;
+ * The current snapshot. Every `checkIntervalMs` (on a timer, and on a data request when the timer is late) the
+ * file's identity (device, inode, size, mtime) is compared;
  * a changed file is a candidate: checked with quick_check off the event loop, then opened and its
  * statements prepared, and only then swapped in. A candidate that fails any step is refused: the previous
  * snapshot goes on serving (its open file stays readable after a rename over it or a delete), and the same
- * file is not tried again. `get()` answers 503 only when there is no valid snapshot at all.
+ * file is not tried again. `get()` answers 503 only when there is no valid snapshot at all: none was ever opened,
+ * or the served file itself was changed in place into one that is refused (`damaged`).
  */
 export class SnapshotSource {
   private current: Snapshot | null = null;
@@ -121,6 +127,14 @@ export class SnapshotSource {
   private readonly preparers = new Set<Preparer<unknown>>();
   /** The last candidate that is not being served, or null when the served file is the file at the path. */
   candidate: CandidateState | null = null;
+  /**
+   * Why the open snapshot is no longer served, or null: its own file (same device and inode) was changed in place
+   * and the result is not a valid snapshot, so the pages the open connection reads are no longer the snapshot it
+   * opened. Data requests get 503 and /readyz says so until a valid file is at the path again.
+   */
+  damaged: string | null = null;
+  /** Looks at the file every checkIntervalMs without traffic too (unref'd: it never keeps the process up). */
+  private readonly timer: NodeJS.Timeout;
 
   constructor(
     readonly path: string,
@@ -136,6 +150,7 @@ export class SnapshotSource {
     this.seenId = this.currentId;
     this.current = open(path, this.preparers, opts.nativeBinding); // start-up: a bad file stops the process
     this.lastCheck = this.now();
+    this.timer = setInterval(() => void this.refresh(), opts.checkIntervalMs ?? 1000).unref();
   }
 
   private now() {
@@ -156,7 +171,7 @@ export class SnapshotSource {
 
   get(): Snapshot {
     if (this.now() - this.lastCheck >= (this.opts.checkIntervalMs ?? 1000)) void this.refresh();
-    if (!this.current)
+    if (!this.current || this.damaged !== null)
       throw new ApiError('service_unavailable', 'The data snapshot is unavailable; try again shortly.', {
         'Retry-After': '5',
       });
@@ -194,12 +209,18 @@ export class SnapshotSource {
       this.current = next;
       this.currentId = id;
       this.candidate = null;
+      this.damaged = null;
       prev?.db.close();
       this.opts.log?.({ level: 'info', msg: 'snapshot swapped in', snapshot_id: next.meta.snapshot_id });
       this.opts.events?.swapped?.(next.meta);
       return true;
     } catch (e) {
       const reason = (e as Error).message;
+      if (this.current !== null && sameFile(id, this.currentId)) {
+        // The served file itself was written to: what the open connection reads is no longer what it opened.
+        this.damaged = `the served snapshot file ${this.path} was changed in place and is not a valid snapshot (${reason}); rename a valid snapshot into place`;
+        this.opts.log?.({ level: 'error', msg: 'snapshot file changed in place; data requests get 503', reason });
+      }
       this.note({ state: 'refused', reason });
       this.opts.events?.refused?.(reason);
       if (identity(this.path) !== id) this.seenId = null; // replaced again meanwhile: look at the newer file
@@ -224,6 +245,7 @@ export class SnapshotSource {
   }
 
   close() {
+    clearInterval(this.timer);
     this.current?.db.close();
     this.current = null;
   }
