@@ -295,6 +295,14 @@ describe('authentication', () => {
     await server.get('/v1/listings');
     await server.get('/v1/listings', { key: bad });
     await server.get(`/v1/listings?api_key=${server.key}`);
+    // A key pasted into a path: 404 (or 401 without a key), and neither the answer nor the log line repeats it.
+    for (const path of [`/v1/listings/${server.key}`, `/${server.key}`, `/v1/listings/${server.key}/similar`])
+      for (const key of [undefined, null]) {
+        const r = await server.get(path, { key });
+        assert.ok(r.status === 404 || r.status === 401, `${path}: ${r.status}`);
+        assert.ok(!r.text.includes(server.key.slice(9)), 'the answer does not repeat it');
+      }
+    assert.ok(server.logs.some((l) => l.path === '/v1/listings/nlr_live_[redacted]/similar'));
     const text = JSON.stringify(server.logs);
     assert.ok(!text.includes(server.key) && !text.includes(server.key.slice(9, 49)), 'no key or secret in the logs');
     assert.ok(!text.includes(bad.slice(9, 49)));

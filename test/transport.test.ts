@@ -175,6 +175,23 @@ describe('HTTPS', () => {
     }
   });
 
+  it('refuses a key in the query (400) and two Host lines (400) instead of redirecting them', async () => {
+    const keyed = await send(`${server.redirectUrl!}/v1/listings?api_key=${server.key}`);
+    assert.equal(keyed.status, 400);
+    assert.equal(keyed.headers.location, undefined, 'the key is not sent back for the client to repeat');
+    assert.equal(keyed.body.error.code, 'invalid_request');
+    const [twice] = responses(
+      (
+        await raw(
+          server.redirectUrl!,
+          'GET /v1/ping HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\nConnection: close\r\n\r\n',
+        )
+      ).data,
+    );
+    assert.equal(twice.status, 400);
+    assert.equal(twice.headers.location, undefined);
+  });
+
   it('follows a redirect to a working HTTPS answer', async () => {
     const r = await send(`${server.redirectUrl!}/v1/listings/lst-001`);
     const next = await send(r.headers.location!, { headers: { Authorization: `Bearer ${server.key}` }, ca });
@@ -204,6 +221,13 @@ describe('behind a TLS-terminating proxy', () => {
     const bad = await send(`${proxied.url}/v1/ping`, { headers: { Host: 'bad host', 'X-Forwarded-Proto': 'http' } });
     assert.equal(bad.status, 400);
     assert.equal(bad.headers.location, undefined);
+    // A key in the query is refused, not repeated in a Location for the client to send again.
+    const keyed = await send(`${proxied.url}/v1/listings?api_key=${proxied.key}`, {
+      headers: { Host: 'api.example.com', 'X-Forwarded-Proto': 'http' },
+    });
+    assert.equal(keyed.status, 400);
+    assert.equal(keyed.headers.location, undefined);
+    assert.match(keyed.body.error.message, /api_key/);
   });
 
   it('serves X-Forwarded-Proto: https with HSTS', async () => {
@@ -464,6 +488,14 @@ describe('requests outside the usual shape', () => {
     assert.equal(noHost.headers.connection, 'close');
     const [old] = responses((await raw(server.url, 'GET /v1/ping HTTP/1.0\r\n\r\n')).data);
     assert.equal(old.status, 200);
+  });
+  it('answers a request with two Host lines with the envelope (400), in HTTP/1.0 too (RFC 9112 3.2)', async () => {
+    for (const version of ['1.1', '1.0']) {
+      const [twice] = responses(
+        (await raw(server.url, `GET /v1/ping HTTP/${version}\r\nHost: a.example\r\nhost: b.example\r\n\r\n`)).data,
+      );
+      assert.match(assertEnvelope(twice, 400, 'invalid_request').message, /Host/, version);
+    }
   });
   it('decodes percent-encoded unreserved characters in the path before routing (RFC 3986 6.2.2.2), and only those', async () => {
     const stats = await server.get('/v1/listings/%73tats');

@@ -83,6 +83,31 @@ const MAY_NAME_KEY = /key|token|%/i;
 const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
 const HOST_RE = new RegExp(`^(?:${LABEL}(?:\\.${LABEL})*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$`);
 
+/** Whether the request has more than one Host line (RFC 9112 3.2: a 400; node's headers keep only the first). */
+export function repeatedHost(req: IncomingMessage): boolean {
+  const raw = req.rawHeaders;
+  let seen = false;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i];
+    if (name.length === 4 && name.toLowerCase() === 'host') {
+      if (seen) return true;
+      seen = true;
+    }
+  }
+  return false;
+}
+
+/** The 400 for a query string (with its "?") that names a key parameter, or null: a key never travels in a URL. */
+function keyInQuery(search: string): ApiError | null {
+  if (!MAY_NAME_KEY.test(search)) return null;
+  for (const name of new URLSearchParams(search).keys())
+    if (KEY_PARAMS.has(name.toLowerCase()))
+      return badRequest(
+        `Query parameter "${name}" is not accepted: send the API key only in the header "Authorization: Bearer <key>".`,
+      );
+  return null;
+}
+
 /** The Host header when it is a plain host name or address with an optional port; null for anything else. */
 export function validHost(host: string | undefined): string | null {
   return host !== undefined && host.length <= 255 && HOST_RE.test(host) ? host : null;
@@ -105,8 +130,12 @@ function redirect(req: IncomingMessage, res: ServerResponse, host: string): void
  */
 export function httpsRedirect(httpsPort: number, log: Log) {
   return (req: IncomingMessage, res: ServerResponse) => {
-    const host = validHost(req.headers.host);
+    const host = repeatedHost(req) ? null : validHost(req.headers.host);
     if (host === null) return sendError(res, randomUUID(), badRequest('The Host header is missing or invalid.'), log);
+    // A key in the query is refused here too, not repeated in a Location for the client to send again.
+    const at = req.url?.indexOf('?') ?? -1;
+    const keyed = at === -1 ? null : keyInQuery(req.url!.slice(at));
+    if (keyed !== null) return sendError(res, randomUUID(), keyed, log);
     redirect(req, res, httpsPort === 443 ? hostname(host) : `${hostname(host)}:${httpsPort}`);
   };
 }
@@ -162,9 +191,12 @@ const tooMany = (r: Refusal, message: string) => new ApiError('rate_limited', me
 export function accessGuard(o: AccessOptions): Guard {
   const now = o.now ?? Date.now;
   return (req: Req, res: ServerResponse, route: { public: boolean }): boolean | Promise<boolean> => {
-    // Transport: behind a trusted proxy, a request that reached it over plain HTTP is sent to HTTPS.
+    // Transport: behind a trusted proxy, a request that reached it over plain HTTP is sent to HTTPS. A key in
+    // its query is refused instead, not repeated in a Location for the client to send again.
     const proto = o.trustProxy ? forwarded(req, 'x-forwarded-proto')?.toLowerCase() : undefined;
     if (proto === 'http') {
+      const keyed = req.search ? keyInQuery(req.search) : null;
+      if (keyed !== null) throw keyed;
       const host = validHost(req.headers.host);
       if (host === null) throw badRequest('The Host header is missing or invalid.');
       redirect(req, res, host.replace(/:80$/, ''));
@@ -200,14 +232,8 @@ export function accessGuard(o: AccessOptions): Guard {
     }
 
     // A key never travels in a URL.
-    if (req.search && MAY_NAME_KEY.test(req.search)) {
-      for (const name of new URLSearchParams(req.search).keys()) {
-        if (KEY_PARAMS.has(name.toLowerCase()))
-          throw badRequest(
-            `Query parameter "${name}" is not accepted: send the API key only in the header "Authorization: Bearer <key>".`,
-          );
-      }
-    }
+    const keyed = req.search ? keyInQuery(req.search) : null;
+    if (keyed !== null) throw keyed;
     if (route.public) return false;
     const v = o.admission(presentedKey(req), () => clientAddress(req, o.trustProxy), now());
     if (!(v instanceof Promise)) return admit(req, res, v);

@@ -3,9 +3,11 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import polka from 'polka';
 import type { Locale } from '../../snapshot-format/locales.ts';
+import { redactKeys } from '../keys/format.ts';
 import { ROUTE_MODULES } from '../routes/index.ts';
 import { openapiDocument } from '../routes/openapi.ts';
 import type { Snapshot } from '../snapshot/source.ts';
+import { repeatedHost } from './access.ts';
 import { etagOf, notModified, snapshotHeaders } from './caching.ts';
 import { contentLanguage } from './content-language.ts';
 import { ApiError, sendError } from './errors.ts';
@@ -84,7 +86,8 @@ function parseTarget(req: IncomingMessage): ParsedTarget {
   return parsed;
 }
 
-const notFound = (path: string) => new ApiError('not_found', `No endpoint matches ${path}. See /v1/openapi.json.`);
+const notFound = (path: string) =>
+  new ApiError('not_found', `No endpoint matches ${redactKeys(path)}. See /v1/openapi.json.`);
 const notAllowed = (method: string | undefined) =>
   new ApiError('method_not_allowed', `Method ${method} is not allowed here; this API is read-only (GET).`, {
     Allow: 'GET, HEAD',
@@ -195,7 +198,7 @@ export function createApp(deps: AppDeps) {
         level: 'info',
         request_id: req.id,
         method: req.method,
-        path: req.path,
+        path: redactKeys(req.path),
         status: this.statusCode,
         ms,
         key_id: req.keyId,
@@ -215,10 +218,19 @@ export function createApp(deps: AppDeps) {
     req.started = performance.now();
     res.on('close', onClose);
     // Node's own check (requireHostHeader) answered a bare 400 without the envelope; the server turns it off.
-    if (req.headers.host === undefined && req.httpVersion === '1.1') {
+    // Two Host lines are a 400 too (RFC 9112 3.2): node keeps the first, a proxy may have read the other.
+    const hostProblem =
+      req.headers.host === undefined
+        ? req.httpVersion === '1.1'
+          ? 'The Host header is required (HTTP/1.1).'
+          : null
+        : repeatedHost(req)
+          ? 'The Host header must be sent once.'
+          : null;
+    if (hostProblem !== null) {
       res.shouldKeepAlive = false; // as node's own answer did: the connection closes after it
       req.path = req.url.split('?')[0];
-      render(req, res, new ApiError('invalid_request', 'The Host header is required (HTTP/1.1).'));
+      render(req, res, new ApiError('invalid_request', hostProblem));
       return;
     }
     route(req as never, res, undefined as never);

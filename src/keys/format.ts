@@ -10,6 +10,11 @@ const CHECKSUM_LENGTH = 6; // CRC32 < 62^6, so base62 in 6 characters always fit
 /** The whole key: prefix, secret, checksum. Exported for docs and secret-scanner patterns. */
 export const KEY_PATTERN = new RegExp(`^${KEY_PREFIX}[0-9A-Za-z]{${SECRET_LENGTH + CHECKSUM_LENGTH}}$`);
 
+const KEY_IN_TEXT = new RegExp(`${KEY_PREFIX}[0-9A-Za-z]*`, 'g');
+/** The text with whatever starts like a key cut to the prefix: a key sent in a path never reaches a log line. */
+export const redactKeys = (text: string): string =>
+  text.includes(KEY_PREFIX) ? text.replace(KEY_IN_TEXT, `${KEY_PREFIX}[redacted]`) : text;
+
 function base62(n: number, width: number): string {
   let s = '';
   for (let i = 0; i < width; i++) {
