@@ -2,7 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -15,17 +15,22 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const TSX = [process.execPath, '--import', 'tsx'];
 
 function keys(keysPath: string, ...args: string[]) {
+  return keysTo('pipe', keysPath, ...args);
+}
+/** keys with its stdout sent to `stdout` (a pipe, 'ignore' for /dev/null, or an open file descriptor). */
+function keysTo(stdout: 'pipe' | 'ignore' | number, keysPath: string, ...args: string[]) {
   const r = spawnSync(TSX[0], [...TSX.slice(1), 'src/keys/cli.ts', ...args], {
     cwd: ROOT,
     env: { ...process.env, KEYS_PATH: keysPath },
     encoding: 'utf8',
+    stdio: ['ignore', stdout, 'pipe'],
   });
   return {
     code: r.status,
     stdout: r.stdout,
     stderr: r.stderr,
     get lines() {
-      return r.stdout
+      return (r.stdout ?? '')
         .split('\n')
         .filter(Boolean)
         .map((l) => JSON.parse(l));
@@ -39,6 +44,27 @@ before(async () => {
 });
 
 describe('npm run keys', () => {
+  it('revokes a new key at once when it cannot be written to stdout, and refuses to create one for /dev/null', () => {
+    const path = join(tempDir(), 'keys.db');
+    const full = openSync('/dev/full', 'w');
+    try {
+      const r = keysTo(full, path, 'create', '--name', 'lost');
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /could not write the new key to stdout .*ENOSPC.*was revoked at once/);
+      assert.doesNotMatch(r.stderr, /\n\s+at /, 'one line, no stack trace');
+      assert.equal(keysTo(full, path, 'list').code, 1, 'a list that cannot be written fails too');
+    } finally {
+      closeSync(full);
+    }
+    assert.deepEqual(
+      keys(path, 'list').lines.map((k) => [k.name, k.status]),
+      [['lost', 'revoked']],
+    );
+    const nowhere = keysTo('ignore', path, 'create', '--name', 'unseen');
+    assert.equal(nowhere.code, 2);
+    assert.match(nowhere.stderr, /\/dev\/null/);
+    assert.equal(keys(path, 'list').lines.length, 1, 'no key was made');
+  });
   it('creates a key, shows it once, and stores only its digest', () => {
     const path = join(tempDir(), 'sub', 'keys.db');
     const r = keys(path, 'create', '--name', 'partner A');

@@ -1,7 +1,7 @@
 // The operator's snapshot command (spawned like npm run snapshot): inspect one file, diff two fixture snapshots.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, copyFileSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, copyFileSync, openSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
@@ -159,6 +159,19 @@ describe('npm run snapshot -- inspect', () => {
     assertFails(snapshot('inspect', dir), /is a directory, not a snapshot file$/m);
   });
 
+  it('fails with one line, not a stack trace, when its report cannot be written (stdout on a full disk)', () => {
+    const full = openSync('/dev/full', 'w');
+    try {
+      const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/snapshot/cli.ts', 'inspect', oldPath], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        stdio: ['ignore', full, 'pipe'],
+      });
+      assertFails({ code: r.status, stdout: '', stderr: r.stderr }, /could not write to stdout: ENOSPC/);
+    } finally {
+      closeSync(full);
+    }
+  });
   it('exits 2 with the usage on bad arguments', () => {
     for (const args of [
       [],

@@ -1,5 +1,7 @@
 // The operator's key command: create, list, disable, enable, revoke keys in the key store at KEYS_PATH.
+import { fstatSync, statSync } from 'node:fs';
 import { parseCliArgs } from '../../snapshot-format/cli-args.ts';
+import { writerTo } from '../cli-output.ts';
 import { ConfigError, loadSettings, SETTINGS } from '../config.ts';
 import { isRealDate } from '../http/params.ts';
 import { type KeyAdmin, openKeyAdmin } from './admin.ts';
@@ -43,10 +45,21 @@ function keyName(raw: string | undefined): string {
   return name;
 }
 
+/** Whether fd 1 is /dev/null (false when either cannot be looked at). */
+function stdoutIsNull(): boolean {
+  try {
+    const out = fstatSync(1);
+    const nul = statSync('/dev/null');
+    return out.isCharacterDevice() && out.rdev === nul.rdev;
+  } catch {
+    return false;
+  }
+}
+
 async function run(
   argv: string[],
   env: Record<string, string | undefined>,
-  out: (s: string) => void,
+  out: (s: string) => Promise<void>,
   err: (s: string) => void,
 ): Promise<number> {
   try {
@@ -63,7 +76,7 @@ async function run(
     }
     const { values, positionals } = parsed;
     if (values.help) {
-      out(USAGE);
+      await out(USAGE);
       return 0;
     }
     const [command, ...rest] = positionals;
@@ -88,7 +101,23 @@ async function run(
       case 'create': {
         if (rest.length) throw new UsageError(`create takes no positional arguments (got ${rest.join(' ')})`);
         const opts = { name: keyName(values.name), expiresAt: expiry(values['expires-at'], now), now };
-        await withStore(true, async (store) => out(`${JSON.stringify(await store.create(opts))}\n`));
+        // A closed stdout is /dev/null to node (it reopens fds 0-2 there): the key would be shown to nobody.
+        if (stdoutIsNull())
+          throw new UsageError(
+            'stdout is /dev/null or closed: the new key would be lost; send it to a file or a terminal',
+          );
+        await withStore(true, async (store) => {
+          const made = await store.create(opts);
+          try {
+            await out(`${JSON.stringify(made)}\n`);
+          } catch (e) {
+            // Nobody saw the key: it must not stay usable.
+            await store.change(made.id, 'revoke', now);
+            throw new KeyStoreError(
+              `could not write the new key to stdout (${(e as Error).message}); key ${made.id} was revoked at once: run create again`,
+            );
+          }
+        });
         err('Store this key now: it is shown only this once and cannot be recovered.\n');
         return 0;
       }
@@ -96,7 +125,7 @@ async function run(
         noOptions();
         if (rest.length) throw new UsageError('list takes no arguments');
         await withStore(false, async (store) => {
-          for (const k of await store.list(now)) out(`${JSON.stringify(k)}\n`);
+          for (const k of await store.list(now)) await out(`${JSON.stringify(k)}\n`);
         });
         return 0;
       }
@@ -109,7 +138,10 @@ async function run(
             `${command} needs exactly one key id, e.g. npm run keys -- ${command} key_XXXXXXXXXXXXXXXX`,
           );
         const [id] = rest;
-        await withStore(false, async (store) => out(`${JSON.stringify(await store.change(id, command, now))}\n`));
+        await withStore(false, async (store) => {
+          const changed = await store.change(id, command, now);
+          await out(`${JSON.stringify(changed)}\n`);
+        });
         return 0;
       }
       default:
@@ -127,11 +159,6 @@ async function run(
 }
 
 // An entry point only (never imported): a main-module check could silently do nothing under a symlinked path or a bundle.
-run(
-  process.argv.slice(2),
-  process.env,
-  (s) => process.stdout.write(s),
-  (s) => process.stderr.write(s),
-).then((code) => {
+run(process.argv.slice(2), process.env, writerTo(process.stdout), (s) => process.stderr.write(s)).then((code) => {
   process.exitCode = code;
 });

@@ -1,5 +1,6 @@
 // The operator's snapshot command: inspect one snapshot file, or diff two. Both only ever read the files.
 import { parseCliArgs } from '../../snapshot-format/cli-args.ts';
+import { writerTo } from '../cli-output.ts';
 import { diffSnapshots, formatDiff } from './diff.ts';
 import { SnapshotFileError } from './file.ts';
 import { formatInspect, inspectSnapshot } from './inspect.ts';
@@ -96,8 +97,15 @@ function run(argv: string[], out: (s: string) => void, err: (s: string) => void)
 }
 
 // An entry point only (never imported), as src/keys/cli.ts.
+// A report that cannot be written (a full disk, a closed pipe) is a failure with one line, not a stack trace.
+const write = writerTo(process.stdout);
+const written: Promise<void>[] = [];
 process.exitCode = run(
   process.argv.slice(2),
-  (s) => process.stdout.write(s),
+  (s) => void written.push(write(s)),
   (s) => process.stderr.write(s),
 );
+Promise.all(written).catch((e: Error) => {
+  process.stderr.write(`snapshot: could not write to stdout: ${e.message}\n`);
+  process.exitCode = 1;
+});
