@@ -2,7 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, openSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -44,6 +44,31 @@ before(async () => {
 });
 
 describe('npm run keys', () => {
+  it('writes nothing to a file that is not a key store: only create makes an empty file one', () => {
+    const dir = tempDir();
+    const empty = join(dir, 'empty.db');
+    writeFileSync(empty, '');
+    for (const args of [['list'], ['revoke', 'key_0000000000000000']]) {
+      const r = keys(empty, ...args);
+      assert.equal(r.code, 1, args.join(' '));
+      assert.match(r.stderr, /empty, not a key store/);
+      assert.equal(statSync(empty).size, 0, 'still empty');
+    }
+    const other = join(dir, 'other.db');
+    const db = new Database(other);
+    db.pragma('journal_mode = WAL');
+    db.exec('CREATE TABLE t (x)');
+    db.close();
+    const r = keys(other, 'list');
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /not a key store/);
+    const after = new Database(other, { readonly: true });
+    assert.equal(after.pragma('journal_mode', { simple: true }), 'wal', 'its journal mode is left as it was');
+    after.close();
+    assert.equal(keys(empty, 'create', '--name', 'first').code, 0);
+    assert.equal(statSync(empty).mode & 0o777, 0o600);
+    assert.equal(keys(empty, 'list').lines.length, 1);
+  });
   it('revokes a new key at once when it cannot be written to stdout, and refuses to create one for /dev/null', () => {
     const path = join(tempDir(), 'keys.db');
     const full = openSync('/dev/full', 'w');

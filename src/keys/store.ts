@@ -1,5 +1,5 @@
 // The key store (its own SQLite file): its schema and the operator's read-write functions (the keys command).
-import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { digestKey, generateKey, randomBase62 } from './format.ts';
@@ -68,21 +68,49 @@ export function openKeyStore(path: string, opts: { create: boolean }): Database.
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
     }
   }
+  // A file that is not a key store is refused before anything is written to it (its journal mode included);
+  // only create makes an empty file a key store.
+  if (statSync(path).size > 0) checkReadOnly(path);
+  else if (!opts.create)
+    throw new KeyStoreError(
+      `${path} is empty, not a key store (create a key first: npm run keys -- create --name NAME)`,
+    );
   const db = new Database(path, { timeout: 5000 });
   try {
-    db.pragma('journal_mode = DELETE');
     db.transaction(() => {
       const empty =
         db.pragma('application_id', { simple: true }) === 0 &&
         (db.prepare('SELECT count(*) FROM sqlite_schema').pluck().get() as number) === 0;
-      if (empty) db.exec(SCHEMA);
+      if (empty) {
+        if (!opts.create) throw new KeyStoreError(`${path} is empty, not a key store`);
+        db.exec(SCHEMA);
+        try {
+          chmodSync(path, 0o600); // an empty file given to create: readable by its owner only, as a new store
+        } catch {}
+      }
       checkSchema(db, path);
     }).immediate();
+    // A key store, and only a key store, is set back to the rollback journal the server needs (see reader.ts).
+    db.pragma('journal_mode = DELETE');
     return db;
   } catch (e) {
     db.close();
     if (e instanceof KeyStoreError) throw e;
     throw new KeyStoreError(`cannot open key store ${path}: ${(e as Error).message}`);
+  }
+}
+
+/** Refuses (KeyStoreError) an existing file that is not a key store, read-only: nothing is written to it. */
+function checkReadOnly(path: string): void {
+  let db: Database.Database | null = null;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true, timeout: 5000 });
+    checkSchema(db, path);
+  } catch (e) {
+    if (e instanceof KeyStoreError) throw e;
+    throw new KeyStoreError(`cannot open key store ${path}: ${(e as Error).message}`);
+  } finally {
+    db?.close();
   }
 }
 
