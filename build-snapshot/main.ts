@@ -65,6 +65,15 @@ const waitForSignal = () =>
     setInterval(() => {}, 60_000);
   });
 
+/**
+ * A line as the terminal should show it: control characters from the source data (an escape sequence in a field,
+ * the NULs of a UTF-16 file) written as \u escapes, so that a problem line can neither drive the terminal nor
+ * hide itself.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is replaced
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+const shown = (line: string) => line.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
 let result;
 try {
   result = await buildSnapshot({ source: args.source!, out: args.out! });
@@ -72,12 +81,12 @@ try {
 } catch (e) {
   if (interrupted) await waitForSignal();
   removeTemp(tempPathFor(args.out!));
-  console.error(`build-snapshot: FAILED: ${(e as Error).message}; ${args.out} was not changed`);
+  console.error(shown(`build-snapshot: FAILED: ${(e as Error).message}; ${args.out} was not changed`));
   process.exit(1);
 }
-for (const w of result.warnings) console.error(w);
+for (const w of result.warnings) console.error(shown(w));
 if (!result.ok) {
-  for (const p of result.problems) console.error(p);
+  for (const p of result.problems) console.error(shown(p));
   const n = result.problemCount ?? result.problems.length;
   console.error(
     `build-snapshot: FAILED with ${n} problem${n === 1 ? '' : 's'} after ${result.seconds.toFixed(1)}s; ${args.out} was not changed`,

@@ -706,6 +706,19 @@ describe('snapshot compiler: command line', () => {
     assert.ok(!existsSync(out));
   });
 
+  it('writes control characters of the source data in a problem line as escapes, never raw to the terminal', () => {
+    const src = copyFixture();
+    writeFileSync(
+      join(src, 'metrics.ndjson'),
+      '{"id":"m","name":{"en":"M"},"unit":"EUR","aggregation":"\\u001b]0;PWNED\\u0007\\u001b[2J","min_sample_size":1}\n',
+    );
+    const r = cli(['--source', src, '--out', join(tempDir(), 'bad.db')]);
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /metrics\.ndjson:1: aggregation: .*\\u001b\]0;PWNED\\u0007\\u001b\[2J/);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the raw escape must not be there
+    assert.doesNotMatch(r.stderr, /[\u0000-\u0008\u000b-\u001f\u007f]/);
+  });
+
   it('removes its temporary file when interrupted (SIGINT, SIGTERM), leaving the target as it was', async () => {
     const { spawn } = await import('node:child_process');
     for (const signal of ['SIGINT', 'SIGTERM'] as const) {
