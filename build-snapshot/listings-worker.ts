@@ -28,6 +28,8 @@ export interface ListingsJob {
   ownerIds: string[];
   /** id → [type, parent id] */
   locations: [string, string, string | null][];
+  /** Ids of location lines that had problems of their own: a listing in one is not reported again. */
+  brokenLocations: string[];
   /** Earlier files already failed: validate only, build nothing. */
   failed: boolean;
 }
@@ -64,6 +66,7 @@ async function run(job: ListingsJob) {
   });
   const owners = new Set(job.ownerIds);
   const locations = new Map(job.locations.map(([id, type, parent]) => [id, { type, parent }]));
+  const brokenLocations = new Set(job.brokenLocations);
   const seen = new IdIndex();
   const cohorts = new CohortCollector();
   const hash = createHash('sha256');
@@ -120,7 +123,7 @@ async function run(job: ListingsJob) {
     if (rec.owner_id != null && !owners.has(rec.owner_id)) problem('owner_id', `unknown owner "${rec.owner_id}"`);
     const loc = locations.get(rec.location_id);
     if (!loc) {
-      problem('location_id', `unknown location "${rec.location_id}"`);
+      if (!brokenLocations.has(rec.location_id)) problem('location_id', `unknown location "${rec.location_id}"`);
       return;
     }
     if (loc.type === 'province') {

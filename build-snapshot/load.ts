@@ -83,7 +83,20 @@ export async function loadSources(b: Build, db: Database.Database): Promise<Load
         const writers = [writer, tableWriter(db, LISTING_TEXT, noteMissing(table))];
         const owners = [...(ids.get('owners') ?? [])];
         const text = locationText(heldLocations);
-        res = await loadListings(writers, fullText, file, r.file, owners, locations, text, report, progress, log);
+        const broken = [...(ids.get('locations') ?? [])].filter((id) => !locations.has(id));
+        res = await loadListings(
+          writers,
+          fullText,
+          file,
+          r.file,
+          owners,
+          locations,
+          broken,
+          text,
+          report,
+          progress,
+          log,
+        );
       } catch (e) {
         // Reading the file (the parser thread) is the source's problem; anything else (writing the rows, the
         // full-text worker) is the build's, reported as such by the build's own catch.
@@ -157,7 +170,17 @@ export async function loadSources(b: Build, db: Database.Database): Promise<Load
       break;
     }
 
-    if (table === 'locations') checkLocationTree(locations, problem);
+    if (read === 0 && !report.failed) {
+      // A zero-byte or blank export: without locations no listing has a place (one problem, not one a listing);
+      // any other resource is served empty, which the operator should know before deploying it.
+      if (table === 'locations') {
+        problem(0, '(file)', 'has no records; every listing needs its location');
+        break;
+      }
+      report.warn(`${r.file}: has no records (an empty export?); the snapshot serves none`, 0);
+    }
+    // A parent that is a location line with problems of its own is already reported there (not again as unknown).
+    if (table === 'locations') checkLocationTree(locations, own, problem);
     if (!report.failed) {
       held.sort((a, z) => ((a.id as string) < (z.id as string) ? -1 : 1));
       held.forEach((rec, i) => {
@@ -179,7 +202,11 @@ function depthOf(type: string) {
 const PARENT_TYPE: Record<string, string | null> = { province: null, city: 'province', neighbourhood: 'city' };
 
 /** A province has no parent, a city's parent is a province, a neighbourhood's parent is a city. */
-function checkLocationTree(all: Map<string, LocInfo>, problem: (line: number, field: string, reason: string) => void) {
+function checkLocationTree(
+  all: Map<string, LocInfo>,
+  ids: Set<string>,
+  problem: (line: number, field: string, reason: string) => void,
+) {
   for (const [id, loc] of all) {
     const want = PARENT_TYPE[loc.type];
     if (want === null) {
@@ -191,8 +218,9 @@ function checkLocationTree(all: Map<string, LocInfo>, problem: (line: number, fi
       continue;
     }
     const parent = all.get(loc.parent);
-    if (!parent) problem(loc.line, 'parent_id', `unknown location "${loc.parent}"`);
-    else if (parent.type !== want)
+    if (!parent) {
+      if (!ids.has(loc.parent)) problem(loc.line, 'parent_id', `unknown location "${loc.parent}"`);
+    } else if (parent.type !== want)
       problem(
         loc.line,
         'parent_id',
@@ -227,6 +255,7 @@ function loadListings(
   displayName: string,
   ownerIds: string[],
   locations: Map<string, LocInfo>,
+  brokenLocations: string[],
   text: [string, string][],
   report: Report,
   progress: (lines: number) => void,
@@ -237,6 +266,7 @@ function loadListings(
     displayName,
     ownerIds,
     locations: [...locations].map(([id, l]) => [id, l.type, l.parent]),
+    brokenLocations,
     failed: report.failed,
   };
   const locationText = new Map(text);

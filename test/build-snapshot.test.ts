@@ -531,6 +531,21 @@ describe('snapshot compiler: timestamps as written in their own offset', () => {
   });
 });
 
+describe('snapshot compiler: an empty export of a resource other than listings and locations', () => {
+  it('builds, serving none of it, and warns naming each empty file', async () => {
+    const src = copyFixture();
+    for (const f of ['platforms.ndjson', 'articles.ndjson']) writeFileSync(join(src, f), '');
+    const r = await buildSnapshot({ source: src, out: join(tempDir(), 'empty-parts.db'), log: () => {} });
+    assert.equal(r.ok, true, r.problems.join('\n'));
+    for (const f of ['platforms.ndjson', 'articles.ndjson'])
+      assert.ok(
+        r.warnings.includes(`warning: ${f}: has no records (an empty export?); the snapshot serves none`),
+        r.warnings.join('\n'),
+      );
+    assert.ok(!r.warnings.some((w) => w.includes('owners.ndjson')), 'only the empty ones');
+  });
+});
+
 describe('snapshot compiler: bad input fails with file:line and leaves the old snapshot untouched', () => {
   it('malformed JSON', async () => {
     const p = await failingBuild('owners.ndjson', (l) => [l[0], '{"id": "own-x", ', ...l.slice(1)]);
@@ -543,6 +558,17 @@ describe('snapshot compiler: bad input fails with file:line and leaves the old s
     );
     assert.equal(p.length, 1, p.join('\n')); // own-1 owns three listings: no "unknown owner" lines
     assert.match(p[0], /^owners\.ndjson:1: \(record\): malformed JSON: /);
+  });
+  it('a location line with a problem of its own is not reported again as the unknown parent of its children', async () => {
+    const p = await failingBuild(
+      'locations.ndjson',
+      setLine(3, (r) => ({ ...r, published: 'yes' })),
+    );
+    assert.deepEqual(p, ['locations.ndjson:3: published: expected boolean (got "yes")']);
+  });
+  it('an empty locations file: one problem naming it, not one for every listing', async () => {
+    const p = await failingBuild('locations.ndjson', () => []);
+    assert.deepEqual(p, ['locations.ndjson:0: (file): has no records; every listing needs its location']);
   });
   it('missing required field', async () => {
     const p = await failingBuild(
