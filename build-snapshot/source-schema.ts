@@ -50,8 +50,15 @@ const Timestamp = v.pipe(
   ),
   v.transform(withSeconds),
 );
-/** Free-form attributes: any JSON object, at most 16 KB serialised. */
+/** Keys a record (valibot's, and any JavaScript object) does not keep as data: refused, never silently dropped. */
+const RESERVED_KEYS = ['__proto__', 'prototype', 'constructor'];
+/** Free-form attributes: any JSON object (top-level keys other than RESERVED_KEYS), at most 16 KB serialised. */
 const Attributes = v.pipe(
+  v.unknown(),
+  v.check(
+    (o) => typeof o !== 'object' || o === null || !RESERVED_KEYS.some((k) => Object.hasOwn(o, k)),
+    `must not have the keys ${RESERVED_KEYS.join(', ')}`,
+  ),
   v.record(v.string(), v.unknown()),
   v.check((o) => JSON.stringify(o).length <= 16_384, 'must be at most 16 KB as JSON'),
 );

@@ -570,6 +570,18 @@ describe('snapshot compiler: bad input fails with file:line and leaves the old s
     const p = await failingBuild('locations.ndjson', () => []);
     assert.deepEqual(p, ['locations.ndjson:0: (file): has no records; every listing needs its location']);
   });
+  it('attributes with a key an object does not keep (__proto__, constructor): refused, not dropped', async () => {
+    for (const key of ['__proto__', 'constructor']) {
+      const p = await failingBuild('listings.ndjson', (l) =>
+        l.map((x, i) => (i === 1 ? x.replace(/\}$/, `,"attributes":{"${key}":{"a":1},"floor":2}}`) : x)),
+      );
+      assert.deepEqual(
+        p,
+        ['listings.ndjson:2: attributes: must not have the keys __proto__, prototype, constructor'],
+        key,
+      );
+    }
+  });
   it('missing required field', async () => {
     const p = await failingBuild(
       'listings.ndjson',
