@@ -144,6 +144,7 @@ export function loadSettings<K extends keyof Settings>(
     const r = v.safeParse(s.schema as v.GenericSchema, raw);
     if (!r.success) {
       // A secret setting (a URL with a password) is never echoed, not even when it is wrong.
+      if (env[name] === '') throw new ConfigError(`${name}: is set but empty; give it a value or unset it`);
       const got = 'secret' in s ? '' : ` (got ${JSON.stringify(env[name])})`;
       throw new ConfigError(`${name}: ${r.issues[0].message}${got}`);
     }

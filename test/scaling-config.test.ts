@@ -73,3 +73,15 @@ describe('REDIS_URL and REDIS_PREFIX settings', () => {
     assert.throws(() => loadConfig({ REDIS_PREFIX: 'a b' }), /REDIS_PREFIX/);
   });
 });
+
+describe('a setting given as an empty string', () => {
+  it('is unset where unset is allowed, and otherwise says it is empty (not a type error)', () => {
+    assert.equal(loadConfig({ REDIS_URL: '' }).REDIS_URL, undefined);
+    for (const name of ['KEYS_PATH', 'SNAPSHOT_PATH'])
+      assert.throws(
+        () => loadConfig({ [name]: '' }),
+        (e: Error) =>
+          e instanceof ConfigError && e.message === `${name}: is set but empty; give it a value or unset it`,
+      );
+  });
+});
