@@ -1,7 +1,7 @@
 // The operator's snapshot command (spawned like npm run snapshot): inspect one file, diff two fixture snapshots.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, closeSync, copyFileSync, openSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, copyFileSync, existsSync, openSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
@@ -147,6 +147,20 @@ describe('npm run snapshot -- inspect', () => {
     // A cut file is damaged beyond reading its snapshot_meta.
     truncateSync(cut, (pages - 3) * 4096);
     assertFails(snapshot('inspect', cut), /cut\.db is damaged \(database disk image is malformed\)/);
+  });
+
+  it('refuses a snapshot switched to WAL mode by hand, and writes nothing beside it', () => {
+    const wal = join(tempDir(), 'wal.db');
+    copyFileSync(oldPath, wal);
+    const db = new Database(wal);
+    db.pragma('journal_mode = WAL');
+    db.close();
+    for (const args of [
+      ['inspect', wal],
+      ['diff', oldPath, wal],
+    ])
+      assertFails(snapshot(...args), /wal\.db is in WAL mode .*PRAGMA journal_mode=DELETE/);
+    assert.ok(!existsSync(`${wal}-wal`) && !existsSync(`${wal}-shm`), 'no -wal or -shm file');
   });
 
   it('refuses a missing file, a file that is not SQLite and an SQLite file that is not a snapshot (exit 1)', () => {

@@ -2,7 +2,7 @@
 // last good snapshot goes on serving; start-up refuses a bad file (SnapshotSource directly, and `src/main.ts` spawned).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { copyFileSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -217,6 +217,11 @@ describe('snapshot failure while serving: the last good snapshot keeps serving',
     writeFileSync(empty, '');
     await assertRefused(empty, /.+/);
   });
+  it('refuses a snapshot switched to WAL mode by hand, without opening it (no -wal or -shm beside it)', async () => {
+    const wal = walCopy(good);
+    await assertRefused(wal, /WAL mode/);
+    assert.ok(!existsSync(`${path}-wal`) && !existsSync(`${path}-shm`), 'nothing written beside the snapshot');
+  });
   it('refuses a file of another schema version', async () => {
     await assertRefused(wrongVersionCopy(good), /schema version/);
   });
@@ -314,6 +319,17 @@ function damagedCopy(good: string): string {
   db.close();
   bytes.fill(0x5a, (root - 1) * pageSize + 8, root * pageSize - 8);
   writeFileSync(file, bytes);
+  return file;
+}
+
+/** A copy of a good snapshot switched to WAL mode (its header says so), with no -wal or -shm file left. */
+export function walCopy(good: string): string {
+  const file = join(tempDir(), 'wal.db');
+  copyFileSync(good, file);
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.close();
+  assert.ok(!existsSync(`${file}-wal`) && !existsSync(`${file}-shm`));
   return file;
 }
 

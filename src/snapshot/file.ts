@@ -1,5 +1,5 @@
 // Opening a snapshot file for the operator's tools: read-only, with a one-line reason when it is not a snapshot.
-import { statSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { aboutTheFile } from '../../snapshot-format/schema.ts';
 
@@ -23,6 +23,27 @@ export const RESOURCES = [
 
 /** Tables that hold more of a resource's stored columns under the same rid (listings are split in two). */
 export const COMPANIONS: Partial<Record<string, string[]>> = { listings: ['listing_text'] };
+
+/**
+ * Why an SQLite file in WAL mode is not a snapshot, or null for any other file (read from its header, before
+ * SQLite opens it: opening a WAL file creates -wal and -shm files beside it). The compiler writes the rollback
+ * journal's format; a WAL snapshot was switched by hand, and is no longer one file a copy or a rename moves whole.
+ */
+export function walModeProblem(path: string): string | null {
+  const header = Buffer.alloc(20);
+  let fd: number | null = null;
+  try {
+    fd = openSync(path, 'r');
+    if (readSync(fd, header, 0, 20, 0) < 20) return null;
+  } catch {
+    return null; // unreadable: SQLite's open names the reason
+  } finally {
+    if (fd !== null) closeSync(fd);
+  }
+  if (header.toString('latin1', 0, 16) !== 'SQLite format 3\u0000') return null;
+  if (header[18] !== 2 && header[19] !== 2) return null;
+  return `${path} is in WAL mode (switched by hand?): a snapshot is one file in rollback-journal mode; rebuild it, or run sqlite3 ${path} 'PRAGMA journal_mode=DELETE'`;
+}
 
 export interface FileMeta {
   file: string;
@@ -49,6 +70,8 @@ export function openSnapshotFile(path: string): { db: Database.Database; meta: F
     throw new SnapshotFileError(code === 'ENOENT' ? `${path}: no such file` : `${path}: ${(e as Error).message}`);
   }
   if (size === 0) throw new SnapshotFileError(`${path} is empty, not a snapshot`);
+  const wal = walModeProblem(path);
+  if (wal !== null) throw new SnapshotFileError(wal);
   let db: Database.Database;
   try {
     db = new Database(path, { readonly: true, fileMustExist: true });

@@ -3,6 +3,7 @@ import { statSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { aboutTheFile, SCHEMA_VERSION } from '../../snapshot-format/schema.ts';
 import { ApiError } from '../http/errors.ts';
+import { walModeProblem } from './file.ts';
 import { quickCheck } from './quick-check.ts';
 
 export class SnapshotError extends Error {}
@@ -48,6 +49,8 @@ function identity(path: string): string | null {
 }
 
 function open(path: string, preparers: Set<Preparer<unknown>>, nativeBinding?: string): Snapshot {
+  const wal = walModeProblem(path);
+  if (wal !== null) throw new SnapshotError(wal);
   let db: Database.Database;
   try {
     db = new Database(path, {
@@ -201,6 +204,8 @@ export class SnapshotSource {
 
   private async verifyAndSwap(id: string): Promise<boolean> {
     try {
+      const wal = walModeProblem(this.path); // before quick_check opens it (and SQLite adds -wal and -shm files)
+      if (wal !== null) throw new SnapshotError(wal);
       const problem = await quickCheck(this.path, this.opts.nativeBinding);
       if (problem !== null) throw new SnapshotError(`${this.path} fails quick_check: ${problem}`);
       if (identity(this.path) !== id) throw new SnapshotError(`${this.path} changed while it was checked`);
