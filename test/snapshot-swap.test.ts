@@ -378,6 +378,11 @@ describe('start-up refusal: new SnapshotSource(path)', () => {
   it('throws SnapshotError for an SQLite file that is not a snapshot', () => {
     refuses(otherSqlite(), /not a snapshot/);
   });
+  it('throws SnapshotError for a snapshot switched to WAL mode, leaving nothing beside it', () => {
+    const wal = walCopy(good);
+    refuses(wal, /WAL mode/);
+    assert.ok(!existsSync(`${wal}-wal`) && !existsSync(`${wal}-shm`));
+  });
   it('throws SnapshotError for a wrong schema_version', () => {
     refuses(wrongVersionCopy(good), new RegExp(`schema version ${SCHEMA_VERSION + 1}`));
   });

@@ -48,9 +48,13 @@ function identity(path: string): string | null {
   }
 }
 
-function open(path: string, preparers: Set<Preparer<unknown>>, nativeBinding?: string): Snapshot {
+/** Refuses a file in WAL mode from its header, before anything opens it (SQLite would add -wal and -shm files). */
+function refuseWal(path: string): void {
   const wal = walModeProblem(path);
   if (wal !== null) throw new SnapshotError(wal);
+}
+
+function open(path: string, preparers: Set<Preparer<unknown>>, nativeBinding?: string): Snapshot {
   let db: Database.Database;
   try {
     db = new Database(path, {
@@ -151,6 +155,7 @@ export class SnapshotSource {
   ) {
     this.currentId = identity(path);
     this.seenId = this.currentId;
+    refuseWal(path);
     this.current = open(path, this.preparers, opts.nativeBinding); // start-up: a bad file stops the process
     this.lastCheck = this.now();
     this.timer = setInterval(() => void this.refresh(), opts.checkIntervalMs ?? 1000).unref();
@@ -204,8 +209,7 @@ export class SnapshotSource {
 
   private async verifyAndSwap(id: string): Promise<boolean> {
     try {
-      const wal = walModeProblem(this.path); // before quick_check opens it (and SQLite adds -wal and -shm files)
-      if (wal !== null) throw new SnapshotError(wal);
+      refuseWal(this.path); // before quick_check opens it; open() below runs only if the file did not change since
       const problem = await quickCheck(this.path, this.opts.nativeBinding);
       if (problem !== null) throw new SnapshotError(`${this.path} fails quick_check: ${problem}`);
       if (identity(this.path) !== id) throw new SnapshotError(`${this.path} changed while it was checked`);
