@@ -84,7 +84,7 @@ const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
 const HOST_RE = new RegExp(`^(?:${LABEL}(?:\\.${LABEL})*\\.?|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$`);
 
 /** Whether the request has more than one Host line (RFC 9112 3.2: a 400; node's headers keep only the first). */
-export function repeatedHost(req: IncomingMessage): boolean {
+function repeatedHost(req: IncomingMessage): boolean {
   const raw = req.rawHeaders;
   let seen = false;
   for (let i = 0; i < raw.length; i += 2) {
@@ -95,6 +95,13 @@ export function repeatedHost(req: IncomingMessage): boolean {
     }
   }
   return false;
+}
+
+/** Why a request's Host lines get a 400 (RFC 9112 3.2), or null: none in HTTP/1.1, or more than one. */
+export function hostLinesProblem(req: IncomingMessage): string | null {
+  if (req.headers.host === undefined)
+    return req.httpVersion === '1.1' ? 'The Host header is required (HTTP/1.1).' : null;
+  return repeatedHost(req) ? 'The Host header must be sent once.' : null;
 }
 
 /** The 400 for a query string (with its "?") that names a key parameter, or null: a key never travels in a URL. */

@@ -7,7 +7,7 @@ import { redactKeys } from '../keys/format.ts';
 import { ROUTE_MODULES } from '../routes/index.ts';
 import { openapiDocument } from '../routes/openapi.ts';
 import type { Snapshot } from '../snapshot/source.ts';
-import { repeatedHost } from './access.ts';
+import { hostLinesProblem } from './access.ts';
 import { etagOf, notModified, snapshotHeaders } from './caching.ts';
 import { contentLanguage } from './content-language.ts';
 import { ApiError, sendError } from './errors.ts';
@@ -219,14 +219,7 @@ export function createApp(deps: AppDeps) {
     res.on('close', onClose);
     // Node's own check (requireHostHeader) answered a bare 400 without the envelope; the server turns it off.
     // Two Host lines are a 400 too (RFC 9112 3.2): node keeps the first, a proxy may have read the other.
-    const hostProblem =
-      req.headers.host === undefined
-        ? req.httpVersion === '1.1'
-          ? 'The Host header is required (HTTP/1.1).'
-          : null
-        : repeatedHost(req)
-          ? 'The Host header must be sent once.'
-          : null;
+    const hostProblem = hostLinesProblem(req);
     if (hostProblem !== null) {
       res.shouldKeepAlive = false; // as node's own answer did: the connection closes after it
       req.path = req.url.split('?')[0];
