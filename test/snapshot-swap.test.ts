@@ -129,19 +129,28 @@ describe('paging across a snapshot swap', () => {
   });
 });
 
-describe('snapshot failure while serving: the last good snapshot keeps serving', () => {
-  let server: TestServer;
-  let path: string;
-  let good: string;
+/** A server on its own fresh test snapshot (`path`), with a copy kept aside (`good`): started before, closed after. */
+function servedSnapshot(checkMs: string) {
+  const f = { server: undefined as unknown as TestServer, path: '', good: '' };
   before(async () => {
-    path = (await buildTestSnapshot()).path;
-    good = join(tempDir(), 'good-copy.db');
-    copyFileSync(path, good);
-    server = await startServer({ SNAPSHOT_PATH: path, SNAPSHOT_CHECK_MS: '1' });
+    f.path = (await buildTestSnapshot()).path;
+    f.good = join(tempDir(), 'good-copy.db');
+    copyFileSync(f.path, f.good);
+    f.server = await startServer({ SNAPSHOT_PATH: f.path, SNAPSHOT_CHECK_MS: checkMs });
   });
   after(async () => {
-    await server?.close();
+    await f.server?.close();
   });
+  return f;
+}
+/** GET /readyz: its status and body. */
+async function readyzOf(server: TestServer) {
+  const r = await fetch(`${server.url}/readyz`);
+  return { status: r.status, body: await r.json() };
+}
+
+describe('snapshot failure while serving: the last good snapshot keeps serving', () => {
+  const f = servedSnapshot('1');
 
   const DATA = [
     '/v1/listings',
@@ -153,20 +162,17 @@ describe('snapshot failure while serving: the last good snapshot keeps serving',
     '/v1/market/metrics',
   ];
   const assertServing = async () => {
-    for (const p of DATA) assert.equal((await server.get(p)).status, 200, p);
+    for (const p of DATA) assert.equal((await f.server.get(p)).status, 200, p);
   };
-  const readyz = async () => {
-    const r = await fetch(`${server.url}/readyz`);
-    return { status: r.status, body: await r.json() };
-  };
+  const readyz = () => readyzOf(f.server);
   const refusedCount = async () =>
-    (await server.metrics.refused.get()).values.reduce((n: number, v: { value: number }) => n + v.value, 0);
+    (await f.server.metrics.refused.get()).values.reduce((n: number, v: { value: number }) => n + v.value, 0);
   /** Puts `file` in place of the snapshot by rename, as a swap would, and has the server look at it now. */
   const renameIn = async (file: string) => {
-    const tmp = `${path}.incoming`;
+    const tmp = `${f.path}.incoming`;
     copyFileSync(file, tmp);
-    renameSync(tmp, path);
-    return server.snapshots.refresh();
+    renameSync(tmp, f.path);
+    return f.server.snapshots.refresh();
   };
   /** Refuses `file`: no swap, a refusal logged, counted and shown by /readyz, and every data request still 200. */
   const assertRefused = async (file: string, reason: RegExp) => {
@@ -178,7 +184,7 @@ describe('snapshot failure while serving: the last good snapshot keeps serving',
     assert.equal(r.status, 200, 'still ready: a valid snapshot is served');
     assert.equal(r.body.candidate.state, 'refused');
     assert.match(r.body.candidate.reason, reason);
-    assert.ok(server.logs.some((l) => l.msg === `snapshot candidate refused; still serving ${r.body.snapshot.id}`));
+    assert.ok(f.server.logs.some((l) => l.msg === `snapshot candidate refused; still serving ${r.body.snapshot.id}`));
   };
 
   it('serves normally before anything happens, and is ready', async () => {
@@ -189,21 +195,21 @@ describe('snapshot failure while serving: the last good snapshot keeps serving',
     assert.equal(r.body.candidate, null);
   });
   it('keeps serving the open snapshot when its file is deleted, and says so in /readyz', async () => {
-    unlinkSync(path);
-    await server.snapshots.refresh();
+    unlinkSync(f.path);
+    await f.server.snapshots.refresh();
     await assertServing();
     const r = await readyz();
     assert.equal(r.status, 200);
     assert.equal(r.body.candidate.state, 'missing');
-    assert.ok(server.logs.some((l) => String(l.msg).startsWith('snapshot file is missing; still serving')));
+    assert.ok(f.server.logs.some((l) => String(l.msg).startsWith('snapshot file is missing; still serving')));
   });
   it('keeps answering ping while the file is gone', async () => {
-    const res = await server.get('/v1/ping');
+    const res = await f.server.get('/v1/ping');
     assert.equal(res.status, 200);
     assert.equal(res.body.status, 'ok');
   });
   it('swaps in a good file renamed back in', async () => {
-    assert.equal(await renameIn(good), true);
+    assert.equal(await renameIn(f.good), true);
     await assertServing();
     assert.equal((await readyz()).body.candidate, null);
   });
@@ -218,56 +224,42 @@ describe('snapshot failure while serving: the last good snapshot keeps serving',
     await assertRefused(empty, /.+/);
   });
   it('refuses a snapshot switched to WAL mode by hand, without opening it (no -wal or -shm beside it)', async () => {
-    const wal = walCopy(good);
+    const wal = walCopy(f.good);
     await assertRefused(wal, /WAL mode/);
-    assert.ok(!existsSync(`${path}-wal`) && !existsSync(`${path}-shm`), 'nothing written beside the snapshot');
+    assert.ok(!existsSync(`${f.path}-wal`) && !existsSync(`${f.path}-shm`), 'nothing written beside the snapshot');
   });
   it('refuses a file of another schema version', async () => {
-    await assertRefused(wrongVersionCopy(good), /schema version/);
+    await assertRefused(wrongVersionCopy(f.good), /schema version/);
   });
   it('refuses a truncated file', async () => {
     const cut = join(tempDir(), 'truncated.db');
-    const bytes = readFileSync(good);
+    const bytes = readFileSync(f.good);
     writeFileSync(cut, bytes.subarray(0, Math.floor(bytes.length / 2)));
     await assertRefused(cut, /truncated|quick_check/);
   });
   it('refuses a file that fails quick_check (a damaged page)', async () => {
-    await assertRefused(damagedCopy(good), /quick_check/);
+    await assertRefused(damagedCopy(f.good), /quick_check/);
   });
   it('swaps in a good file again after every refusal', async () => {
-    assert.equal(await renameIn(good), true);
+    assert.equal(await renameIn(f.good), true);
     await assertServing();
-    assert.equal((await server.get('/v1/listings/stats')).body.data.count, 9);
+    assert.equal((await f.server.get('/v1/listings/stats')).body.data.count, 9);
     assert.equal((await readyz()).body.candidate, null);
   });
 });
 
 describe('the served file changed in place, and a replacement noticed without traffic', () => {
-  let server: TestServer;
-  let path: string;
-  let good: string;
-  before(async () => {
-    path = (await buildTestSnapshot()).path;
-    good = join(tempDir(), 'good-copy.db');
-    copyFileSync(path, good);
-    server = await startServer({ SNAPSHOT_PATH: path, SNAPSHOT_CHECK_MS: '20' });
-  });
-  after(async () => {
-    await server?.close();
-  });
-  const readyz = async () => {
-    const r = await fetch(`${server.url}/readyz`);
-    return { status: r.status, body: await r.json() };
-  };
-  const swaps = () => server.logs.filter((l) => l.msg === 'snapshot swapped in').length;
+  const f = servedSnapshot('20');
+  const readyz = () => readyzOf(f.server);
+  const swaps = () => f.server.logs.filter((l) => l.msg === 'snapshot swapped in').length;
 
   it('stops serving data (503) and is not ready when its own file is overwritten in place with a bad one', async () => {
-    assert.equal((await server.get('/v1/listings')).status, 200);
+    assert.equal((await f.server.get('/v1/listings')).status, 200);
     // Written into the same inode (no rename): the open connection now reads other pages than it opened.
-    writeFileSync(path, readFileSync(damagedCopy(good)));
-    assert.equal(await server.snapshots.refresh(), false, 'the changed file is refused');
+    writeFileSync(f.path, readFileSync(damagedCopy(f.good)));
+    assert.equal(await f.server.snapshots.refresh(), false, 'the changed file is refused');
     for (const p of ['/v1/listings', '/v1/listings/lst-001', '/v1/listings/stats']) {
-      const res = await server.get(p);
+      const res = await f.server.get(p);
       assertError(res, 503, { code: 'service_unavailable' });
       assert.ok(res.headers.get('retry-after'), p);
     }
@@ -276,13 +268,13 @@ describe('the served file changed in place, and a replacement noticed without tr
     assert.equal(r.body.status, 'snapshot_damaged');
     assert.match(r.body.damaged, /changed in place/);
     assert.equal(r.body.candidate.state, 'refused');
-    assert.ok(server.logs.some((l) => l.level === 'error' && /changed in place/.test(String(l.msg))));
-    assert.equal((await server.get('/v1/ping')).status, 200, 'ping reports the process');
+    assert.ok(f.server.logs.some((l) => l.level === 'error' && /changed in place/.test(String(l.msg))));
+    assert.equal((await f.server.get('/v1/ping')).status, 200, 'ping reports the process');
   });
   it('serves again once a valid snapshot is copied over it, in place too', async () => {
-    copyFileSync(good, path);
-    assert.equal(await server.snapshots.refresh(), true);
-    assert.equal((await server.get('/v1/listings')).status, 200);
+    copyFileSync(f.good, f.path);
+    assert.equal(await f.server.snapshots.refresh(), true);
+    assert.equal((await f.server.get('/v1/listings')).status, 200);
     const r = await readyz();
     assert.equal(r.status, 200);
     assert.equal(r.body.status, 'ready');
@@ -291,16 +283,16 @@ describe('the served file changed in place, and a replacement noticed without tr
   it('keeps serving when another file is renamed over it (the open file is intact)', async () => {
     const garbage = join(tempDir(), 'garbage.db');
     writeFileSync(garbage, 'this is not a database '.repeat(500));
-    renameSync(garbage, path);
-    assert.equal(await server.snapshots.refresh(), false);
-    assert.equal((await server.get('/v1/listings')).status, 200);
+    renameSync(garbage, f.path);
+    assert.equal(await f.server.snapshots.refresh(), false);
+    assert.equal((await f.server.get('/v1/listings')).status, 200);
     assert.equal((await readyz()).body.status, 'ready');
   });
   it('swaps in a file renamed into place within SNAPSHOT_CHECK_MS with no request at all', async () => {
     const before = swaps();
-    const tmp = `${path}.incoming`;
-    copyFileSync(good, tmp);
-    renameSync(tmp, path);
+    const tmp = `${f.path}.incoming`;
+    copyFileSync(f.good, tmp);
+    renameSync(tmp, f.path);
     const deadline = Date.now() + 5000;
     while (swaps() === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     assert.equal(swaps(), before + 1, 'swapped by the timer: no data request, no refresh() called');
