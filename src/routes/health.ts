@@ -11,15 +11,14 @@ export function readiness(deps: AppDeps, now = Date.now()) {
   const keys = deps.keysReady ? deps.keysReady() : true;
   const draining = deps.lifecycle?.draining === true;
   const damaged = deps.snapshots.damaged !== null;
-  const status = draining
-    ? 'draining'
-    : !snap
-      ? 'no_snapshot'
-      : damaged
-        ? 'snapshot_damaged'
-        : !keys
-          ? 'key_store_unavailable'
-          : 'ready';
+  // The first reason not to take traffic, in this order.
+  const reasons: [boolean, string][] = [
+    [draining, 'draining'],
+    [!snap, 'no_snapshot'],
+    [damaged, 'snapshot_damaged'],
+    [!keys, 'key_store_unavailable'],
+  ];
+  const status = reasons.find(([holds]) => holds)?.[1] ?? 'ready';
   return {
     status,
     snapshot: snap
