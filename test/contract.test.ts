@@ -484,10 +484,29 @@ describe('error messages echo bad values readably', () => {
     assert400(res, 'q');
     assert.ok(res.body.error.message.includes(`(got "${long(40)}...")`), res.body.error.message);
   });
-  it('shows non-ASCII characters of a bad value as "?"', async () => {
-    const res = await server.get(`/v1/listings?furnishing=${encodeURIComponent('gemeubileerd€')}`);
+  it('shows letters and symbols of any script as they are', async () => {
+    const res = await server.get(`/v1/listings?furnishing=${encodeURIComponent('gemeubileerd€ Zoë 🏠')}`);
     assert400(res, 'furnishing');
-    assert.ok(res.body.error.message.includes('(got "gemeubileerd?")'), res.body.error.message);
+    assert.ok(res.body.error.message.includes('(got "gemeubileerd€ Zoë 🏠")'), res.body.error.message);
+  });
+  it('shows what a reader cannot see (controls, zero-width, bidi overrides) as \\u escapes', async () => {
+    const value = 'a\u0009b\u200bc\u202ed\u2028e\u{E0041}';
+    const res = await server.get(`/v1/listings?furnishing=${encodeURIComponent(value)}`);
+    assert400(res, 'furnishing');
+    assert.ok(
+      res.body.error.message.includes('(got "a\\u0009b\\u200Bc\\u202Ed\\u2028e\\u{E0041}")'),
+      res.body.error.message,
+    );
+  });
+  it('cuts a long value after 40 characters, never inside a character', async () => {
+    const res = await server.get(`/v1/listings?furnishing=${encodeURIComponent('🏠'.repeat(41))}`);
+    assert400(res, 'furnishing');
+    assert.ok(res.body.error.message.includes(`(got "${'🏠'.repeat(40)}...")`), res.body.error.message);
+  });
+  it('names an unknown parameter as it was sent', async () => {
+    const res = await server.get(`/v1/listings?${encodeURIComponent('prijs€')}=1`);
+    assert400(res, 'prijs€');
+    assert.ok(res.body.error.message.startsWith('Unknown parameter "prijs€".'), res.body.error.message);
   });
 });
 

@@ -37,9 +37,21 @@ export function parseRawQuery(search: string): Record<string, string> {
   return out;
 }
 
-/** A client value quoted in a message: printable ASCII only, long values cut to 40 characters and "...". */
-export const printable = (s: string) =>
-  (s.length > 40 ? s.slice(0, 40) : s).replace(/[^\x20-\x7e]/g, '?') + (s.length > 40 ? '...' : '');
+/** Characters a reader cannot see or that change how text around them shows: controls, format characters (zero-width, bidi), lone surrogates, private use, unassigned, line and paragraph separators. */
+const UNSEEN = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}]/gu;
+const escaped = (c: string) => {
+  const cp = c.codePointAt(0) as number;
+  return cp > 0xffff ? `\\u{${cp.toString(16).toUpperCase()}}` : `\\u${cp.toString(16).toUpperCase().padStart(4, '0')}`;
+};
+/**
+ * A client value quoted in a message: its first 40 characters (code points, so no pair is cut) and "..." when
+ * it is longer; letters of any script show as they are, and what a reader cannot see as a \u escape.
+ */
+export const printable = (s: string) => {
+  const chars = Array.from(s.length > 160 ? s.slice(0, 160) : s);
+  const shown = (chars.length > 40 ? chars.slice(0, 40).join('') : chars.join('')).replace(UNSEEN, escaped);
+  return chars.length > 40 ? `${shown}...` : shown;
+};
 
 /** How a parameter's raw value is converted: integers and numbers are parsed, everything else stays text. */
 type Kind = 'integer' | 'number' | 'text';
