@@ -244,6 +244,27 @@ describe('the document against the service', () => {
       await limited.close();
     }
   });
+  it('shows in its 404 examples the message the service answers for an unknown id of that path', async () => {
+    for (const [path, { example }] of Object.entries(PATHS)) {
+      if (!path.includes('{id}')) continue;
+      const shown = op(path).responses['404'].content['application/json'].examples.not_found.value.error.message;
+      const url = example.split('?')[0].replace(/\/[^/]+(\/observations|\/similar)?$/, '/no-such-id$1');
+      const res = await server.get(url + (example.includes('?') ? `?${example.split('?')[1]}` : ''));
+      assert.equal(res.status, 404, url);
+      assert.equal(res.body.error.message, shown, path);
+    }
+  });
+  it("states the observations' month range as the service applies it (the text's own examples)", async () => {
+    const to = queryParams('/v1/market/metrics/{id}/observations').find((p) => p.name === 'to');
+    const pairs = [...to.description.matchAll(/(\d{4}-\d{2}-\d{2}) to (\d{4}-\d{2}-\d{2}) is (\d+)/g)];
+    assert.equal(pairs.length, 2, to.description);
+    for (const [, from, until, months] of pairs) {
+      const res = await server.get(
+        `/v1/market/metrics/median_rent/observations?location_id=loc-ams&from=${from}&to=${until}`,
+      );
+      assert.equal(res.status, Number(months) <= 24 ? 200 : 400, `${from} to ${until}: ${res.text.slice(0, 200)}`);
+    }
+  });
   it('shows in its 400 examples the messages the service answers', async () => {
     for (const [path, { example }] of Object.entries(PATHS)) {
       const examples = op(path).responses['400'].content['application/json'].examples;
@@ -260,23 +281,101 @@ describe('the document against the service', () => {
       }
     }
   });
-  it("answers 200 on the shipped sample to every operation called with its parameters' examples", async () => {
+});
+
+describe('the examples on the shipped sample', () => {
+  let sample: TestServer;
+  before(async () => {
     const { path } = await buildTestSnapshot(join(ROOT, 'data'));
-    const sample = await startServer({ SNAPSHOT_PATH: path });
-    try {
-      for (const [template, item] of Object.entries<any>(doc.paths)) {
-        const params = item.get.parameters as any[];
-        let url = template;
-        const example = (p: any) => p.example ?? p.schema.examples[0];
-        for (const p of params.filter((x) => x.in === 'path')) url = url.replace(`{${p.name}}`, example(p));
-        const query = Object.fromEntries(
-          params.filter((p) => p.in === 'query' && p.name !== 'cursor').map((p) => [p.name, example(p)]),
-        );
-        const res = await sample.get(withParams(url, query));
-        assert.equal(res.status, 200, `${withParams(url, query)}: ${res.text.slice(0, 300)}`);
-      }
-    } finally {
-      await sample.close();
+    sample = await startServer({ SNAPSHOT_PATH: path });
+  });
+  after(async () => {
+    await sample?.close();
+  });
+  const example = (p: any) => p.example ?? p.schema.examples[0];
+  /** An operation's request with its path parameters' examples and the query parameters `which` picks. */
+  const requestOf = (template: string, which: (p: any) => boolean) => {
+    const params = doc.paths[template].get.parameters as any[];
+    let url = template;
+    for (const p of params.filter((x) => x.in === 'path')) url = url.replace(`{${p.name}}`, example(p));
+    const query = Object.fromEntries(
+      params.filter((p) => p.in === 'query' && p.name !== 'cursor' && which(p)).map((p) => [p.name, example(p)]),
+    );
+    return withParams(url, query);
+  };
+
+  it("answers 200 to every operation called with its parameters' examples", async () => {
+    for (const template of Object.keys(doc.paths)) {
+      const url = requestOf(template, () => true);
+      const res = await sample.get(url);
+      assert.equal(res.status, 200, `${url}: ${res.text.slice(0, 300)}`);
     }
+  });
+
+  it("finds records on the shipped sample with each filter's example alone", async () => {
+    const empty: string[] = [];
+    for (const template of Object.keys(doc.paths)) {
+      const params = doc.paths[template].get.parameters as any[];
+      for (const p of params.filter((x) => x.in === 'query' && !x.required)) {
+        if (['cursor', 'limit', 'locale'].includes(p.name)) continue;
+        const url = requestOf(template, (x) => x.required === true || x.name === p.name);
+        const res = await sample.get(url);
+        assert.equal(res.status, 200, url);
+        if (Array.isArray(res.body.data) && res.body.data.length === 0) empty.push(url);
+      }
+    }
+    assert.deepEqual(empty, []);
+  });
+
+  /**
+   * Where an example differs from what the service answers: a text may be cut (its start, then "…"), and the data
+   * array of a list may show some of its records (found by id, in the order served) or its first items; every other
+   * value, list and key (in its order) is as served.
+   */
+  function differences(shown: unknown, served: unknown, at: string, top = false): string[] {
+    if (typeof shown === 'string' && typeof served === 'string') {
+      const cut = shown.endsWith('…') && served.length >= shown.length && served.startsWith(shown.slice(0, -1));
+      return shown === served || cut ? [] : [`${at}: shows ${JSON.stringify(shown)}, served ${JSON.stringify(served)}`];
+    }
+    if (Array.isArray(shown) && Array.isArray(served)) {
+      if (top && shown.every((x) => typeof x?.id === 'string')) {
+        // Records of a list: each as served, found by its id, in the order served.
+        const at2 = shown.map((x) => served.findIndex((y) => y?.id === x.id));
+        if (at2.some((i, k) => i === -1 || (k > 0 && i <= at2[k - 1])))
+          return [`${at}: shows ids ${shown.map((x) => x.id).join()} (not served in this order: ${at2.join()})`];
+        return shown.flatMap((x, k) => differences(x, served[at2[k]], `${at}[${x.id}]`));
+      }
+      if (top ? shown.length > served.length : shown.length !== served.length)
+        return [`${at}: shows ${shown.length} items, served ${served.length}`];
+      return shown.flatMap((x, i) => differences(x, served[i], `${at}[${i}]`));
+    }
+    if (shown && served && typeof shown === 'object' && typeof served === 'object' && !Array.isArray(served)) {
+      const [a, b] = [Object.keys(shown), Object.keys(served)];
+      if (a.join() !== b.join()) return [`${at}: shows keys ${a.join()}, served ${b.join()}`];
+      return a.flatMap((k) => differences((shown as any)[k], (served as any)[k], `${at}.${k}`));
+    }
+    return Object.is(shown, served) ? [] : [`${at}: shows ${JSON.stringify(shown)}, served ${JSON.stringify(served)}`];
+  }
+
+  it('shows in its 200 examples what the service answers to the example request (long texts cut with "…")', async () => {
+    const problems: string[] = [];
+    let compared = 0;
+    for (const template of Object.keys(doc.paths)) {
+      if (template === '/v1/openapi.json') continue; // its example is the document's outline
+      const shown = doc.paths[template].get.responses['200'].content['application/json'].example;
+      if (shown === undefined) continue;
+      // The required parameters only: the answer an example shows is the one to the plainest request.
+      const url = requestOf(template, (p) => p.required === true);
+      const res = await sample.get(url);
+      assert.equal(res.status, 200, url);
+      compared++;
+      problems.push(
+        ...('data' in shown
+          ? differences(shown.data, res.body.data, `${url} data`, true)
+          : differences(shown, res.body, `${url} body`)),
+      );
+    }
+    assert.ok(compared >= 20, `${compared} examples compared`);
+    assert.deepEqual(problems, []);
   });
 });

@@ -535,18 +535,6 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `not_found`: no public record has this id. */
-        NotFound: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                RateLimit: components["headers"]["RateLimit"];
-                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"];
-            };
-        };
         /** @description `rate_limited`: this key's allowance for the window is used up (RateLimit says r=0), or this address failed authentication too often. Wait Retry-After seconds. */
         RateLimited: {
             headers: {
@@ -957,10 +945,13 @@ export interface operations {
                      *           "latitude": 52.103607,
                      *           "longitude": 4.292609
                      *         },
-                     *         "description": "Apartment of 80 m² with 2 rooms in The Hague. Within cycling distance of the city centre. Features: solar panels.",
+                     *         "description": "Apartment of 80 m² with 2 rooms in The Hague. Within cycling distance of the city centre. Features: solar panels. Offered upholstered: flooring, curtains and light fittings included.",
                      *         "images": [
                      *           "https://images.example.nl/listings/lst_0000001/1.jpg",
-                     *           "https://images.example.nl/listings/lst_0000001/2.jpg"
+                     *           "https://images.example.nl/listings/lst_0000001/2.jpg",
+                     *           "https://images.example.nl/listings/lst_0000001/3.jpg",
+                     *           "https://images.example.nl/listings/lst_0000001/4.jpg",
+                     *           "https://images.example.nl/listings/lst_0000001/5.jpg"
                      *         ],
                      *         "attributes": {
                      *           "year_built": 1981,
@@ -1004,10 +995,13 @@ export interface operations {
                          *         "latitude": 52.103607,
                          *         "longitude": 4.292609
                          *       },
-                         *       "description": "Apartment of 80 m² with 2 rooms in The Hague. Within cycling distance of the city centre. Features: solar panels.",
+                         *       "description": "Apartment of 80 m² with 2 rooms in The Hague. Within cycling distance of the city centre. Features: solar panels. Offered upholstered: flooring, curtains and light fittings included.",
                          *       "images": [
                          *         "https://images.example.nl/listings/lst_0000001/1.jpg",
-                         *         "https://images.example.nl/listings/lst_0000001/2.jpg"
+                         *         "https://images.example.nl/listings/lst_0000001/2.jpg",
+                         *         "https://images.example.nl/listings/lst_0000001/3.jpg",
+                         *         "https://images.example.nl/listings/lst_0000001/4.jpg",
+                         *         "https://images.example.nl/listings/lst_0000001/5.jpg"
                          *       ],
                          *       "attributes": {
                          *         "year_built": 1981,
@@ -1071,7 +1065,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            /** @description `not_found`: no public listing has this id (unknown, or no longer public). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
         };
@@ -1113,26 +1118,49 @@ export interface operations {
                      * @example {
                      *       "data": [
                      *         {
-                     *           "id": "lst_0000001",
-                     *           "slug": "sunny-2-room-apartment-in-the-hague-0000001",
-                     *           "title": "Sunny 2-room apartment in The Hague",
+                     *           "id": "lst_0002054",
+                     *           "slug": "modern-2-room-apartment-in-bezuidenhout-0002054",
+                     *           "title": "Modern 2-room apartment in Bezuidenhout",
                      *           "price_eur": 1550,
-                     *           "size_m2": 80,
+                     *           "size_m2": 86,
                      *           "rooms": 2,
                      *           "furnishing": "UPHOLSTERED",
                      *           "property_type": "apartment",
-                     *           "energy_label": "G",
+                     *           "energy_label": "C",
                      *           "owner_id": "own_00015",
-                     *           "image_url": "https://images.example.nl/listings/lst_0000001/1.jpg",
-                     *           "created_at": "2025-04-06T08:55:12Z",
-                     *           "updated_at": "2025-05-11T02:07:07Z",
+                     *           "image_url": "https://images.example.nl/listings/lst_0002054/1.jpg",
+                     *           "created_at": "2024-07-25T22:36:15Z",
+                     *           "updated_at": "2024-08-06T20:44:35Z",
                      *           "location": {
                      *             "city": "The Hague",
-                     *             "street": "Oranjestraat",
-                     *             "number": "17",
-                     *             "postcode": "2565 WK",
-                     *             "latitude": 52.103607,
-                     *             "longitude": 4.292609
+                     *             "street": "Sint Annastraat",
+                     *             "number": "12",
+                     *             "postcode": "2593 LF",
+                     *             "latitude": 52.087241,
+                     *             "longitude": 4.335097
+                     *           }
+                     *         },
+                     *         {
+                     *           "id": "lst_0000415",
+                     *           "slug": "bright-2-room-apartment-in-centrum-0000415",
+                     *           "title": "Bright 2-room apartment in Centrum",
+                     *           "price_eur": 1547,
+                     *           "size_m2": 55,
+                     *           "rooms": 2,
+                     *           "furnishing": "UPHOLSTERED",
+                     *           "property_type": "apartment",
+                     *           "energy_label": "A+++",
+                     *           "owner_id": "own_00015",
+                     *           "image_url": "https://images.example.nl/listings/lst_0000415/1.jpg",
+                     *           "created_at": "2026-10-24T18:37:56Z",
+                     *           "updated_at": "2026-10-31T00:00:00Z",
+                     *           "location": {
+                     *             "city": "The Hague",
+                     *             "street": "Gevers Deynootweg",
+                     *             "number": "25",
+                     *             "postcode": "2511 WF",
+                     *             "latitude": 52.071784,
+                     *             "longitude": 4.329204
                      *           }
                      *         }
                      *       ],
@@ -1186,7 +1214,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            /** @description `not_found`: no public listing has this id (unknown, or no longer public). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
         };
@@ -1228,23 +1267,23 @@ export interface operations {
                      * @example {
                      *       "data": [
                      *         {
-                     *           "id": "own_00004",
-                     *           "slug": "verhuurkantoor-vecht-00004",
-                     *           "name": "Verhuurkantoor Vecht",
+                     *           "id": "own_00011",
+                     *           "slug": "visser-makelaars-00011",
+                     *           "name": "Visser Makelaars",
                      *           "type": "agency",
-                     *           "website_url": "https://www.verhuurkantoorvecht.example.nl",
-                     *           "image_url": "https://images.example.nl/owners/own_00004.png",
-                     *           "phone_numbers": [
-                     *             "+31 43 000 7499",
-                     *             "+31 24 000 7700"
-                     *           ],
+                     *           "website_url": "https://www.vissermakelaars.example.nl",
+                     *           "image_url": "https://images.example.nl/owners/own_00011.png",
+                     *           "phone_numbers": null,
                      *           "emails": null,
                      *           "areas_served": [
-                     *             "Eindhoven"
+                     *             "Utrecht",
+                     *             "Tilburg"
                      *           ],
-                     *           "certifications": null,
-                     *           "description_short": "Rental agency active in Eindhoven.",
-                     *           "updated_at": null
+                     *           "certifications": [
+                     *             "Vastgoedpro"
+                     *           ],
+                     *           "description_short": "Rental agency active in Utrecht.",
+                     *           "updated_at": "2026-09-20T00:18:40Z"
                      *         }
                      *       ],
                      *       "pagination": {
@@ -1307,7 +1346,7 @@ export interface operations {
             path: {
                 /**
                  * @description An id as the id field of /v1/owners shows it (not a slug or a URL), 1 to 120 characters. An id that is unknown or no longer public is a 404.
-                 * @example own_00004
+                 * @example own_00011
                  */
                 id: string;
             };
@@ -1331,24 +1370,24 @@ export interface operations {
                     /**
                      * @example {
                      *       "data": {
-                     *         "id": "own_00004",
-                     *         "slug": "verhuurkantoor-vecht-00004",
-                     *         "name": "Verhuurkantoor Vecht",
+                     *         "id": "own_00011",
+                     *         "slug": "visser-makelaars-00011",
+                     *         "name": "Visser Makelaars",
                      *         "type": "agency",
-                     *         "website_url": "https://www.verhuurkantoorvecht.example.nl",
-                     *         "image_url": "https://images.example.nl/owners/own_00004.png",
-                     *         "phone_numbers": [
-                     *           "+31 43 000 7499",
-                     *           "+31 24 000 7700"
-                     *         ],
+                     *         "website_url": "https://www.vissermakelaars.example.nl",
+                     *         "image_url": "https://images.example.nl/owners/own_00011.png",
+                     *         "phone_numbers": null,
                      *         "emails": null,
                      *         "areas_served": [
-                     *           "Eindhoven"
+                     *           "Utrecht",
+                     *           "Tilburg"
                      *         ],
-                     *         "certifications": null,
-                     *         "description_short": "Rental agency active in Eindhoven.",
-                     *         "updated_at": null,
-                     *         "description": "Verhuurkantoor Vecht lets apartments and family homes in Eindhoven."
+                     *         "certifications": [
+                     *           "Vastgoedpro"
+                     *         ],
+                     *         "description_short": "Rental agency active in Utrecht.",
+                     *         "updated_at": "2026-09-20T00:18:40Z",
+                     *         "description": "**Visser Makelaars**: Rental agency active in Utrecht.\n\n- Viewings by appointment\n- We respond to enquiries within two working days\n- Rent is paid monthly in advance"
                      *       },
                      *       "meta": {
                      *         "locale": "en",
@@ -1360,24 +1399,24 @@ export interface operations {
                         /**
                          * @description Every field but id may be null, including the arrays: null means the source does not say.
                          * @example {
-                         *       "id": "own_00004",
-                         *       "slug": "verhuurkantoor-vecht-00004",
-                         *       "name": "Verhuurkantoor Vecht",
+                         *       "id": "own_00011",
+                         *       "slug": "visser-makelaars-00011",
+                         *       "name": "Visser Makelaars",
                          *       "type": "agency",
-                         *       "website_url": "https://www.verhuurkantoorvecht.example.nl",
-                         *       "image_url": "https://images.example.nl/owners/own_00004.png",
-                         *       "phone_numbers": [
-                         *         "+31 43 000 7499",
-                         *         "+31 24 000 7700"
-                         *       ],
+                         *       "website_url": "https://www.vissermakelaars.example.nl",
+                         *       "image_url": "https://images.example.nl/owners/own_00011.png",
+                         *       "phone_numbers": null,
                          *       "emails": null,
                          *       "areas_served": [
-                         *         "Eindhoven"
+                         *         "Utrecht",
+                         *         "Tilburg"
                          *       ],
-                         *       "certifications": null,
-                         *       "description_short": "Rental agency active in Eindhoven.",
-                         *       "updated_at": null,
-                         *       "description": "Verhuurkantoor Vecht lets apartments and family homes in Eindhoven."
+                         *       "certifications": [
+                         *         "Vastgoedpro"
+                         *       ],
+                         *       "description_short": "Rental agency active in Utrecht.",
+                         *       "updated_at": "2026-09-20T00:18:40Z",
+                         *       "description": "**Visser Makelaars**: Rental agency active in Utrecht.\n\n- Viewings by appointment\n- We respond to enquiries within two working days\n- Rent is paid monthly in advance"
                          *     }
                          */
                         data: {
@@ -1414,7 +1453,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            /** @description `not_found`: no public owner has this id (unknown, or no longer public). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
         };
@@ -1568,13 +1618,15 @@ export interface operations {
                      *         "description": "KPN offers home internet over fiber and DSL in the Netherlands.",
                      *         "last_verified_at": "2026-09-21T05:18:40Z",
                      *         "updated_at": "2026-06-17T17:45:35Z",
-                     *         "support_details": "Support by phone, chat and e-mail. Check availability at your address before ordering.",
+                     *         "support_details": "Support by phone, chat and e-mail. Check availability at your address with your postcode and house number before ordering.",
                      *         "strengths": [
                      *           "Nationwide fiber network",
-                     *           "Symmetrical upload speeds"
+                     *           "Symmetrical upload speeds",
+                     *           "TV and mobile bundles"
                      *         ],
                      *         "considerations": [
-                     *           "Fiber is not available at every address"
+                     *           "Fiber is not available at every address",
+                     *           "Higher regular price after the introductory period"
                      *         ]
                      *       },
                      *       "meta": {
@@ -1600,13 +1652,15 @@ export interface operations {
                          *       "description": "KPN offers home internet over fiber and DSL in the Netherlands.",
                          *       "last_verified_at": "2026-09-21T05:18:40Z",
                          *       "updated_at": "2026-06-17T17:45:35Z",
-                         *       "support_details": "Support by phone, chat and e-mail. Check availability at your address before ordering.",
+                         *       "support_details": "Support by phone, chat and e-mail. Check availability at your address with your postcode and house number before ordering.",
                          *       "strengths": [
                          *         "Nationwide fiber network",
-                         *         "Symmetrical upload speeds"
+                         *         "Symmetrical upload speeds",
+                         *         "TV and mobile bundles"
                          *       ],
                          *       "considerations": [
-                         *         "Fiber is not available at every address"
+                         *         "Fiber is not available at every address",
+                         *         "Higher regular price after the introductory period"
                          *       ]
                          *     }
                          */
@@ -1646,7 +1700,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            /** @description `not_found`: no public internet provider has this id (unknown, or no longer public). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
         };
@@ -1825,7 +1890,7 @@ export interface operations {
                      *           "official_url": "https://www.centraalbeheer.nl",
                      *           "quote_url": null,
                      *           "headline": "Covers your belongings against fire, theft and water damage",
-                     *           "summary": "Contents insurance (inboedelverzekering) for tenants: furniture, electronics and clothing are covered.",
+                     *           "summary": "Contents insurance (inboedelverzekering) for tenants: furniture, electronics and clothing are covered; the building itself is the landlord's responsibility.",
                      *           "last_verified_at": null,
                      *           "updated_at": "2026-03-30T09:49:11Z"
                      *         }
@@ -2072,7 +2137,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            /** @description `not_found`: no public insurance provider has this id (unknown, or no longer public). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
         };
@@ -2082,7 +2158,7 @@ export interface operations {
             query?: {
                 /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
-                /** @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the name, the headline and the description. 1 to 200 characters. Example: kamers. */
+                /** @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the name, the headline and the description. 1 to 200 characters. Example: social. */
                 q?: string;
                 /** @description Number of items per page. An integer from 1 to 100. Default 20. Example: 10. */
                 limit?: number;
@@ -2253,7 +2329,7 @@ export interface operations {
                      *         },
                      *         "description": "Funda is a listing site where landlords and agencies advertise homes.",
                      *         "pricing_details": "Searching and responding is free for tenants.",
-                     *         "content": "## How it works\n\nSearch by city, price and size, save a search and respond to listings directly."
+                     *         "content": "## How it works\n\nSearch by city, price and size, save a search and respond to listings directly. Landlords decide who gets a viewing.\n\n## Tips\n\n…"
                      *       },
                      *       "meta": {
                      *         "locale": "en",
@@ -2292,7 +2368,7 @@ export interface operations {
                          *       },
                          *       "description": "Funda is a listing site where landlords and agencies advertise homes.",
                          *       "pricing_details": "Searching and responding is free for tenants.",
-                         *       "content": "## How it works\n\nSearch by city, price and size, save a search and respond to listings directly."
+                         *       "content": "## How it works\n\nSearch by city, price and size, save a search and respond to listings directly. Landlords decide who gets a viewing.\n\n## Tips\n\n…"
                          *     }
                          */
                         data: {
@@ -2336,7 +2412,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            /** @description `not_found`: no public platform has this id (unknown, or no longer public). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
         };
@@ -2475,7 +2562,7 @@ export interface operations {
                      *         "slug": "renting-in-amsterdam",
                      *         "title": "Renting in Amsterdam: neighbourhoods and prices",
                      *         "description": "What to expect when you look for a rental home in Amsterdam, from popular neighbourhoods to typical rents.",
-                     *         "content": "## Neighbourhoods\n\nPopular neighbourhoods in Amsterdam include Centrum, Jordaan, De Pijp and Oud-West.",
+                     *         "content": "## Neighbourhoods\n\nPopular neighbourhoods in Amsterdam include Centrum, Jordaan, De Pijp and Oud-West.\n\n## Rents\n\n…",
                      *         "category": "city_guide",
                      *         "location_id": "loc_0013",
                      *         "created_at": "2026-06-23T13:07:10Z",
@@ -2494,7 +2581,7 @@ export interface operations {
                          *       "slug": "renting-in-amsterdam",
                          *       "title": "Renting in Amsterdam: neighbourhoods and prices",
                          *       "description": "What to expect when you look for a rental home in Amsterdam, from popular neighbourhoods to typical rents.",
-                         *       "content": "## Neighbourhoods\n\nPopular neighbourhoods in Amsterdam include Centrum, Jordaan, De Pijp and Oud-West.",
+                         *       "content": "## Neighbourhoods\n\nPopular neighbourhoods in Amsterdam include Centrum, Jordaan, De Pijp and Oud-West.\n\n## Rents\n\n…",
                          *       "category": "city_guide",
                          *       "location_id": "loc_0013",
                          *       "created_at": "2026-06-23T13:07:10Z",
@@ -2532,7 +2619,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            /** @description `not_found`: no public article has this id (unknown, or no longer public). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
         };
@@ -2575,7 +2673,7 @@ export interface operations {
                      *           "id": "term_0001",
                      *           "slug": "huurtoeslag",
                      *           "term": "huurtoeslag",
-                     *           "definition": "Rent benefit: a monthly government contribution towards the rent for tenants with a low income. You apply at the Dienst Toeslagen.",
+                     *           "definition": "Rent benefit: a monthly government contribution towards the rent for tenants with a low income. The amount depends on income, assets, rent and household; you apply at the Dienst Toeslagen.",
                      *           "updated_at": "2025-08-06T00:00:00Z"
                      *         }
                      *       ],
@@ -2659,7 +2757,7 @@ export interface operations {
                      *         "id": "term_0001",
                      *         "slug": "huurtoeslag",
                      *         "term": "huurtoeslag",
-                     *         "definition": "Rent benefit: a monthly government contribution towards the rent for tenants with a low income. You apply at the Dienst Toeslagen.",
+                     *         "definition": "Rent benefit: a monthly government contribution towards the rent for tenants with a low income. The amount depends on income, assets, rent and household; you apply at the Dienst Toeslagen.",
                      *         "updated_at": "2025-08-06T00:00:00Z"
                      *       },
                      *       "meta": {
@@ -2675,7 +2773,7 @@ export interface operations {
                          *       "id": "term_0001",
                          *       "slug": "huurtoeslag",
                          *       "term": "huurtoeslag",
-                         *       "definition": "Rent benefit: a monthly government contribution towards the rent for tenants with a low income. You apply at the Dienst Toeslagen.",
+                         *       "definition": "Rent benefit: a monthly government contribution towards the rent for tenants with a low income. The amount depends on income, assets, rent and household; you apply at the Dienst Toeslagen.",
                          *       "updated_at": "2025-08-06T00:00:00Z"
                          *     }
                          */
@@ -2705,7 +2803,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            /** @description `not_found`: no public glossary entry has this id (unknown, or no longer public). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
         };
@@ -2743,7 +2852,7 @@ export interface operations {
                      *           "name": "Median rent",
                      *           "description": "Median asking rent per month of the rental listings first seen in the period.",
                      *           "unit": "EUR",
-                     *           "min_sample_size": 10
+                     *           "min_sample_size": 5
                      *         }
                      *       ],
                      *       "meta": {
@@ -2798,7 +2907,7 @@ export interface operations {
                  */
                 from: string;
                 /**
-                 * @description The last month: the month of this date is the last included; at most 24 months from the month of from, and not before from. A date, YYYY-MM-DD.
+                 * @description The last month: the month of this date is the last included. The months of from and to and those between them are at most 24 (2024-02-01 to 2026-01-31 is 24; 2024-01-01 to 2026-01-01 is 25, a 400); to is not before from. A date, YYYY-MM-DD.
                  * @example 2026-06-30
                  */
                 to: string;
@@ -2835,6 +2944,31 @@ export interface operations {
                      *           "date": "2026-01-01",
                      *           "value": 1800,
                      *           "sample_size": 15
+                     *         },
+                     *         {
+                     *           "date": "2026-02-01",
+                     *           "value": 1950,
+                     *           "sample_size": 12
+                     *         },
+                     *         {
+                     *           "date": "2026-03-01",
+                     *           "value": 1977,
+                     *           "sample_size": 16
+                     *         },
+                     *         {
+                     *           "date": "2026-04-01",
+                     *           "value": 1900,
+                     *           "sample_size": 11
+                     *         },
+                     *         {
+                     *           "date": "2026-05-01",
+                     *           "value": 1906.5,
+                     *           "sample_size": 18
+                     *         },
+                     *         {
+                     *           "date": "2026-06-01",
+                     *           "value": 2105.5,
+                     *           "sample_size": 10
                      *         }
                      *       ],
                      *       "meta": {
@@ -2868,7 +3002,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            /** @description `not_found`: no public metric has this id (unknown, or no longer public). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
         };
@@ -3091,7 +3236,18 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            404: components["responses"]["NotFound"];
+            /** @description `not_found`: no public location has this id (unknown, or no longer public). */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
         };

@@ -46,6 +46,8 @@ export interface RouteDef<Q = any> {
   /** JSON schema of one data item (collections) or of data (detail) or of the body (plain). */
   item: Record<string, unknown>;
   public?: boolean;
+  /** What the path's id names, as its 404 says it ("listing": "No public listing was found with this id."). */
+  record?: string;
   /** Not part of the API's description (the docs page and its assets). */
   hidden?: boolean;
   handle(ctx: Ctx<Q>): unknown;

@@ -75,6 +75,7 @@ export const routes = (_deps: AppDeps) => [
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({
     path: '/v1/articles/:id',
+    record: 'article',
     tag: 'Articles',
     kind: 'detail',
     query: DetailQuery,

@@ -1,4 +1,5 @@
-// Example records for the OpenAPI document, as the API serves them from the shipped sample (data/), long texts cut.
+// Example records for the OpenAPI document: what the API answers from the shipped sample (data/) to each example
+// request, long texts cut after their start with "…" (test/openapi.test.ts compares them with the answers).
 
 const LISTING_SUMMARY = {
   id: 'lst_0000001',
@@ -25,18 +26,18 @@ const LISTING_SUMMARY = {
 };
 
 const OWNER = {
-  id: 'own_00004',
-  slug: 'verhuurkantoor-vecht-00004',
-  name: 'Verhuurkantoor Vecht',
+  id: 'own_00011',
+  slug: 'visser-makelaars-00011',
+  name: 'Visser Makelaars',
   type: 'agency',
-  website_url: 'https://www.verhuurkantoorvecht.example.nl',
-  image_url: 'https://images.example.nl/owners/own_00004.png',
-  phone_numbers: ['+31 43 000 7499', '+31 24 000 7700'],
+  website_url: 'https://www.vissermakelaars.example.nl',
+  image_url: 'https://images.example.nl/owners/own_00011.png',
+  phone_numbers: null,
   emails: null,
-  areas_served: ['Eindhoven'],
-  certifications: null,
-  description_short: 'Rental agency active in Eindhoven.',
-  updated_at: null,
+  areas_served: ['Utrecht', 'Tilburg'],
+  certifications: ['Vastgoedpro'],
+  description_short: 'Rental agency active in Utrecht.',
+  updated_at: '2026-09-20T00:18:40Z',
 };
 
 const INTERNET_PROVIDER = {
@@ -99,11 +100,8 @@ export const EXAMPLES = {
   listingDetail: {
     ...LISTING_SUMMARY,
     description:
-      'Apartment of 80 m² with 2 rooms in The Hague. Within cycling distance of the city centre. Features: solar panels.',
-    images: [
-      'https://images.example.nl/listings/lst_0000001/1.jpg',
-      'https://images.example.nl/listings/lst_0000001/2.jpg',
-    ],
+      'Apartment of 80 m² with 2 rooms in The Hague. Within cycling distance of the city centre. Features: solar panels. Offered upholstered: flooring, curtains and light fittings included.',
+    images: [1, 2, 3, 4, 5].map((n) => `https://images.example.nl/listings/lst_0000001/${n}.jpg`),
     attributes: { year_built: 1981, floor: 3 },
     sources: [{ url: 'https://housinganywhere.example.nl/listing/lst_0000001', type: 'platform' }],
   },
@@ -115,13 +113,67 @@ export const EXAMPLES = {
     median_price_eur: 1494,
   },
   ownerSummary: OWNER,
-  ownerDetail: { ...OWNER, description: 'Verhuurkantoor Vecht lets apartments and family homes in Eindhoven.' },
+  /** The first two listings similar to lst_0000001 (the path's example). */
+  similarListings: [
+    {
+      id: 'lst_0002054',
+      slug: 'modern-2-room-apartment-in-bezuidenhout-0002054',
+      title: 'Modern 2-room apartment in Bezuidenhout',
+      price_eur: 1550,
+      size_m2: 86,
+      rooms: 2,
+      furnishing: 'UPHOLSTERED',
+      property_type: 'apartment',
+      energy_label: 'C',
+      owner_id: 'own_00015',
+      image_url: 'https://images.example.nl/listings/lst_0002054/1.jpg',
+      created_at: '2024-07-25T22:36:15Z',
+      updated_at: '2024-08-06T20:44:35Z',
+      location: {
+        city: 'The Hague',
+        street: 'Sint Annastraat',
+        number: '12',
+        postcode: '2593 LF',
+        latitude: 52.087241,
+        longitude: 4.335097,
+      },
+    },
+    {
+      id: 'lst_0000415',
+      slug: 'bright-2-room-apartment-in-centrum-0000415',
+      title: 'Bright 2-room apartment in Centrum',
+      price_eur: 1547,
+      size_m2: 55,
+      rooms: 2,
+      furnishing: 'UPHOLSTERED',
+      property_type: 'apartment',
+      energy_label: 'A+++',
+      owner_id: 'own_00015',
+      image_url: 'https://images.example.nl/listings/lst_0000415/1.jpg',
+      created_at: '2026-10-24T18:37:56Z',
+      updated_at: '2026-10-31T00:00:00Z',
+      location: {
+        city: 'The Hague',
+        street: 'Gevers Deynootweg',
+        number: '25',
+        postcode: '2511 WF',
+        latitude: 52.071784,
+        longitude: 4.329204,
+      },
+    },
+  ],
+  ownerDetail: {
+    ...OWNER,
+    description:
+      '**Visser Makelaars**: Rental agency active in Utrecht.\n\n- Viewings by appointment\n- We respond to enquiries within two working days\n- Rent is paid monthly in advance',
+  },
   internetProviderSummary: INTERNET_PROVIDER,
   internetProviderDetail: {
     ...INTERNET_PROVIDER,
-    support_details: 'Support by phone, chat and e-mail. Check availability at your address before ordering.',
-    strengths: ['Nationwide fiber network', 'Symmetrical upload speeds'],
-    considerations: ['Fiber is not available at every address'],
+    support_details:
+      'Support by phone, chat and e-mail. Check availability at your address with your postcode and house number before ordering.',
+    strengths: ['Nationwide fiber network', 'Symmetrical upload speeds', 'TV and mobile bundles'],
+    considerations: ['Fiber is not available at every address', 'Higher regular price after the introductory period'],
   },
   internetPlan: {
     id: 'plan_0001',
@@ -156,7 +208,8 @@ export const EXAMPLES = {
     official_url: 'https://www.centraalbeheer.nl',
     quote_url: null,
     headline: 'Covers your belongings against fire, theft and water damage',
-    summary: 'Contents insurance (inboedelverzekering) for tenants: furniture, electronics and clothing are covered.',
+    summary:
+      "Contents insurance (inboedelverzekering) for tenants: furniture, electronics and clothing are covered; the building itself is the landlord's responsibility.",
     last_verified_at: null,
     updated_at: '2026-03-30T09:49:11Z',
   },
@@ -177,7 +230,8 @@ export const EXAMPLES = {
     attributes: { languages: ['nl', 'en'], mobile_app: true },
     description: 'Funda is a listing site where landlords and agencies advertise homes.',
     pricing_details: 'Searching and responding is free for tenants.',
-    content: '## How it works\n\nSearch by city, price and size, save a search and respond to listings directly.',
+    content:
+      '## How it works\n\nSearch by city, price and size, save a search and respond to listings directly. Landlords decide who gets a viewing.\n\n## Tips\n\n…',
   },
   articleSummary: ARTICLE_SUMMARY,
   articleDetail: {
@@ -185,7 +239,8 @@ export const EXAMPLES = {
     slug: ARTICLE_SUMMARY.slug,
     title: ARTICLE_SUMMARY.title,
     description: ARTICLE_SUMMARY.description,
-    content: '## Neighbourhoods\n\nPopular neighbourhoods in Amsterdam include Centrum, Jordaan, De Pijp and Oud-West.',
+    content:
+      '## Neighbourhoods\n\nPopular neighbourhoods in Amsterdam include Centrum, Jordaan, De Pijp and Oud-West.\n\n## Rents\n\n…',
     category: ARTICLE_SUMMARY.category,
     location_id: ARTICLE_SUMMARY.location_id,
     created_at: ARTICLE_SUMMARY.created_at,
@@ -196,7 +251,7 @@ export const EXAMPLES = {
     slug: 'huurtoeslag',
     term: 'huurtoeslag',
     definition:
-      'Rent benefit: a monthly government contribution towards the rent for tenants with a low income. You apply at the Dienst Toeslagen.',
+      'Rent benefit: a monthly government contribution towards the rent for tenants with a low income. The amount depends on income, assets, rent and household; you apply at the Dienst Toeslagen.',
     updated_at: '2025-08-06T00:00:00Z',
   },
   location: LOCATION,
@@ -209,7 +264,15 @@ export const EXAMPLES = {
     name: 'Median rent',
     description: 'Median asking rent per month of the rental listings first seen in the period.',
     unit: 'EUR',
-    min_sample_size: 10,
+    min_sample_size: 5,
   },
-  observation: { date: '2026-01-01', value: 1800, sample_size: 15 },
+  /** The whole series of the example request (median_rent, loc_0013, 2026-01-01 to 2026-06-30): no month is left out. */
+  observations: [
+    { date: '2026-01-01', value: 1800, sample_size: 15 },
+    { date: '2026-02-01', value: 1950, sample_size: 12 },
+    { date: '2026-03-01', value: 1977, sample_size: 16 },
+    { date: '2026-04-01', value: 1900, sample_size: 11 },
+    { date: '2026-05-01', value: 1906.5, sample_size: 18 },
+    { date: '2026-06-01', value: 2105.5, sample_size: 10 },
+  ],
 };

@@ -12,15 +12,22 @@ export const J = {
   ts: { type: ['string', 'null'], format: 'date-time' },
   strs: { type: ['array', 'null'], items: { type: 'string' } },
   obj: { type: ['object', 'null'] },
-  /** An object with exactly these properties, every one present; the description and example are for the OpenAPI document. */
-  object(props: Record<string, unknown>, doc: { description?: string; example?: Record<string, unknown> } = {}) {
+  /**
+   * An object with exactly these properties, every one present; the description and examples are for the OpenAPI
+   * document (a list's example shows all of `examples`, in their order).
+   */
+  object(
+    props: Record<string, unknown>,
+    doc: { description?: string; example?: Record<string, unknown>; examples?: Record<string, unknown>[] } = {},
+  ) {
+    const examples = doc.examples ?? (doc.example ? [doc.example] : undefined);
     return {
       type: 'object',
       ...(doc.description ? { description: doc.description } : {}),
       properties: props,
       required: Object.keys(props),
       additionalProperties: false,
-      ...(doc.example ? { examples: [doc.example] } : {}),
+      ...(examples ? { examples } : {}),
     };
   },
 };

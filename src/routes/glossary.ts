@@ -60,6 +60,7 @@ export const routes = (_deps: AppDeps) => [
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({
     path: '/v1/glossary/:id',
+    record: 'glossary entry',
     tag: 'Glossary',
     kind: 'detail',
     query: DetailQuery,

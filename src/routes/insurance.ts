@@ -134,6 +134,7 @@ export const routes = (_deps: AppDeps) => [
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({
     path: '/v1/insurance/providers/:id',
+    record: 'insurance provider',
     tag: 'Insurance',
     kind: 'detail',
     query: DetailQuery,

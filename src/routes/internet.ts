@@ -169,6 +169,7 @@ export const routes = (_deps: AppDeps) => [
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({
     path: '/v1/internet/providers/:id',
+    record: 'internet provider',
     tag: 'Internet',
     kind: 'detail',
     query: DetailQuery,

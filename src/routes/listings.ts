@@ -251,6 +251,7 @@ export const routes = (_deps: AppDeps) => [
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({
     path: '/v1/listings/:id',
+    record: 'listing',
     tag: 'Listings',
     kind: 'detail',
     query: DetailQuery,
@@ -266,10 +267,11 @@ export const routes = (_deps: AppDeps) => [
   }),
   defineRoute<v.InferOutput<typeof SimilarQuery>>({
     path: '/v1/listings/:id/similar',
+    record: 'listing',
     tag: 'Listings',
     kind: 'bounded',
     query: SimilarQuery,
-    item: LISTING_SUMMARY,
+    item: J.object(SUMMARY_PROPS, { examples: EXAMPLES.similarListings }),
     summary: 'Active listings like this one',
     description:
       'Same city and property type, price within 25 % of the reference, ranked by relative price difference, then size difference, then id. The reference itself is excluded. A reference without a price or property type has no similar listings (empty array).',

@@ -97,6 +97,7 @@ export const routes = (_deps: AppDeps) => [
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({
     path: '/v1/locations/:id',
+    record: 'location',
     tag: 'Locations',
     kind: 'detail',
     query: DetailQuery,

@@ -21,7 +21,7 @@ const ObservationsQuery = v.pipe(
     from: documented(date(), 'The first month: the month of this date is the first included.', '2026-01-01'),
     to: documented(
       date(),
-      `The last month: the month of this date is the last included; at most ${MAX_MONTHS} months from the month of from, and not before from.`,
+      `The last month: the month of this date is the last included. The months of from and to and those between them are at most ${MAX_MONTHS} (2024-02-01 to 2026-01-31 is ${MAX_MONTHS}; 2024-01-01 to 2026-01-01 is ${MAX_MONTHS + 1}, a 400); to is not before from.`,
       '2026-06-30',
     ),
   }),
@@ -56,7 +56,7 @@ const METRIC = J.object(
 );
 const OBSERVATION = J.object(
   { date: { type: 'string', format: 'date' }, value: { type: 'number' }, sample_size: { type: 'integer' } },
-  { example: EXAMPLES.observation },
+  { examples: EXAMPLES.observations },
 );
 
 export const routes = (_deps: AppDeps) => [
@@ -79,6 +79,7 @@ export const routes = (_deps: AppDeps) => [
   }),
   defineRoute<v.InferOutput<typeof ObservationsQuery>>({
     path: '/v1/market/metrics/:id/observations',
+    record: 'metric',
     tag: 'Market',
     kind: 'bounded',
     query: ObservationsQuery,

@@ -143,12 +143,6 @@ export const META_EXAMPLE = { locale: 'en', request_id: REQUEST_ID };
 /** Examples of the errors whose text does not depend on the endpoint. */
 export const ERROR_EXAMPLES = {
   401: { unauthorized: { summary: 'No valid key', value: errorBody('unauthorized', UNAUTHORIZED_MESSAGE) } },
-  404: {
-    not_found: {
-      summary: 'Unknown or not public',
-      value: errorBody('not_found', 'No public record was found with this id.'),
-    },
-  },
   429: {
     key_limit: {
       summary: "This key's allowance is used up",
@@ -217,7 +211,6 @@ export const RESPONSES = {
     ERROR_EXAMPLES[401],
     { 'WWW-Authenticate': headerRef('WWW-Authenticate') },
   ),
-  NotFound: errorResponse('`not_found`: no public record has this id.', ERROR_EXAMPLES[404], LIMITS),
   RateLimited: errorResponse(
     "`rate_limited`: this key's allowance for the window is used up (RateLimit says r=0), or this address failed authentication too often. Wait Retry-After seconds.",
     ERROR_EXAMPLES[429],

@@ -3,7 +3,7 @@
 import { toJsonSchema } from '@valibot/to-json-schema';
 import * as v from 'valibot';
 import { cursorCodec } from '../http/cursor.ts';
-import { ApiError } from '../http/errors.ts';
+import { ApiError, notFound } from '../http/errors.ts';
 import { cursor, DOC, entriesOf, LENGTH, type ParamDoc } from '../http/params.ts';
 import { parseRawQuery, validateQuery } from '../http/query.ts';
 import { JsonText } from '../http/respond.ts';
@@ -43,9 +43,10 @@ const exampleOf = (r: RouteDef | undefined): Record<string, any> | undefined =>
 function envelopeExample(r: RouteDef): unknown {
   const item = exampleOf(r);
   if (item === undefined) return undefined;
+  const items = r.item.examples as unknown[];
   if (r.kind === 'collection')
-    return { data: [item], pagination: { limit: 20, has_more: true, next_cursor: CURSOR_EXAMPLE }, meta: META_EXAMPLE };
-  if (r.kind === 'bounded') return { data: [item], meta: META_EXAMPLE };
+    return { data: items, pagination: { limit: 20, has_more: true, next_cursor: CURSOR_EXAMPLE }, meta: META_EXAMPLE };
+  if (r.kind === 'bounded') return { data: items, meta: META_EXAMPLE };
   if (r.kind === 'detail') return { data: item, meta: META_EXAMPLE };
   return item;
 }
@@ -178,7 +179,14 @@ function operation(r: RouteDef, all: RouteDef[]) {
     responses[304] = { $ref: '#/components/responses/NotModified' };
     responses[401] = { $ref: '#/components/responses/Unauthorized' };
   }
-  if (r.path.includes(':')) responses[404] = { $ref: '#/components/responses/NotFound' };
+  if (r.path.includes(':')) {
+    if (r.record === undefined) throw new Error(`${r.path} has a path id but no record name for its 404`);
+    responses[404] = errorResponse(
+      `\`not_found\`: no public ${r.record} has this id (unknown, or no longer public).`,
+      { not_found: { summary: 'Unknown or not public', value: errorBody('not_found', notFound(r.record).message) } },
+      keyed ? LIMITS : {},
+    );
+  }
   if (keyed) {
     responses[429] = { $ref: '#/components/responses/RateLimited' };
     responses[503] = { $ref: '#/components/responses/Unavailable' };

@@ -83,6 +83,7 @@ export const routes = (_deps: AppDeps) => [
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({
     path: '/v1/owners/:id',
+    record: 'owner',
     tag: 'Owners',
     kind: 'detail',
     query: DetailQuery,

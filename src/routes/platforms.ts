@@ -12,7 +12,7 @@ import { searchPageJson, smallSearch } from './small-search.ts';
 
 const SearchQuery = v.strictObject({
   locale,
-  q: qOver('the name, the headline and the description', 'kamers'),
+  q: qOver('the name, the headline and the description', 'social'),
   limit: limit(100, 20),
   cursor,
   type: documented(v.optional(str(1, 120)), 'Only platforms of this type (exact match).', 'listing_site'),
@@ -94,6 +94,7 @@ export const routes = (_deps: AppDeps) => [
   }),
   defineRoute<v.InferOutput<typeof DetailQuery>>({
     path: '/v1/platforms/:id',
+    record: 'platform',
     tag: 'Platforms',
     kind: 'detail',
     query: DetailQuery,
