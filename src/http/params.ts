@@ -32,22 +32,17 @@ export const str = (min: number, max: number) => {
 };
 /** Marks integer parameters: their raw value must be written as an integer (see validateQuery). */
 export const INTEGER = Symbol('integer parameter');
-export const int = (min: number, max: number) =>
-  Object.assign(
-    v.pipe(
-      v.number('must be an integer'),
-      v.integer('must be an integer'),
-      v.minValue(min, `must be an integer from ${min} to ${max}`),
-      v.maxValue(max, `must be an integer from ${min} to ${max}`),
-    ),
-    { [INTEGER]: true },
-  );
-export const num = (min: number, max: number) =>
-  v.pipe(
-    v.number('must be a number'),
-    v.minValue(min, `must be a number from ${min} to ${max}`),
-    v.maxValue(max, `must be a number from ${min} to ${max}`),
-  );
+/** Every way an integer parameter can be wrong (not a number, not whole, out of range) gets its whole rule. */
+export const int = (min: number, max: number) => {
+  const rule = `must be an integer from ${min} to ${max}`;
+  return Object.assign(v.pipe(v.number(rule), v.integer(rule), v.minValue(min, rule), v.maxValue(max, rule)), {
+    [INTEGER]: true,
+  });
+};
+export const num = (min: number, max: number) => {
+  const rule = `must be a number from ${min} to ${max}`;
+  return v.pipe(v.number(rule), v.minValue(min, rule), v.maxValue(max, rule));
+};
 export const oneOf = <const T extends readonly string[]>(values: T, note = '') =>
   v.picklist(values, `must be one of ${values.join(', ')}${note}`);
 export const date = () =>
@@ -106,7 +101,7 @@ export function minMax(min: string, max: string): never {
       [[min], [max]] as never,
       (input: Record<string, unknown>) =>
         input[min] === undefined || input[max] === undefined || (input[min] as number) <= (input[max] as number),
-      `must not be greater than ${max}`,
+      (issue) => `must not be greater than ${max}, which is ${(issue.input as Record<string, unknown>)[max]}`,
     ),
     [min] as never,
   ) as never;
