@@ -304,6 +304,19 @@ describe('400 on detail endpoints: path id rules', () => {
     assertError(await server.get('/v1/listings/lst%252D001'), 404, { code: 'not_found' });
     assertError(await server.get('/v1/listings/100%25'), 404, { code: 'not_found' });
   });
+  it('returns 400 for a path id that is not percent-encoded UTF-8, as for a query value', async () => {
+    for (const path of [...DETAILS, '/v1/market/metrics/:id/observations']) {
+      for (const bad of ['%FF', 'lst%E0%A4%A', 'a%C3']) {
+        const res = await server.get(
+          path.replace(':id', bad) + (path.includes('observations') ? OBS_OK.slice(OBS.length) : ''),
+        );
+        assert400(res, 'id');
+        assert.match(res.body.error.message, /^Path parameter "id" is not correctly percent-encoded\.$/, path);
+      }
+    }
+    // A "%" that is itself encoded is part of the id: a 404 for an unknown one.
+    assertError(await server.get('/v1/listings/100%25FF'), 404, { code: 'not_found' });
+  });
   it('counts a percent-encoded path id by its decoded length', async () => {
     assert400(await server.get(`/v1/listings/${long(119, 'x')}%41%41`), 'id');
     assertError(await server.get(`/v1/listings/${long(119, 'x')}%41`), 404);

@@ -10,7 +10,7 @@ import type { Snapshot } from '../snapshot/source.ts';
 import { hostLinesProblem } from './access.ts';
 import { etagOf, notModified, snapshotHeaders } from './caching.ts';
 import { contentLanguage } from './content-language.ts';
-import { ApiError, sendError } from './errors.ts';
+import { ApiError, badRequest, sendError } from './errors.ts';
 import { pathId, QueryMemo } from './query.ts';
 import { clientErrorHandler, connectHandler, trackingResponses } from './raw-answers.ts';
 import { addHeader, type HeaderList, type Meta, sendJson, writeHead } from './respond.ts';
@@ -86,6 +86,15 @@ function parseTarget(req: IncomingMessage): ParsedTarget {
   return parsed;
 }
 
+/** A 400 for a path segment that is not percent-encoded UTF-8 (as a query value's is). */
+function undecodable(segment: string, name: string): void {
+  try {
+    decodeURIComponent(segment);
+  } catch {
+    throw badRequest(`Path parameter "${name}" is not correctly percent-encoded.`);
+  }
+}
+
 const notFound = (path: string) =>
   new ApiError('not_found', `No endpoint matches ${redactKeys(path)}. See /v1/openapi.json.`);
 const notAllowed = (method: string | undefined) =>
@@ -133,10 +142,16 @@ export function createApp(deps: AppDeps) {
     /** The route's answer, once the access step let the request through. */
     const queries = new QueryMemo(r.query);
     const paramNames = [...r.path.matchAll(/:([a-z_]+)/g)].map((m) => m[1]);
+    // Each parameter's segment of the path: polka keeps a segment it cannot decode as it is, so it is checked here.
+    const paramSegments = r.path.split('/').flatMap((part, i) => (part.startsWith(':') ? [i] : []));
     const answer = (req: Req, res: ServerResponse) => {
       const query = queries.get(req.search ?? '');
       const params: Record<string, string> = {};
-      for (const k of paramNames) params[k] = pathId(req.params[k], k);
+      for (let i = 0; i < paramNames.length; i++) {
+        const k = paramNames[i];
+        if (req.path.includes('%')) undecodable(req.path.split('/')[paramSegments[i]], k);
+        params[k] = pathId(req.params[k], k);
+      }
       const meta: Meta = { locale: (query.locale as Locale | undefined) ?? 'en', request_id: req.id };
       if (isPublic) {
         const body = r.handle({ req, res, query, params, meta, snap: undefined as unknown as Snapshot, deps, lang: 0 });
