@@ -1,7 +1,7 @@
 // Derived tables: location closure, full-text indexes, market cohorts and precomputed listing statistics.
 import type { Database } from 'better-sqlite3';
 import { BITMAP_MIN_SHARE, INDEX_OF } from '../snapshot-format/listing-sql.ts';
-import { TRANSLATED_LOCALES } from '../snapshot-format/locales.ts';
+import { LOCALE_CODE, TRANSLATED_LOCALES } from '../snapshot-format/locales.ts';
 import { median, round2 } from '../snapshot-format/price-stats.ts';
 import { indexText } from '../snapshot-format/text.ts';
 
@@ -29,6 +29,7 @@ export class CohortCollector {
  */
 export function deriveBeforeIndexes(db: Database, cohorts: CohortCollector, listingsFtsDone: boolean) {
   deriveClosure(db);
+  deriveAreaNames(db);
   deriveFullText(db, listingsFtsDone);
   deriveCohorts(db, cohorts);
 }
@@ -319,6 +320,39 @@ function deriveClosure(db: Database) {
   `);
 }
 
+/**
+ * Owners' areas served in each translated locale: an area whose text is a location's English name is shown with
+ * that location's name in the locale, as a listing's city is (a name used by several locations is the city's, then
+ * the province's, then the neighbourhood's; the lowest id among equals). A locale gets a row only when at least
+ * one area has a name in it; otherwise the English list is served, and Content-Language says so.
+ */
+function deriveAreaNames(db: Database) {
+  db.exec(`
+    CREATE TEMP TABLE area_location AS
+    SELECT name, rid FROM (
+      SELECT l.name, l.rid, row_number() OVER (
+        PARTITION BY l.name ORDER BY CASE l.type WHEN 'city' THEN 0 WHEN 'province' THEN 1 ELSE 2 END, l.id) AS n
+      FROM locations l WHERE l.name IS NOT NULL)
+    WHERE n = 1;
+    CREATE UNIQUE INDEX temp.area_location_name ON area_location(name);
+  `);
+  const insert = db.prepare(`
+    INSERT INTO owners_i18n (k, rid, locale, areas_served)
+    SELECT o.rid * 8 + @code, o.rid, @locale,
+           (SELECT json_group_array(COALESCE(x.name, a.value) ORDER BY a.key)
+              FROM json_each(o.areas_served) a
+              LEFT JOIN area_location n ON n.name = a.value
+              LEFT JOIN locations_i18n x ON x.k = n.rid * 8 + @code)
+    FROM owners o
+    WHERE o.areas_served IS NOT NULL
+      AND EXISTS (SELECT 1 FROM json_each(o.areas_served) a
+                    JOIN area_location n ON n.name = a.value
+                    JOIN locations_i18n x ON x.k = n.rid * 8 + @code AND x.name IS NOT NULL)
+    ON CONFLICT (k) DO UPDATE SET areas_served = excluded.areas_served`);
+  for (const locale of TRANSLATED_LOCALES) insert.run({ code: LOCALE_CODE[locale], locale });
+  db.exec('DROP TABLE temp.area_location');
+}
+
 /** The concatenation of a table's text columns in English and every translation (those in its locale table). */
 function i18nText(table: string, cols: string[], translated = cols) {
   const base = cols.map((c) => `ifnull(t.${c}, '')`).join(" || ' ' || ");
@@ -345,7 +379,7 @@ function deriveFullText(db: Database, listingsFtsDone: boolean) {
   db.exec(`INSERT INTO locations_fts (rowid, body)
     SELECT t.rid, index_text(t.slug || ' ' || ${i18nText('locations', ['name'])}) FROM locations t WHERE t.published = 1`);
   db.exec(`INSERT INTO owners_fts (rowid, body)
-    SELECT t.rid, index_text(ifnull(t.name, '') || ' ' || ifnull(t.areas_served, '') || ' ' || ${i18nText('owners', ['description_short'])}) FROM owners t`);
+    SELECT t.rid, index_text(ifnull(t.name, '') || ' ' || ifnull(t.areas_served, '') || ' ' || ${i18nText('owners', ['description_short'], ['description_short', 'areas_served'])}) FROM owners t`);
   db.exec(`INSERT INTO internet_providers_fts (rowid, body)
     SELECT t.rid, index_text(t.name || ' ' || ${i18nText('internet_providers', ['description'])}) FROM internet_providers t`);
   db.exec(`INSERT INTO internet_plans_fts (rowid, body)

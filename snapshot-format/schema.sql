@@ -142,7 +142,11 @@ CREATE TABLE owners_i18n (
   rid               INTEGER NOT NULL,
   locale            TEXT NOT NULL,
   description_short TEXT,
-  description       TEXT
+  description       TEXT,
+  -- The areas served with the names of locations in this locale ("The Hague" is "Den Haag" in nl), as a JSON
+  -- array in the source's order; NULL when no area is a location with a name in this locale (derived at build
+  -- time from locations and locations_i18n, build-snapshot/derive.ts).
+  areas_served      TEXT
 );
 CREATE VIRTUAL TABLE owners_fts USING fts5(body, content='', detail='none', tokenize='unicode61 remove_diacritics 2');
 

@@ -173,7 +173,7 @@ describe('ids, codes and numbers do not depend on the locale', () => {
     ['/v1/listings?limit=100', ['title']],
     ['/v1/listings/lst-007/similar', ['title']],
     ['/v1/listings/stats', []],
-    ['/v1/owners/own-1', ['description_short', 'description']],
+    ['/v1/owners/own-1', ['areas_served', 'description_short', 'description']], // areas: places' names
     ['/v1/internet/providers/inet-kpn', ['description', 'support_details', 'strengths', 'considerations']],
     ['/v1/internet/plans', ['description']],
     ['/v1/insurance/products', ['headline', 'summary']],
@@ -231,7 +231,7 @@ describe('Content-Language names the languages actually in the body', () => {
     ['/v1/market/metrics?locale=nl', 'nl, en'],
     ['/v1/market/metrics?locale=en', 'en'],
     ['/v1/owners/own-1?locale=nl', 'nl, en'],
-    ['/v1/owners/own-1?locale=fr', 'en'],
+    ['/v1/owners/own-1?locale=fr', 'fr, en'], // the areas served name La Haye; the short description is English
     ['/v1/internet/providers/inet-kpn?locale=nl', 'nl, en'],
     ['/v1/platforms/plat-funda?locale=nl', 'nl, en'],
     ['/v1/articles/art-1?locale=nl', 'nl, en'],

@@ -130,6 +130,22 @@ describe('GET /v1/owners', () => {
   it('combines q and type', async () => {
     assert.deepEqual(await ids('/v1/owners?q=canal&type=private_landlord'), []);
   });
+  it('names the areas served that are locations as the requested locale names them, in the source order', async () => {
+    // own-1 serves "Amsterdam" (no translated name), "The Hague" (a city named in every locale) and "Randstad" (no location).
+    const areas = async (path: string) => (await data(path)).areas_served;
+    assert.deepEqual(await areas('/v1/owners/own-1'), ['Amsterdam', 'The Hague', 'Randstad']);
+    assert.deepEqual(await areas('/v1/owners/own-1?locale=nl'), ['Amsterdam', 'Den Haag', 'Randstad']);
+    assert.deepEqual(await areas('/v1/owners/own-1?locale=fr'), ['Amsterdam', 'La Haye', 'Randstad']);
+    assert.deepEqual(await areas('/v1/owners/own-1?locale=es'), ['Amsterdam', 'La Haya', 'Randstad']);
+    const page = (await server.get('/v1/owners?locale=de')).body.data;
+    assert.deepEqual(page.find((o: any) => o.id === 'own-1').areas_served, ['Amsterdam', 'Den Haag', 'Randstad']);
+    assert.equal(page.find((o: any) => o.id === 'own-2').areas_served, null);
+  });
+  it('finds an owner by the name of an area served in any language', async () => {
+    assert.deepEqual(await ids('/v1/owners?q=haye'), ['own-1']);
+    assert.deepEqual(await ids('/v1/owners?q=den%20haag'), ['own-1']);
+    assert.deepEqual(await ids('/v1/owners?q=randstad'), ['own-1']);
+  });
   it('returns the detail with its long description and lists', async () => {
     const o = await data('/v1/owners/own-1');
     assert.equal(o.description, 'A long description of Canal Homes.');

@@ -38,14 +38,14 @@ export function prepare(db: Database) {
   return {
     search: smallSearch(db, {
       // A search reads only what a summary shows: the long description is for the detail.
-      select: itemSelect(db, 'owners', 'o', SUMMARY_FIELDS, ['description_short']),
+      select: itemSelect(db, 'owners', 'o', SUMMARY_FIELDS, ['areas_served', 'description_short']),
       alias: 'o',
       fts: 'owners_fts',
       clauses: { type: 'o.type = @type' },
       json: rowJson,
     }),
     byId: db.prepare(
-      `${itemSelect(db, 'owners', 'o', { ...SUMMARY_FIELDS, description: 'value' }, ['description_short', 'description'])} WHERE o.id = @id`,
+      `${itemSelect(db, 'owners', 'o', { ...SUMMARY_FIELDS, description: 'value' }, ['areas_served', 'description_short', 'description'])} WHERE o.id = @id`,
     ),
   };
 }
