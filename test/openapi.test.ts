@@ -3,6 +3,7 @@
 // of the 200 responses, the headers and error messages the examples show, and parameter examples the shipped
 // sample accepts (all checked against real responses).
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { buildTestSnapshot, startServer, type TestServer } from './helpers.ts';
@@ -161,6 +162,14 @@ describe('GET /v1/openapi.json', () => {
     assert.equal(param('/v1/internet/plans', 'max_monthly_price_cents').type, 'integer');
     assert.equal(param('/v1/market/metrics/{id}/observations', 'from').format, 'date');
   });
+  it('gives every operation a default response in the error envelope, for the statuses it does not list', () => {
+    for (const path of Object.keys(PATHS))
+      assert.equal(op(path).responses.default?.$ref, '#/components/responses/OtherError', path);
+    const other = doc.components.responses.OtherError;
+    assert.equal(other.content['application/json'].schema.$ref, '#/components/schemas/Error');
+    for (const code of ['request_timeout', 'request_too_large', 'internal_error', 'method_not_allowed'])
+      assert.ok(other.description.includes(`\`${code}\``), code);
+  });
   it('gives every operation a 400 response', () => {
     for (const path of Object.keys(PATHS)) assert.ok(op(path).responses['400'], `${path} 400`);
   });
@@ -264,6 +273,24 @@ describe('the document against the service', () => {
       );
       assert.equal(res.status, Number(months) <= 24 ? 200 : 400, `${from} to ${until}: ${res.text.slice(0, 200)}`);
     }
+  });
+  it('shows in its default examples the message of a real 431', async () => {
+    const { hostname, port } = new URL(server.url);
+    const text = await new Promise<string>((resolve, reject) => {
+      let got = '';
+      const s = connect(Number(port), hostname, () =>
+        s.write(`GET /v1/listings HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`),
+      );
+      s.on('data', (d) => {
+        got += d;
+      });
+      s.on('close', () => resolve(got));
+      s.on('error', reject);
+    });
+    assert.match(text, /^HTTP\/1\.1 431 /);
+    const body = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4));
+    const shown = doc.components.responses.OtherError.content['application/json'].examples.request_too_large.value;
+    assert.deepEqual([body.error.code, body.error.message], [shown.error.code, shown.error.message]);
   });
   it('shows in its 400 examples the messages the service answers', async () => {
     for (const [path, { example }] of Object.entries(PATHS)) {

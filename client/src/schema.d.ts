@@ -548,6 +548,16 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description Any other error, in the same envelope: `request_timeout` (408: the request was not received in time), `request_too_large` (431: the request line and headers pass 16 KB; the connection closes) or `internal_error` (500: a fault of the service; its request id finds it in the log). A method other than GET or HEAD on this path is a 405 `method_not_allowed` with `Allow: GET, HEAD`. */
+        OtherError: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description `service_unavailable`: the data snapshot or the key store cannot be read; the request failed closed. Try again after Retry-After seconds. */
         Unavailable: {
             headers: {
@@ -653,6 +663,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            default: components["responses"]["OtherError"];
         };
     };
     listings: {
@@ -789,6 +800,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
+            default: components["responses"]["OtherError"];
         };
     };
     listings_stats: {
@@ -888,6 +900,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
+            default: components["responses"]["OtherError"];
         };
     };
     listings_id: {
@@ -1079,6 +1092,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
+            default: components["responses"]["OtherError"];
         };
     };
     listings_id_similar: {
@@ -1228,6 +1242,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
+            default: components["responses"]["OtherError"];
         };
     };
     owners: {
@@ -1334,6 +1349,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
+            default: components["responses"]["OtherError"];
         };
     };
     owners_id: {
@@ -1467,6 +1483,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
+            default: components["responses"]["OtherError"];
         };
     };
     internet_providers: {
@@ -1568,6 +1585,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
+            default: components["responses"]["OtherError"];
         };
     };
     internet_providers_id: {
@@ -1714,6 +1732,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
+            default: components["responses"]["OtherError"];
         };
     };
     internet_plans: {
@@ -1836,6 +1855,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
+            default: components["responses"]["OtherError"];
         };
     };
     insurance_products: {
@@ -1946,6 +1966,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
+            default: components["responses"]["OtherError"];
         };
     };
     insurance_providers: {
@@ -2040,6 +2061,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
+            default: components["responses"]["OtherError"];
         };
     };
     insurance_providers_id: {
@@ -2151,6 +2173,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
+            default: components["responses"]["OtherError"];
         };
     };
     platforms: {
@@ -2265,6 +2288,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
+            default: components["responses"]["OtherError"];
         };
     };
     platforms_id: {
@@ -2426,6 +2450,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
+            default: components["responses"]["OtherError"];
         };
     };
     articles: {
@@ -2522,6 +2547,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
+            default: components["responses"]["OtherError"];
         };
     };
     articles_id: {
@@ -2633,6 +2659,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
+            default: components["responses"]["OtherError"];
         };
     };
     glossary: {
@@ -2718,6 +2745,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
+            default: components["responses"]["OtherError"];
         };
     };
     glossary_id: {
@@ -2817,6 +2845,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
+            default: components["responses"]["OtherError"];
         };
     };
     market_metrics: {
@@ -2889,6 +2918,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
+            default: components["responses"]["OtherError"];
         };
     };
     market_metrics_id_observations: {
@@ -3016,6 +3046,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
+            default: components["responses"]["OtherError"];
         };
     };
     locations: {
@@ -3114,6 +3145,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
+            default: components["responses"]["OtherError"];
         };
     };
     locations_id: {
@@ -3250,6 +3282,7 @@ export interface operations {
             };
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
+            default: components["responses"]["OtherError"];
         };
     };
     openapi: {
@@ -3291,6 +3324,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            default: components["responses"]["OtherError"];
         };
     };
 }

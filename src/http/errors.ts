@@ -28,6 +28,10 @@ export class ApiError extends Error {
   }
 }
 
+/** The messages of the errors the OpenAPI document shows under every operation's other statuses. */
+export const TOO_LARGE_MESSAGE = 'The request line and headers are too large (at most 16 KB).';
+export const INTERNAL_MESSAGE = 'An internal error occurred.';
+
 export const badRequest = (message: string) => new ApiError('invalid_request', message);
 export const notFound = (what = 'resource') => new ApiError('not_found', `No public ${what} was found with this id.`);
 
@@ -49,12 +53,7 @@ export function clientErrorResponse(
   const head = err.rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW':
-      return rawErrorResponse(
-        new ApiError('request_too_large', 'The request line and headers are too large (at most 16 KB).'),
-        requestId,
-        tls,
-        head,
-      );
+      return rawErrorResponse(new ApiError('request_too_large', TOO_LARGE_MESSAGE), requestId, tls, head);
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return rawErrorResponse(new ApiError('request_timeout', 'The request was not received in time.'), requestId, tls);
     default: {
@@ -123,7 +122,7 @@ export function sendError(
       error: err instanceof Error ? `${err.name}: ${err.message}` : String(err),
       stack: err instanceof Error ? err.stack : undefined,
     });
-    e = new ApiError('internal_error', 'An internal error occurred.');
+    e = new ApiError('internal_error', INTERNAL_MESSAGE);
   }
   if (res.headersSent) {
     res.destroy();

@@ -2,7 +2,7 @@
 // envelope, error schemas and shared responses every operation refers to.
 import { LOCALES } from '../../snapshot-format/locales.ts';
 import { UNAUTHORIZED_MESSAGE } from '../http/access.ts';
-import { CODES } from '../http/errors.ts';
+import { CODES, INTERNAL_MESSAGE, TOO_LARGE_MESSAGE } from '../http/errors.ts';
 import { POLICY } from '../http/rate-limit.ts';
 import { SERVICE_ID } from './ping.ts';
 
@@ -34,7 +34,7 @@ Each endpoint takes exactly the parameters listed for it. An unknown parameter, 
 
 ## Errors and limits
 
-Errors are \`{"error": {"code", "message", "request_id"}}\`: 400 \`invalid_request\`, 401 \`unauthorized\`, 404 \`not_found\`, 405 \`method_not_allowed\`, 429 \`rate_limited\`, 500 \`internal_error\`, 503 \`service_unavailable\`. Each key may make a number of requests a minute: every keyed answer reports the policy and what is left in \`RateLimit-Policy\` and \`RateLimit\`; beyond it the answer is 429 with \`Retry-After\` (seconds), which a client must obey. Repeated failed authentications from one address are limited the same way. When the data or the key store is unavailable, requests fail closed with 503 and \`Retry-After\`.
+Errors are \`{"error": {"code", "message", "request_id"}}\`: 400 \`invalid_request\`, 401 \`unauthorized\`, 404 \`not_found\`, 405 \`method_not_allowed\`, 408 \`request_timeout\`, 429 \`rate_limited\`, 431 \`request_too_large\`, 500 \`internal_error\`, 503 \`service_unavailable\`. Each key may make a number of requests a minute: every keyed answer reports the policy and what is left in \`RateLimit-Policy\` and \`RateLimit\`; beyond it the answer is 429 with \`Retry-After\` (seconds), which a client must obey. Repeated failed authentications from one address are limited the same way. When the data or the key store is unavailable, requests fail closed with 503 and \`Retry-After\`.
 
 ## Caching
 
@@ -215,6 +215,17 @@ export const RESPONSES = {
     "`rate_limited`: this key's allowance for the window is used up (RateLimit says r=0), or this address failed authentication too often. Wait Retry-After seconds.",
     ERROR_EXAMPLES[429],
     { 'Retry-After': headerRef('Retry-After'), ...LIMITS },
+  ),
+  OtherError: errorResponse(
+    'Any other error, in the same envelope: `request_timeout` (408: the request was not received in time), `request_too_large` (431: the request line and headers pass 16 KB; the connection closes) or `internal_error` (500: a fault of the service; its request id finds it in the log). A method other than GET or HEAD on this path is a 405 `method_not_allowed` with `Allow: GET, HEAD`.',
+    {
+      request_too_large: {
+        summary: 'Request line and headers over 16 KB',
+        value: errorBody('request_too_large', TOO_LARGE_MESSAGE),
+      },
+      internal_error: { summary: 'A fault of the service', value: errorBody('internal_error', INTERNAL_MESSAGE) },
+    },
+    {},
   ),
   Unavailable: errorResponse(
     '`service_unavailable`: the data snapshot or the key store cannot be read; the request failed closed. Try again after Retry-After seconds.',

@@ -191,6 +191,9 @@ function operation(r: RouteDef, all: RouteDef[]) {
     responses[429] = { $ref: '#/components/responses/RateLimited' };
     responses[503] = { $ref: '#/components/responses/Unavailable' };
   }
+  // Every status not listed (408, 431, 500; 405 for another method): a client generated from the document still
+  // has a type for the body.
+  responses.default = { $ref: '#/components/responses/OtherError' };
   return {
     operationId: r.path
       .replace(/^\/v1\//, '')
