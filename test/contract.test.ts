@@ -519,6 +519,15 @@ describe('error messages echo bad values readably', () => {
       res.body.error.message,
     );
   });
+  it('escapes what cannot be told from a space or is ignorable (no-break space, variation selector, filler), a combining mark at the start, and doubles a typed backslash', async () => {
+    const value = '\u0301a\u00a0b\ufe0fc\u3164d\\u200B';
+    const res = await server.get(`/v1/listings?furnishing=${encodeURIComponent(value)}`);
+    assert400(res, 'furnishing');
+    assert.ok(
+      res.body.error.message.includes('(got "\\u0301a\\u00A0b\\uFE0Fc\\u3164d\\\\u200B")'),
+      res.body.error.message,
+    );
+  });
   it('cuts a long value after 40 characters, never inside a character', async () => {
     const res = await server.get(`/v1/listings?furnishing=${encodeURIComponent('🏠'.repeat(41))}`);
     assert400(res, 'furnishing');

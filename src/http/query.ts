@@ -37,8 +37,15 @@ export function parseRawQuery(search: string): Record<string, string> {
   return out;
 }
 
-/** Characters a reader cannot see or that change how text around them shows: controls, format characters (zero-width, bidi), lone surrogates, private use, unassigned, line and paragraph separators. */
-const UNSEEN = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}]/gu;
+/**
+ * What a reader cannot see, or cannot tell from a space, or that changes how the text around it shows: controls,
+ * format characters (zero-width, bidi), default-ignorable characters (variation selectors, fillers), spaces other
+ * than U+0020 (a no-break space), line and paragraph separators, lone surrogates, private use, unassigned, and a
+ * combining mark at the start (it has nothing to sit on). A backslash is doubled, so "\u200B" as typed is not
+ * taken for an escape.
+ */
+const UNSEEN =
+  /^\p{M}|[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\u00A0\u1680\u2000-\u200A\u202F\u205F\u3000]/gu;
 const escaped = (c: string) => {
   const cp = c.codePointAt(0) as number;
   return cp > 0xffff ? `\\u{${cp.toString(16).toUpperCase()}}` : `\\u${cp.toString(16).toUpperCase().padStart(4, '0')}`;
@@ -49,7 +56,9 @@ const escaped = (c: string) => {
  */
 export const printable = (s: string) => {
   const chars = Array.from(s.length > 160 ? s.slice(0, 160) : s);
-  const shown = (chars.length > 40 ? chars.slice(0, 40).join('') : chars.join('')).replace(UNSEEN, escaped);
+  const shown = (chars.length > 40 ? chars.slice(0, 40).join('') : chars.join(''))
+    .replaceAll('\\', '\\\\')
+    .replace(UNSEEN, escaped);
   return chars.length > 40 ? `${shown}...` : shown;
 };
 
