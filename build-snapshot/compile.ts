@@ -1,5 +1,6 @@
 // buildSnapshot(): source folder → validated, derived, checked SQLite file, renamed into place only when complete.
 // Phases: preflight → create → load (load.ts) → derive → index → derive from the indexes → check → publish (output.ts).
+import { createHash } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
@@ -30,6 +31,15 @@ export interface BuildResult {
   counts?: Record<string, { read: number; stored: number }>;
   bytes?: number;
   seconds: number;
+}
+
+/**
+ * The snapshot id: the same source built into the same layout gives the same id (and rows). The layout's version is
+ * part of it, so a compiler that answers the same source differently (a new schema version) makes a new id, and
+ * with it new ETags: a client's tag from the old answers never gets a 304 for a changed one.
+ */
+export function snapshotIdOf(sourceDigest: string): string {
+  return `snap_${createHash('sha256').update(`schema ${SCHEMA_VERSION}\n${sourceDigest}`).digest('hex').slice(0, 24)}`;
 }
 
 export async function buildSnapshot(opts: BuildOptions): Promise<BuildResult> {
@@ -88,7 +98,7 @@ async function run(opts: BuildOptions, state: { stopped: boolean }): Promise<Bui
       return fail();
     }
     warnMissing(b, loaded);
-    const snapshotId = `snap_${loaded.digest.slice(0, 24)}`;
+    const snapshotId = snapshotIdOf(loaded.digest);
     derive(b, db, loaded, snapshotId, opts.builtAt ?? new Date().toISOString());
     db.exec('COMMIT');
     const listingsCheck = createIndexes(b, db);

@@ -3,12 +3,13 @@
 import assert from 'node:assert/strict';
 import { isUtf8 } from 'node:buffer';
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { PARALLEL_TABLE, runChecks } from '../build-snapshot/checks.ts';
-import { buildSnapshot } from '../build-snapshot/compile.ts';
+import { buildSnapshot, snapshotIdOf } from '../build-snapshot/compile.ts';
 import { IdIndex } from '../build-snapshot/id-index.ts';
 import { stopBuilds } from '../build-snapshot/output.ts';
 import { LineSplitter, MAX_LINE, OVERLONG, OVERLONG_REASON, Utf8Check } from '../build-snapshot/read-source.ts';
@@ -310,6 +311,22 @@ describe('snapshot compiler: content', () => {
     assert.match(meta.snapshot_id, /^snap_[0-9a-f]{24}$/);
     assert.equal(meta.built_at, '2026-11-01T00:00:00.000Z');
     assert.equal(JSON.parse(meta.counts).listings, 9);
+  });
+
+  it('makes the snapshot id from the layout version and the source: a new schema version gives new ids, and new ETags', () => {
+    const digest = 'ab'.repeat(32);
+    const id = snapshotIdOf(digest);
+    assert.match(id, /^snap_[0-9a-f]{24}$/);
+    assert.notEqual(id, `snap_${digest.slice(0, 24)}`);
+    const expected = createHash('sha256').update(`schema ${SCHEMA_VERSION}\n${digest}`).digest('hex').slice(0, 24);
+    assert.equal(id, `snap_${expected}`);
+    assert.notEqual(
+      id,
+      `snap_${createHash('sha256')
+        .update(`schema ${SCHEMA_VERSION - 1}\n${digest}`)
+        .digest('hex')
+        .slice(0, 24)}`,
+    );
   });
 
   it('keeps sqlite_stat1 but no sqlite_stat4 samples (which would re-plan statements on every execution)', () => {
