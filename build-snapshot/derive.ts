@@ -321,10 +321,11 @@ function deriveClosure(db: Database) {
 }
 
 /**
- * Owners' areas served in each translated locale: an area whose text is a location's English name is shown with
- * that location's name in the locale, as a listing's city is (a name used by several locations is the city's, then
- * the province's, then the neighbourhood's; the lowest id among equals). A locale gets a row only when at least
- * one area has a name in it; otherwise the English list is served, and Content-Language says so.
+ * Owners' areas served in each translated locale: an area whose text is a published location's English name is
+ * shown with that location's name in the locale, as a listing's city is (a name used by several locations is the
+ * city's, then the province's, then the neighbourhood's; the lowest id among equals). A locale gets a row only
+ * when at least one area has a name in it; otherwise the English list is served. Such areas count towards
+ * Content-Language (owners.areas_places, owners_i18n.areas_lang); the other areas are the source's own text.
  */
 function deriveAreaNames(db: Database) {
   db.exec(`
@@ -332,23 +333,30 @@ function deriveAreaNames(db: Database) {
     SELECT name, rid FROM (
       SELECT l.name, l.rid, row_number() OVER (
         PARTITION BY l.name ORDER BY CASE l.type WHEN 'city' THEN 0 WHEN 'province' THEN 1 ELSE 2 END, l.id) AS n
-      FROM locations l WHERE l.name IS NOT NULL)
+      FROM locations l WHERE l.published = 1 AND l.name IS NOT NULL)
     WHERE n = 1;
     CREATE UNIQUE INDEX temp.area_location_name ON area_location(name);
+    UPDATE owners SET areas_places = (
+      SELECT count(*) FROM json_each(owners.areas_served) a JOIN area_location n ON n.name = a.value)
+    WHERE areas_served IS NOT NULL;
   `);
   const insert = db.prepare(`
-    INSERT INTO owners_i18n (k, rid, locale, areas_served)
+    INSERT INTO owners_i18n (k, rid, locale, areas_served, areas_lang)
     SELECT o.rid * 8 + @code, o.rid, @locale,
            (SELECT json_group_array(COALESCE(x.name, a.value) ORDER BY a.key)
               FROM json_each(o.areas_served) a
               LEFT JOIN area_location n ON n.name = a.value
+              LEFT JOIN locations_i18n x ON x.k = n.rid * 8 + @code),
+           (SELECT max(x.name IS NOT NULL) | (max(x.name IS NULL) << 1)
+              FROM json_each(o.areas_served) a
+              JOIN area_location n ON n.name = a.value
               LEFT JOIN locations_i18n x ON x.k = n.rid * 8 + @code)
     FROM owners o
-    WHERE o.areas_served IS NOT NULL
+    WHERE o.areas_places > 0
       AND EXISTS (SELECT 1 FROM json_each(o.areas_served) a
                     JOIN area_location n ON n.name = a.value
                     JOIN locations_i18n x ON x.k = n.rid * 8 + @code AND x.name IS NOT NULL)
-    ON CONFLICT (k) DO UPDATE SET areas_served = excluded.areas_served`);
+    ON CONFLICT (k) DO UPDATE SET areas_served = excluded.areas_served, areas_lang = excluded.areas_lang`);
   for (const locale of TRANSLATED_LOCALES) insert.run({ code: LOCALE_CODE[locale], locale });
   db.exec('DROP TABLE temp.area_location');
 }

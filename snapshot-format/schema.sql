@@ -135,7 +135,10 @@ CREATE TABLE owners (
   certifications    TEXT,
   description_short TEXT,
   description       TEXT,
-  updated_at        TEXT
+  updated_at        TEXT,
+  -- How many of areas_served are a published location's name (derived at build time, build-snapshot/derive.ts):
+  -- those count towards Content-Language, as a listing's city does; the other areas are the source's own text.
+  areas_places      INTEGER
 );
 CREATE TABLE owners_i18n (
   k               INTEGER PRIMARY KEY, -- rid * 8 + locale code (nl 1, de 2, fr 3, es 4)
@@ -143,10 +146,12 @@ CREATE TABLE owners_i18n (
   locale            TEXT NOT NULL,
   description_short TEXT,
   description       TEXT,
-  -- The areas served with the names of locations in this locale ("The Hague" is "Den Haag" in nl), as a JSON
-  -- array in the source's order; NULL when no area is a location with a name in this locale (derived at build
-  -- time from locations and locations_i18n, build-snapshot/derive.ts).
-  areas_served      TEXT
+  -- The areas served with the names of published locations in this locale ("The Hague" is "Den Haag" in nl), as
+  -- a JSON array in the source's order; NULL when no area is a location with a name in this locale. areas_lang:
+  -- the language bits of those names (1: some in this locale, 2: some fell back to English). Both derived at
+  -- build time from locations and locations_i18n (build-snapshot/derive.ts).
+  areas_served      TEXT,
+  areas_lang        INTEGER
 );
 CREATE VIRTUAL TABLE owners_fts USING fts5(body, content='', detail='none', tokenize='unicode61 remove_diacritics 2');
 

@@ -232,6 +232,11 @@ describe('Content-Language names the languages actually in the body', () => {
     ['/v1/market/metrics?locale=en', 'en'],
     ['/v1/owners/own-1?locale=nl', 'nl, en'],
     ['/v1/owners/own-1?locale=fr', 'fr, en'], // the areas served name La Haye; the short description is English
+    // Areas served: only the ones that are places count, as a listing's city does.
+    ['/v1/owners/own-4?locale=nl', 'nl'], // Den Haag; Randstad is the source's own text
+    ['/v1/owners/own-4', 'en'],
+    ['/v1/owners/own-5?locale=nl', null], // no area, no text
+    ['/v1/owners/own-5', null],
     ['/v1/internet/providers/inet-kpn?locale=nl', 'nl, en'],
     ['/v1/platforms/plat-funda?locale=nl', 'nl, en'],
     ['/v1/articles/art-1?locale=nl', 'nl, en'],

@@ -113,7 +113,7 @@ describe('every paginated collection: cursor walks', () => {
 
 describe('GET /v1/owners', () => {
   it('returns only published owners', async () => {
-    assert.deepEqual(await ids('/v1/owners'), ['own-1', 'own-2']);
+    assert.deepEqual(await ids('/v1/owners'), ['own-1', 'own-2', 'own-4', 'own-5']);
   });
   it('filters by type', async () => {
     assert.deepEqual(await ids('/v1/owners?type=agency'), ['own-1']);
@@ -131,20 +131,33 @@ describe('GET /v1/owners', () => {
     assert.deepEqual(await ids('/v1/owners?q=canal&type=private_landlord'), []);
   });
   it('names the areas served that are locations as the requested locale names them, in the source order', async () => {
-    // own-1 serves "Amsterdam" (no translated name), "The Hague" (a city named in every locale) and "Randstad" (no location).
+    // own-1 serves "Amsterdam" (no translated name), "The Hague" (a city named in every locale), "Randstad" (no
+    // location) and "Hidden Quarter" (an unpublished neighbourhood: its Dutch name is never shown).
     const areas = async (path: string) => (await data(path)).areas_served;
-    assert.deepEqual(await areas('/v1/owners/own-1'), ['Amsterdam', 'The Hague', 'Randstad']);
-    assert.deepEqual(await areas('/v1/owners/own-1?locale=nl'), ['Amsterdam', 'Den Haag', 'Randstad']);
-    assert.deepEqual(await areas('/v1/owners/own-1?locale=fr'), ['Amsterdam', 'La Haye', 'Randstad']);
-    assert.deepEqual(await areas('/v1/owners/own-1?locale=es'), ['Amsterdam', 'La Haya', 'Randstad']);
+    assert.deepEqual(await areas('/v1/owners/own-1'), ['Amsterdam', 'The Hague', 'Randstad', 'Hidden Quarter']);
+    assert.deepEqual(await areas('/v1/owners/own-1?locale=nl'), [
+      'Amsterdam',
+      'Den Haag',
+      'Randstad',
+      'Hidden Quarter',
+    ]);
+    assert.deepEqual(await areas('/v1/owners/own-1?locale=fr'), ['Amsterdam', 'La Haye', 'Randstad', 'Hidden Quarter']);
+    assert.deepEqual(await areas('/v1/owners/own-1?locale=es'), ['Amsterdam', 'La Haya', 'Randstad', 'Hidden Quarter']);
     const page = (await server.get('/v1/owners?locale=de')).body.data;
-    assert.deepEqual(page.find((o: any) => o.id === 'own-1').areas_served, ['Amsterdam', 'Den Haag', 'Randstad']);
+    assert.deepEqual(page.find((o: any) => o.id === 'own-1').areas_served, [
+      'Amsterdam',
+      'Den Haag',
+      'Randstad',
+      'Hidden Quarter',
+    ]);
     assert.equal(page.find((o: any) => o.id === 'own-2').areas_served, null);
+    assert.deepEqual(page.find((o: any) => o.id === 'own-5').areas_served, []);
   });
   it('finds an owner by the name of an area served in any language', async () => {
-    assert.deepEqual(await ids('/v1/owners?q=haye'), ['own-1']);
-    assert.deepEqual(await ids('/v1/owners?q=den%20haag'), ['own-1']);
-    assert.deepEqual(await ids('/v1/owners?q=randstad'), ['own-1']);
+    assert.deepEqual(await ids('/v1/owners?q=haye'), ['own-1', 'own-4']);
+    assert.deepEqual(await ids('/v1/owners?q=den%20haag'), ['own-1', 'own-4']);
+    assert.deepEqual(await ids('/v1/owners?q=randstad'), ['own-1', 'own-4']);
+    assert.deepEqual(await ids('/v1/owners?q=kwartier'), [], "an unpublished location's name is not an area's");
   });
   it('returns the detail with its long description and lists', async () => {
     const o = await data('/v1/owners/own-1');

@@ -86,8 +86,9 @@ export function itemSql(
   table: string,
   alias: string,
   fields: Record<string, FieldKind>,
-  translated: readonly string[] = [],
+  translated: readonly Translated[] = [],
 ): string {
+  const names = translated.map(colOf);
   const types = new Map(
     (db.pragma(`table_info(${table})`) as { name: string; type: string }[]).map((c) => [c.name, c.type.toUpperCase()]),
   );
@@ -95,7 +96,7 @@ export function itemSql(
   const args = Object.entries(fields).flatMap(([name, kind], i) => {
     const type = types.get(name);
     if (type === undefined) throw new Error(`itemSql: ${table} has no column ${name}`);
-    const at = translated.includes(name) ? trValue(alias, name) : `${alias}.${name}`;
+    const at = names.includes(name) ? trValue(alias, name) : `${alias}.${name}`;
     const value =
       kind === 'json'
         ? `ifnull(${at}, 'null')`
@@ -119,6 +120,14 @@ export type ItemRow = { id: string; json: string; [LANG_COLUMN]?: number };
 export const rowJson = (r: Record<string, any>): string => itemText((r as ItemRow).json);
 
 /**
+ * A field read from the requested locale's row: its column, which counts towards Content-Language as a translation
+ * of its English value; or its column with its own SQL for its language bits (t is the locale's row), for a field
+ * whose English value is not all text in English (owners' areas_served: only the areas that are places count).
+ */
+export type Translated = string | { col: string; lang: string };
+const colOf = (t: Translated) => (typeof t === 'string' ? t : t.col);
+
+/**
  * SELECT of each row's id, its JSON text (itemSql) and, when some fields are translated, their language bits
  * (LANG_COLUMN) with the requested locale's translations joined (bound as @locale).
  */
@@ -127,10 +136,14 @@ export function itemSelect(
   table: string,
   alias: string,
   fields: Record<string, FieldKind>,
-  translated: readonly string[] = [],
+  translated: readonly Translated[] = [],
 ): string {
   const json = itemSql(db, table, alias, fields, translated);
-  return translated.length
-    ? `SELECT ${alias}.id, ${json} AS json, ${langBits(alias, [...translated])} AS ${LANG_COLUMN} FROM ${table} ${alias} ${i18nJoin(table, alias)}`
-    : `SELECT ${alias}.id, ${json} AS json FROM ${table} ${alias}`;
+  if (!translated.length) return `SELECT ${alias}.id, ${json} AS json FROM ${table} ${alias}`;
+  const plain = translated.filter((t): t is string => typeof t === 'string');
+  const bits = [
+    ...(plain.length ? [langBits(alias, plain)] : []),
+    ...translated.flatMap((t) => (typeof t === 'string' ? [] : [t.lang])),
+  ];
+  return `SELECT ${alias}.id, ${json} AS json, ${bits.map((b) => `(${b})`).join(' | ')} AS ${LANG_COLUMN} FROM ${table} ${alias} ${i18nJoin(table, alias)}`;
 }

@@ -19,6 +19,16 @@ const SearchQuery = v.strictObject({
 });
 const DetailQuery = v.strictObject({ locale });
 
+/**
+ * areas_served in the requested locale: each area that is a place is named as the locale names it (derived at build
+ * time); only those places count towards Content-Language, as a listing's city does (the locale's bits where some
+ * was translated, English where the owner has places but the locale none).
+ */
+const AREAS = {
+  col: 'areas_served',
+  lang: 'CASE WHEN t.areas_served IS NOT NULL THEN t.areas_lang ELSE (ifnull(o.areas_places, 0) > 0) << 1 END',
+};
+
 const SUMMARY_FIELDS = {
   id: 'value',
   slug: 'value',
@@ -38,14 +48,14 @@ export function prepare(db: Database) {
   return {
     search: smallSearch(db, {
       // A search reads only what a summary shows: the long description is for the detail.
-      select: itemSelect(db, 'owners', 'o', SUMMARY_FIELDS, ['areas_served', 'description_short']),
+      select: itemSelect(db, 'owners', 'o', SUMMARY_FIELDS, [AREAS, 'description_short']),
       alias: 'o',
       fts: 'owners_fts',
       clauses: { type: 'o.type = @type' },
       json: rowJson,
     }),
     byId: db.prepare(
-      `${itemSelect(db, 'owners', 'o', { ...SUMMARY_FIELDS, description: 'value' }, ['areas_served', 'description_short', 'description'])} WHERE o.id = @id`,
+      `${itemSelect(db, 'owners', 'o', { ...SUMMARY_FIELDS, description: 'value' }, [AREAS, 'description_short', 'description'])} WHERE o.id = @id`,
     ),
   };
 }
