@@ -274,6 +274,12 @@ describe('the document against the service', () => {
       assert.equal(res.status, Number(months) <= 24 ? 200 : 400, `${from} to ${until}: ${res.text.slice(0, 200)}`);
     }
   });
+  it('shows in its default examples the message of a real 405', async () => {
+    const res = await server.get('/v1/listings', { method: 'POST' });
+    assert.equal(res.status, 405);
+    const shown = doc.components.responses.OtherError.content['application/json'].examples.method_not_allowed.value;
+    assert.deepEqual([res.body.error.code, res.body.error.message], [shown.error.code, shown.error.message]);
+  });
   it('shows in its default examples the message of a real 431', async () => {
     const { hostname, port } = new URL(server.url);
     const text = await new Promise<string>((resolve, reject) => {
@@ -355,24 +361,27 @@ describe('the examples on the shipped sample', () => {
   });
 
   /**
-   * Where an example differs from what the service answers: a text may be cut (its start, then "…"), and the data
-   * array of a list may show some of its records (found by id, in the order served) or its first items; every other
-   * value, list and key (in its order) is as served.
+   * Where an example differs from what the service answers: a text may be cut (its start, then "…"); the data of a
+   * paged collection may show some of its records (found by id, in the order served), a ranked or bounded list of
+   * records its first ones, and a list of values (a series) is shown whole. Every other value, list and key (in its
+   * order) is as served.
    */
-  function differences(shown: unknown, served: unknown, at: string, top = false): string[] {
+  type Top = 'collection' | 'list' | false;
+  function differences(shown: unknown, served: unknown, at: string, top: Top = false): string[] {
     if (typeof shown === 'string' && typeof served === 'string') {
       const cut = shown.endsWith('…') && served.length >= shown.length && served.startsWith(shown.slice(0, -1));
       return shown === served || cut ? [] : [`${at}: shows ${JSON.stringify(shown)}, served ${JSON.stringify(served)}`];
     }
     if (Array.isArray(shown) && Array.isArray(served)) {
-      if (top && shown.every((x) => typeof x?.id === 'string')) {
+      const records = shown.every((x) => typeof x?.id === 'string');
+      if (top === 'collection' && records) {
         // Records of a list: each as served, found by its id, in the order served.
         const at2 = shown.map((x) => served.findIndex((y) => y?.id === x.id));
         if (at2.some((i, k) => i === -1 || (k > 0 && i <= at2[k - 1])))
           return [`${at}: shows ids ${shown.map((x) => x.id).join()} (not served in this order: ${at2.join()})`];
         return shown.flatMap((x, k) => differences(x, served[at2[k]], `${at}[${x.id}]`));
       }
-      if (top ? shown.length > served.length : shown.length !== served.length)
+      if (top === 'list' && records ? shown.length > served.length : shown.length !== served.length)
         return [`${at}: shows ${shown.length} items, served ${served.length}`];
       return shown.flatMap((x, i) => differences(x, served[i], `${at}[${i}]`));
     }
@@ -398,7 +407,7 @@ describe('the examples on the shipped sample', () => {
       compared++;
       problems.push(
         ...('data' in shown
-          ? differences(shown.data, res.body.data, `${url} data`, true)
+          ? differences(shown.data, res.body.data, `${url} data`, 'pagination' in shown ? 'collection' : 'list')
           : differences(shown, res.body, `${url} body`)),
       );
     }

@@ -548,7 +548,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Any other error, in the same envelope: `request_timeout` (408: the request was not received in time), `request_too_large` (431: the request line and headers pass 16 KB; the connection closes) or `internal_error` (500: a fault of the service; its request id finds it in the log). A method other than GET or HEAD on this path is a 405 `method_not_allowed` with `Allow: GET, HEAD`. */
+        /** @description Any other error, in the same envelope: `request_timeout` (408: the request was not received in time), `request_too_large` (431: the request line and headers pass 16 KB; the connection closes), `internal_error` (500: a fault of the service; its request id finds it in the log), or `method_not_allowed` (405, with `Allow: GET, HEAD`: another method than GET or HEAD here, once the key is accepted on a keyed path; a CORS preflight from an allowed origin is answered 204). */
         OtherError: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2877,11 +2877,32 @@ export interface operations {
                      * @example {
                      *       "data": [
                      *         {
+                     *           "id": "average_rent",
+                     *           "name": "Average rent",
+                     *           "description": "Mean asking rent per month of the rental listings first seen in the period; more sensitive to outliers than the median.",
+                     *           "unit": "EUR",
+                     *           "min_sample_size": 10
+                     *         },
+                     *         {
                      *           "id": "median_rent",
                      *           "name": "Median rent",
                      *           "description": "Median asking rent per month of the rental listings first seen in the period.",
                      *           "unit": "EUR",
                      *           "min_sample_size": 5
+                     *         },
+                     *         {
+                     *           "id": "median_rent_per_m2",
+                     *           "name": "Median rent per m²",
+                     *           "description": "Median asking rent per square metre per month of the rental listings first seen in the period (listings without a size are left out).",
+                     *           "unit": "EUR/m2",
+                     *           "min_sample_size": 5
+                     *         },
+                     *         {
+                     *           "id": "new_listings",
+                     *           "name": "New listings",
+                     *           "description": "Number of rental listings first seen in the period.",
+                     *           "unit": "listings",
+                     *           "min_sample_size": 1
                      *         }
                      *       ],
                      *       "meta": {
@@ -2946,7 +2967,7 @@ export interface operations {
             path: {
                 /**
                  * @description An id as the id field of /v1/market/metrics shows it (not a slug or a URL), 1 to 120 characters. An id that is unknown or no longer public is a 404.
-                 * @example median_rent
+                 * @example average_rent
                  */
                 id: string;
             };
@@ -2972,32 +2993,32 @@ export interface operations {
                      *       "data": [
                      *         {
                      *           "date": "2026-01-01",
-                     *           "value": 1800,
+                     *           "value": 1917.13,
                      *           "sample_size": 15
                      *         },
                      *         {
                      *           "date": "2026-02-01",
-                     *           "value": 1950,
+                     *           "value": 1876.5,
                      *           "sample_size": 12
                      *         },
                      *         {
                      *           "date": "2026-03-01",
-                     *           "value": 1977,
+                     *           "value": 2233.25,
                      *           "sample_size": 16
                      *         },
                      *         {
                      *           "date": "2026-04-01",
-                     *           "value": 1900,
+                     *           "value": 2126.45,
                      *           "sample_size": 11
                      *         },
                      *         {
                      *           "date": "2026-05-01",
-                     *           "value": 1906.5,
+                     *           "value": 1927.61,
                      *           "sample_size": 18
                      *         },
                      *         {
                      *           "date": "2026-06-01",
-                     *           "value": 2105.5,
+                     *           "value": 2201.9,
                      *           "sample_size": 10
                      *         }
                      *       ],

@@ -10,7 +10,7 @@ import type { Snapshot } from '../snapshot/source.ts';
 import { hostLinesProblem } from './access.ts';
 import { etagOf, notModified, snapshotHeaders } from './caching.ts';
 import { contentLanguage } from './content-language.ts';
-import { ApiError, badRequest, sendError } from './errors.ts';
+import { ApiError, badRequest, notAllowedMessage, sendError } from './errors.ts';
 import { pathId, QueryMemo } from './query.ts';
 import { clientErrorHandler, connectHandler, trackingResponses } from './raw-answers.ts';
 import { addHeader, type HeaderList, type Meta, sendJson, writeHead } from './respond.ts';
@@ -98,7 +98,7 @@ function undecodable(segment: string, name: string): void {
 const notFound = (path: string) =>
   new ApiError('not_found', `No endpoint matches ${redactKeys(path)}. See /v1/openapi.json.`);
 const notAllowed = (method: string | undefined) =>
-  new ApiError('method_not_allowed', `Method ${method} is not allowed here; this API is read-only (GET).`, {
+  new ApiError('method_not_allowed', notAllowedMessage(method), {
     Allow: 'GET, HEAD',
   });
 

@@ -31,6 +31,9 @@ export class ApiError extends Error {
 /** The messages of the errors the OpenAPI document shows under every operation's other statuses. */
 export const TOO_LARGE_MESSAGE = 'The request line and headers are too large (at most 16 KB).';
 export const INTERNAL_MESSAGE = 'An internal error occurred.';
+export const TIMEOUT_MESSAGE = 'The request was not received in time.';
+export const notAllowedMessage = (method: string | undefined) =>
+  `Method ${method} is not allowed here; this API is read-only (GET).`;
 
 export const badRequest = (message: string) => new ApiError('invalid_request', message);
 export const notFound = (what = 'resource') => new ApiError('not_found', `No public ${what} was found with this id.`);
@@ -55,7 +58,7 @@ export function clientErrorResponse(
     case 'HPE_HEADER_OVERFLOW':
       return rawErrorResponse(new ApiError('request_too_large', TOO_LARGE_MESSAGE), requestId, tls, head);
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return rawErrorResponse(new ApiError('request_timeout', 'The request was not received in time.'), requestId, tls);
+      return rawErrorResponse(new ApiError('request_timeout', TIMEOUT_MESSAGE), requestId, tls);
     default: {
       const why = err.reason ? ` (${err.reason.replace(/[^\x20-\x7e]/g, '').slice(0, 100)})` : '';
       return rawErrorResponse(badRequest(`The request is not valid HTTP/1.1${why}.`), requestId, tls, head);

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { ApiError, clientErrorResponse, rawErrorResponse } from './errors.ts';
+import { ApiError, clientErrorResponse, notAllowedMessage, rawErrorResponse } from './errors.ts';
 import type { AppDeps } from './route.ts';
 
 /**
@@ -30,11 +30,7 @@ export function clientErrorHandler(
  * outside GET and HEAD gets (node closed the connection without a word), and a request-log line.
  */
 export function connectHandler(deps: Pick<AppDeps, 'log' | 'requestLog' | 'logRequests'>, lastResponse: LastResponse) {
-  const refusal = new ApiError(
-    'method_not_allowed',
-    'Method CONNECT is not allowed here; this API is read-only (GET).',
-    { Allow: 'GET, HEAD' },
-  );
+  const refusal = new ApiError('method_not_allowed', notAllowedMessage('CONNECT'), { Allow: 'GET, HEAD' });
   return (_req: IncomingMessage, socket: Duplex) => {
     answerLast(socket, lastResponse, (id, tls) => rawErrorResponse(refusal, id, tls), deps, { method: 'CONNECT' });
   };

@@ -259,20 +259,46 @@ export const EXAMPLES = {
     ...LOCATION,
     parents: [{ id: 'loc_0008', slug: 'noord-holland-province', type: 'province', name: 'North Holland' }],
   },
-  metric: {
-    id: 'median_rent',
-    name: 'Median rent',
-    description: 'Median asking rent per month of the rental listings first seen in the period.',
-    unit: 'EUR',
-    min_sample_size: 5,
-  },
-  /** The whole series of the example request (median_rent, loc_0013, 2026-01-01 to 2026-06-30): no month is left out. */
+  /** Every metric, in the order served: the first is the example of the observations path. */
+  metrics: [
+    {
+      id: 'average_rent',
+      name: 'Average rent',
+      description:
+        'Mean asking rent per month of the rental listings first seen in the period; more sensitive to outliers than the median.',
+      unit: 'EUR',
+      min_sample_size: 10,
+    },
+    {
+      id: 'median_rent',
+      name: 'Median rent',
+      description: 'Median asking rent per month of the rental listings first seen in the period.',
+      unit: 'EUR',
+      min_sample_size: 5,
+    },
+    {
+      id: 'median_rent_per_m2',
+      name: 'Median rent per m²',
+      description:
+        'Median asking rent per square metre per month of the rental listings first seen in the period (listings without a size are left out).',
+      unit: 'EUR/m2',
+      min_sample_size: 5,
+    },
+    {
+      id: 'new_listings',
+      name: 'New listings',
+      description: 'Number of rental listings first seen in the period.',
+      unit: 'listings',
+      min_sample_size: 1,
+    },
+  ],
+  /** The whole series of the example request (average_rent, loc_0013, 2026-01-01 to 2026-06-30): no month is left out. */
   observations: [
-    { date: '2026-01-01', value: 1800, sample_size: 15 },
-    { date: '2026-02-01', value: 1950, sample_size: 12 },
-    { date: '2026-03-01', value: 1977, sample_size: 16 },
-    { date: '2026-04-01', value: 1900, sample_size: 11 },
-    { date: '2026-05-01', value: 1906.5, sample_size: 18 },
-    { date: '2026-06-01', value: 2105.5, sample_size: 10 },
+    { date: '2026-01-01', value: 1917.13, sample_size: 15 },
+    { date: '2026-02-01', value: 1876.5, sample_size: 12 },
+    { date: '2026-03-01', value: 2233.25, sample_size: 16 },
+    { date: '2026-04-01', value: 2126.45, sample_size: 11 },
+    { date: '2026-05-01', value: 1927.61, sample_size: 18 },
+    { date: '2026-06-01', value: 2201.9, sample_size: 10 },
   ],
 };

@@ -52,7 +52,7 @@ export function prepare(db: Database) {
 
 const METRIC = J.object(
   { id: { type: 'string' }, name: J.str, description: J.str, unit: J.str, min_sample_size: { type: 'integer' } },
-  { example: EXAMPLES.metric },
+  { examples: EXAMPLES.metrics },
 );
 const OBSERVATION = J.object(
   { date: { type: 'string', format: 'date' }, value: { type: 'number' }, sample_size: { type: 'integer' } },

@@ -2,7 +2,7 @@
 // envelope, error schemas and shared responses every operation refers to.
 import { LOCALES } from '../../snapshot-format/locales.ts';
 import { UNAUTHORIZED_MESSAGE } from '../http/access.ts';
-import { CODES, INTERNAL_MESSAGE, TOO_LARGE_MESSAGE } from '../http/errors.ts';
+import { CODES, INTERNAL_MESSAGE, notAllowedMessage, TIMEOUT_MESSAGE, TOO_LARGE_MESSAGE } from '../http/errors.ts';
 import { POLICY } from '../http/rate-limit.ts';
 import { SERVICE_ID } from './ping.ts';
 
@@ -217,13 +217,21 @@ export const RESPONSES = {
     { 'Retry-After': headerRef('Retry-After'), ...LIMITS },
   ),
   OtherError: errorResponse(
-    'Any other error, in the same envelope: `request_timeout` (408: the request was not received in time), `request_too_large` (431: the request line and headers pass 16 KB; the connection closes) or `internal_error` (500: a fault of the service; its request id finds it in the log). A method other than GET or HEAD on this path is a 405 `method_not_allowed` with `Allow: GET, HEAD`.',
+    'Any other error, in the same envelope: `request_timeout` (408: the request was not received in time), `request_too_large` (431: the request line and headers pass 16 KB; the connection closes), `internal_error` (500: a fault of the service; its request id finds it in the log), or `method_not_allowed` (405, with `Allow: GET, HEAD`: another method than GET or HEAD here, once the key is accepted on a keyed path; a CORS preflight from an allowed origin is answered 204).',
     {
+      request_timeout: {
+        summary: 'The request was not received in time',
+        value: errorBody('request_timeout', TIMEOUT_MESSAGE),
+      },
       request_too_large: {
         summary: 'Request line and headers over 16 KB',
         value: errorBody('request_too_large', TOO_LARGE_MESSAGE),
       },
       internal_error: { summary: 'A fault of the service', value: errorBody('internal_error', INTERNAL_MESSAGE) },
+      method_not_allowed: {
+        summary: 'Another method than GET or HEAD',
+        value: errorBody('method_not_allowed', notAllowedMessage('POST')),
+      },
     },
     {},
   ),
