@@ -528,6 +528,15 @@ describe('error messages echo bad values readably', () => {
       res.body.error.message,
     );
   });
+  it('shows emoji with their variation selectors and joiners as they are, and escapes those two elsewhere', async () => {
+    const value = '❤️ 👨‍👩‍👧 👍🏽 a\ufe0fb\u200dc🏠\u200d';
+    const res = await server.get(`/v1/listings?furnishing=${encodeURIComponent(value)}`);
+    assert400(res, 'furnishing');
+    assert.ok(
+      res.body.error.message.includes('(got "❤️ 👨‍👩‍👧 👍🏽 a\\uFE0Fb\\u200Dc🏠\\u200D")'),
+      res.body.error.message,
+    );
+  });
   it('cuts a long value after 40 characters, never inside a character', async () => {
     const res = await server.get(`/v1/listings?furnishing=${encodeURIComponent('🏠'.repeat(41))}`);
     assert400(res, 'furnishing');
