@@ -6,7 +6,7 @@ import { readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { DOCUMENT_FILE, documentText, REGENERATE, TYPES_FILE, typesFor } from '../client/scripts/openapi-types.ts';
-import { ApiError, type ClientOptions, createClient } from '../client/src/index.ts';
+import { ApiError, type ClientOptions, createClient, parseRetryAfter } from '../client/src/index.ts';
 import { buildTestSnapshot, FIXTURES, issueKey, startServer, type TestServer, tempDir } from './helpers.ts';
 import { loadSource } from './support.ts';
 
@@ -236,5 +236,106 @@ describe('typed client retries', () => {
     } finally {
       await s.close();
     }
+  });
+});
+
+describe('typed client: bad input, time limits and cancellation', () => {
+  /** A fetch double: answers each call with the next of `answers` (the last one repeats), counting the calls. */
+  const scripted = (...answers: (() => Response)[]) => {
+    const calls: string[] = [];
+    const fetchImpl: typeof fetch = async (input) => {
+      calls.push(String(input));
+      return answers[Math.min(calls.length, answers.length) - 1]();
+    };
+    return { calls, fetch: fetchImpl };
+  };
+  const json =
+    (body: unknown, status = 200, headers: Record<string, string> = {}) =>
+    () =>
+      new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
+  const api = (opts: Partial<ClientOptions> = {}) =>
+    createClient({ baseUrl: 'http://127.0.0.1:1', key: 'nlr_live_test', ...opts });
+
+  it('refuses an id a URL cannot carry as one segment ("", ".", "..", over 120 characters) before any request', async () => {
+    const rec = scripted(json({ data: {} }));
+    const c = api({ fetch: rec.fetch });
+    for (const id of ['', '.', '..', 'x'.repeat(121)]) {
+      assert.throws(() => c.listings.get(id), RangeError, JSON.stringify(id));
+      assert.throws(
+        () => c.market.observations(id, { location_id: 'a', from: '2026-01-01', to: '2026-02-01' }),
+        RangeError,
+      );
+    }
+    await c.listings.get('..x');
+    await c.listings.get('🏠'.repeat(120));
+    assert.deepEqual(rec.calls, [
+      'http://127.0.0.1:1/v1/listings/..x',
+      `http://127.0.0.1:1/v1/listings/${encodeURIComponent('🏠'.repeat(120))}`,
+    ]);
+  });
+
+  it('refuses a baseUrl that is not an http(s) address without a query or fragment', () => {
+    for (const baseUrl of ['localhost:8080', 'ftp://h', 'http://h/?x=1', 'http://h/#f', 'not a url'])
+      assert.throws(() => api({ baseUrl }), RangeError, baseUrl);
+    for (const retry of [{ maxDelayMs: Number.POSITIVE_INFINITY }, { maxDelayMs: -1 }])
+      assert.throws(() => api({ retry }), RangeError, JSON.stringify(retry));
+    assert.throws(() => api({ timeoutMs: 0 }), RangeError);
+  });
+
+  it('aborts an attempt after timeoutMs with a TimeoutError, without retrying', async () => {
+    let calls = 0;
+    // A server that never answers: its open socket would keep the process alive, as this timer does (Node's
+    // AbortSignal.timeout does not).
+    const hanging: typeof fetch = (_input, init) => {
+      calls++;
+      const socket = setTimeout(() => {}, 10_000);
+      return new Promise((_resolve, reject) =>
+        init?.signal?.addEventListener('abort', () => {
+          clearTimeout(socket);
+          reject(init.signal?.reason);
+        }),
+      );
+    };
+    await assert.rejects(api({ fetch: hanging, timeoutMs: 50 }).owners.search(), (e: unknown) => {
+      assert.equal((e as Error).name, 'TimeoutError');
+      return true;
+    });
+    assert.equal(calls, 1);
+  });
+
+  it('cancels a call with its signal, a wait before a retry included', async () => {
+    const rec = scripted(
+      json({ error: { code: 'rate_limited', message: 'x', request_id: 'r' } }, 429, { 'retry-after': '20' }),
+    );
+    const controller = new AbortController();
+    const call = api({ fetch: rec.fetch }).with({ signal: controller.signal }).owners.search();
+    setTimeout(() => controller.abort(new Error('stopped by the caller')), 50);
+    const started = performance.now();
+    await assert.rejects(call, /stopped by the caller/);
+    assert.ok(performance.now() - started < 10_000, 'did not sit out the 20 s wait');
+    assert.equal(rec.calls.length, 1, 'no retry after the abort');
+  });
+
+  it('ends all() with invalid_response on a page without pagination or with the same next_cursor again', async () => {
+    const page = (next: string | null) => json({ data: [{ id: 'a' }], pagination: { next_cursor: next }, meta: {} });
+    for (const fetchImpl of [scripted(json({ data: [] })).fetch, scripted(page('c1'), page('c1')).fetch]) {
+      const seen: unknown[] = [];
+      await assert.rejects(
+        (async () => {
+          for await (const x of api({ fetch: fetchImpl }).owners.all()) seen.push(x);
+        })(),
+        (e: unknown) => e instanceof ApiError && e.code === 'invalid_response',
+      );
+      assert.ok(seen.length <= 1);
+    }
+  });
+
+  it('reads Retry-After as digits or an HTTP date, and nothing else ("1.5" is unreadable: the 1 s default)', () => {
+    const now = Date.parse('Thu, 26 Nov 2026 12:00:00 GMT');
+    assert.equal(parseRetryAfter('7', now), 7);
+    assert.equal(parseRetryAfter('Thu, 26 Nov 2026 12:00:30 GMT', now), 30);
+    assert.equal(parseRetryAfter('1.5', now), undefined);
+    assert.equal(parseRetryAfter('2026', now), 2026);
+    assert.equal(parseRetryAfter('-1', now), undefined);
   });
 });

@@ -21,13 +21,14 @@ export class ApiError extends Error {
 }
 
 /**
- * Seconds to wait from a Retry-After value: delay-seconds, or an HTTP date (counted from `now`); undefined when
- * absent or unreadable.
+ * Seconds to wait from a Retry-After value: delay-seconds (digits), or an HTTP date (counted from `now`, with its
+ * day and month names, RFC 9110 5.6.7); undefined when absent or unreadable ("1.5" is neither).
  */
 export function parseRetryAfter(value: string | null, now = Date.now()): number | undefined {
   if (value === null) return undefined;
   const text = value.trim();
   if (/^\d+$/.test(text)) return Number(text);
+  if (!/^[A-Za-z]{3}/.test(text)) return undefined;
   const at = Date.parse(text);
   return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - now) / 1000));
 }

@@ -1,5 +1,6 @@
 // The typed client of the Netherlands rental data API: createClient() gives one method per operation of the
 // OpenAPI document, grouped by URL, with parameters and answers typed from the generated schema.d.ts.
+import { ApiError } from './errors.ts';
 import { type ClientOptions, createTransport, type Get, type QueryValues } from './transport.ts';
 import type { Body, Filters, IdPath, Item, PagedPath, ParamArgs, Path, Query } from './types.ts';
 
@@ -16,12 +17,32 @@ async function* allItems<P extends PagedPath>(get: Get, path: P, filters: QueryV
   let cursor: string | null = null;
   do {
     const page = (await get(path, cursor === null ? filters : { ...filters, cursor })) as {
-      data: Item<P>[];
-      pagination: { next_cursor: string | null };
+      data?: Item<P>[];
+      pagination?: { next_cursor?: string | null };
     };
+    const next = page.pagination?.next_cursor;
+    // An answer that cannot be paged on (no list, no pagination, the same cursor again) ends the walk as an error.
+    if (!Array.isArray(page.data) || next === undefined || (next !== null && next === cursor))
+      throw new ApiError(
+        200,
+        'invalid_response',
+        `${path}: a page without data, pagination or a new next_cursor`,
+        null,
+      );
     yield* page.data;
-    cursor = page.pagination.next_cursor;
+    cursor = next;
   } while (cursor !== null);
+}
+
+/**
+ * A path id as one URL segment: 1 to 120 characters, as the API takes them. "." and ".." are refused here: a URL
+ * resolves them (even encoded) into another path, whose answer would come back typed as this one's.
+ */
+function segment(id: string): string {
+  const n = [...id].length;
+  if (n < 1 || n > 120 || id === '.' || id === '..')
+    throw new RangeError(`id: 1 to 120 characters, not "." or ".." (got ${JSON.stringify(id.slice(0, 130))})`);
+  return encodeURIComponent(id);
 }
 
 export function createClient(options: ClientOptions) {
@@ -35,7 +56,7 @@ export function createClient(options: ClientOptions) {
   const byId =
     <P extends IdPath>(path: P) =>
     (id: string, ...[params]: ParamArgs<Query<P>>): Promise<Body<P>> =>
-      get(path.replace('{id}', encodeURIComponent(id)), params as QueryValues) as Promise<Body<P>>;
+      get(path.replace('{id}', segment(id)), params as QueryValues) as Promise<Body<P>>;
   /** A paged collection: `search` answers one page, `all` iterates over the items of every page. */
   const paged = <P extends PagedPath>(path: P) => ({
     search: op(path),
@@ -43,6 +64,8 @@ export function createClient(options: ClientOptions) {
   });
 
   return {
+    /** The same client with some options changed: `api.with({ signal })` cancels the calls made through it. */
+    with: (changes: Partial<Omit<ClientOptions, 'baseUrl' | 'key'>>) => createClient({ ...options, ...changes }),
     /** GET /v1/ping: availability (no key needed, no envelope). */
     ping: op('/v1/ping'),
     /** GET /v1/openapi.json: the OpenAPI 3.1 document these types were generated from (described there as an object). */

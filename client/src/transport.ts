@@ -1,5 +1,5 @@
-// One GET: URL and query string, the Bearer key, JSON, ApiError on non-2xx, and retries of 429 and 503 that
-// wait as long as Retry-After says.
+// One GET: URL and query string, the Bearer key, JSON, ApiError on non-2xx, retries of 429 and 503 that wait as
+// long as Retry-After says, a time limit per attempt and a signal that cancels the call, its waits included.
 import { ApiError, errorFrom } from './errors.ts';
 
 export interface RetryOptions {
@@ -12,14 +12,24 @@ export interface RetryOptions {
   maxDelayMs?: number;
 }
 
+/** The longest wait a timer can hold (setTimeout fires at once beyond it). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export interface ClientOptions {
-  /** The service's address, e.g. https://api.example.nl (a path prefix is kept). */
+  /** The service's address, e.g. https://api.example.nl (a path prefix is kept; no query or fragment). */
   baseUrl: string;
   /** The API key (nlr_live_…), sent as Authorization: Bearer. */
   key: string;
   /** A fetch implementation (default: the global fetch). */
   fetch?: typeof fetch;
   retry?: RetryOptions;
+  /**
+   * Each attempt's time limit in ms, the answer's body included (default 30 000): an attempt still unanswered is
+   * aborted and the call rejects with a `TimeoutError` (a DOMException), without retrying.
+   */
+  timeoutMs?: number;
+  /** Cancels every call of this client, a wait before a retry included: the call rejects with the signal's reason. */
+  signal?: AbortSignal;
 }
 
 export type QueryValues = Record<string, string | number | boolean | null | undefined>;
@@ -38,21 +48,55 @@ export function queryString(query: QueryValues = {}): string {
   return parts.length ? `?${parts.join('&')}` : '';
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** A wait that the signal ends early, rejecting with its reason. */
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const abort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', abort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', abort, { once: true });
+  });
+
+/** The base URL without its trailing slashes; a RangeError for one that is not an http(s) address without a query. */
+function baseOf(baseUrl: string): string {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new RangeError(`baseUrl: not an absolute URL (${JSON.stringify(baseUrl)}); e.g. https://api.example.nl`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new RangeError('baseUrl: http: or https: only');
+  if (url.search || url.hash || baseUrl.includes('?') || baseUrl.includes('#'))
+    throw new RangeError('baseUrl: no query string or fragment (a path prefix is fine)');
+  return baseUrl.replace(/\/+$/, '');
+}
 
 export function createTransport(options: ClientOptions): Get {
-  const base = options.baseUrl.replace(/\/+$/, '');
+  const base = baseOf(options.baseUrl);
   const fetchImpl = options.fetch ?? globalThis.fetch;
   const maxRetries = options.retry?.maxRetries ?? 3;
   const maxDelayMs = options.retry?.maxDelayMs ?? 30_000;
+  const timeoutMs = options.timeoutMs ?? 30_000;
   if (!Number.isInteger(maxRetries) || maxRetries < 0) throw new RangeError('retry.maxRetries: an integer ≥ 0');
-  if (!(maxDelayMs >= 0)) throw new RangeError('retry.maxDelayMs: a number ≥ 0');
+  if (!(maxDelayMs >= 0 && maxDelayMs <= MAX_TIMER_MS))
+    throw new RangeError(`retry.maxDelayMs: a number from 0 to ${MAX_TIMER_MS}`);
+  if (!(timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS))
+    throw new RangeError(`timeoutMs: a number from 1 to ${MAX_TIMER_MS}`);
   const headers = { Authorization: `Bearer ${options.key}`, Accept: 'application/json' };
+  const { signal } = options;
 
   return async (path, query) => {
     const url = base + path + queryString(query);
     for (let retries = 0; ; retries++) {
-      const res = await fetchImpl(url, { method: 'GET', headers });
+      const timeout = AbortSignal.timeout(timeoutMs);
+      const attempt = signal ? AbortSignal.any([signal, timeout]) : timeout;
+      const res = await fetchImpl(url, { method: 'GET', headers, signal: attempt });
       if (res.ok) {
         const text = await res.text();
         try {
@@ -66,7 +110,7 @@ export function createTransport(options: ClientOptions): Get {
       if (!RETRIED.has(res.status) || retries >= maxRetries) throw error;
       const waitMs = (error.retryAfter ?? DEFAULT_WAIT_S) * 1000;
       if (waitMs > maxDelayMs) throw error;
-      await sleep(waitMs);
+      await sleep(waitMs, signal);
     }
   };
 }
