@@ -330,6 +330,27 @@ describe('typed client: bad input, time limits and cancellation', () => {
     }
   });
 
+  it('calls onResponse with every answer (a retried 429 too) and names the URL in an ApiError', async () => {
+    const rec = scripted(
+      json({ error: { code: 'rate_limited', message: 'x', request_id: 'r1' } }, 429, { 'retry-after': '0' }),
+      json({ error: { code: 'not_found', message: 'No public owner was found with this id.', request_id: 'r2' } }, 404),
+    );
+    const seen: [string, number, number, string | null][] = [];
+    const c = api({
+      fetch: rec.fetch,
+      onResponse: ({ url, status, attempt, headers }) => seen.push([url, status, attempt, headers.get('retry-after')]),
+    });
+    await assert.rejects(c.owners.get('own 1', { locale: 'nl' }), (e: unknown) => {
+      assert.ok(e instanceof ApiError);
+      assert.deepEqual([e.status, e.url], [404, 'http://127.0.0.1:1/v1/owners/own%201?locale=nl']);
+      return true;
+    });
+    assert.deepEqual(seen, [
+      ['http://127.0.0.1:1/v1/owners/own%201?locale=nl', 429, 1, '0'],
+      ['http://127.0.0.1:1/v1/owners/own%201?locale=nl', 404, 2, null],
+    ]);
+  });
+
   it('reads Retry-After as digits or an HTTP date, and nothing else ("1.5" is unreadable: the 1 s default)', () => {
     const now = Date.parse('Thu, 26 Nov 2026 12:00:00 GMT');
     assert.equal(parseRetryAfter('7', now), 7);

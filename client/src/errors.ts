@@ -15,6 +15,8 @@ export class ApiError extends Error {
     readonly requestId: string | null,
     /** Seconds the server asked to wait (Retry-After on 429 and 503). */
     readonly retryAfter?: number,
+    /** The request's URL, with its query (the key travels in a header, never in it). */
+    readonly url?: string,
   ) {
     super(message);
   }
@@ -34,7 +36,7 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
 }
 
 /** The ApiError for a non-2xx response: the envelope's code, message and request id when the body is one. */
-export async function errorFrom(res: Response): Promise<ApiError> {
+export async function errorFrom(res: Response, url?: string): Promise<ApiError> {
   const text = await res.text().catch(() => '');
   const retryAfter = parseRetryAfter(res.headers.get('retry-after'));
   const headerId = res.headers.get('x-request-id');
@@ -47,7 +49,7 @@ export async function errorFrom(res: Response): Promise<ApiError> {
   const e = (body as { error?: Record<string, unknown> } | undefined)?.error;
   if (e && typeof e.code === 'string' && typeof e.message === 'string') {
     const requestId = typeof e.request_id === 'string' ? e.request_id : headerId;
-    return new ApiError(res.status, e.code as ErrorCode, e.message, requestId, retryAfter);
+    return new ApiError(res.status, e.code as ErrorCode, e.message, requestId, retryAfter, url);
   }
   const excerpt = text.length > 200 ? `${text.slice(0, 200)}…` : text;
   return new ApiError(
@@ -56,5 +58,6 @@ export async function errorFrom(res: Response): Promise<ApiError> {
     `HTTP ${res.status} without the API's error envelope${excerpt ? `: ${excerpt}` : ''}`,
     headerId,
     retryAfter,
+    url,
   );
 }

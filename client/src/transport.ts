@@ -30,6 +30,11 @@ export interface ClientOptions {
   timeoutMs?: number;
   /** Cancels every call of this client, a wait before a retry included: the call rejects with the signal's reason. */
   signal?: AbortSignal;
+  /**
+   * Called with every HTTP answer (a retried 429 too) before its body is read: for the headers the body does not
+   * carry (RateLimit, ETag, X-Snapshot-Id, Content-Language). `attempt` counts from 1.
+   */
+  onResponse?: (answer: { url: string; status: number; headers: Headers; attempt: number }) => void;
 }
 
 export type QueryValues = Record<string, string | number | boolean | null | undefined>;
@@ -97,16 +102,24 @@ export function createTransport(options: ClientOptions): Get {
       const timeout = AbortSignal.timeout(timeoutMs);
       const attempt = signal ? AbortSignal.any([signal, timeout]) : timeout;
       const res = await fetchImpl(url, { method: 'GET', headers, signal: attempt });
+      options.onResponse?.({ url, status: res.status, headers: res.headers, attempt: retries + 1 });
       if (res.ok) {
         const text = await res.text();
         try {
           return JSON.parse(text);
         } catch {
           const id = res.headers.get('x-request-id');
-          throw new ApiError(res.status, 'invalid_response', `HTTP ${res.status} with a body that is not JSON`, id);
+          throw new ApiError(
+            res.status,
+            'invalid_response',
+            `HTTP ${res.status} with a body that is not JSON`,
+            id,
+            undefined,
+            url,
+          );
         }
       }
-      const error = await errorFrom(res);
+      const error = await errorFrom(res, url);
       if (!RETRIED.has(res.status) || retries >= maxRetries) throw error;
       const waitMs = (error.retryAfter ?? DEFAULT_WAIT_S) * 1000;
       if (waitMs > maxDelayMs) throw error;
