@@ -340,22 +340,21 @@ function deriveAreaNames(db: Database) {
       SELECT count(*) FROM json_each(owners.areas_served) a JOIN area_location n ON n.name = a.value)
     WHERE areas_served IS NOT NULL;
   `);
+  // A row only where some place has a name in the locale: its language bits have bit 1.
   const insert = db.prepare(`
     INSERT INTO owners_i18n (k, rid, locale, areas_served, areas_lang)
-    SELECT o.rid * 8 + @code, o.rid, @locale,
-           (SELECT json_group_array(COALESCE(x.name, a.value) ORDER BY a.key)
-              FROM json_each(o.areas_served) a
-              LEFT JOIN area_location n ON n.name = a.value
-              LEFT JOIN locations_i18n x ON x.k = n.rid * 8 + @code),
-           (SELECT max(x.name IS NOT NULL) | (max(x.name IS NULL) << 1)
-              FROM json_each(o.areas_served) a
-              JOIN area_location n ON n.name = a.value
-              LEFT JOIN locations_i18n x ON x.k = n.rid * 8 + @code)
-    FROM owners o
-    WHERE o.areas_places > 0
-      AND EXISTS (SELECT 1 FROM json_each(o.areas_served) a
-                    JOIN area_location n ON n.name = a.value
-                    JOIN locations_i18n x ON x.k = n.rid * 8 + @code AND x.name IS NOT NULL)
+    SELECT k, rid, @locale, areas, bits FROM (
+      SELECT o.rid * 8 + @code AS k, o.rid,
+             (SELECT json_group_array(COALESCE(x.name, a.value) ORDER BY a.key)
+                FROM json_each(o.areas_served) a
+                LEFT JOIN area_location n ON n.name = a.value
+                LEFT JOIN locations_i18n x ON x.k = n.rid * 8 + @code) AS areas,
+             (SELECT max(x.name IS NOT NULL) | (max(x.name IS NULL) << 1)
+                FROM json_each(o.areas_served) a
+                JOIN area_location n ON n.name = a.value
+                LEFT JOIN locations_i18n x ON x.k = n.rid * 8 + @code) AS bits
+      FROM owners o WHERE o.areas_places > 0)
+    WHERE bits & 1
     ON CONFLICT (k) DO UPDATE SET areas_served = excluded.areas_served, areas_lang = excluded.areas_lang`);
   for (const locale of TRANSLATED_LOCALES) insert.run({ code: LOCALE_CODE[locale], locale });
   db.exec('DROP TABLE temp.area_location');
