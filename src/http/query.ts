@@ -58,9 +58,7 @@ const escaped = (c: string) => {
  */
 export const printable = (s: string) => {
   const chars = Array.from(s.length > 160 ? s.slice(0, 160) : s);
-  const shown = (chars.length > 40 ? chars.slice(0, 40).join('') : chars.join(''))
-    .replaceAll('\\', '\\\\')
-    .replace(UNSEEN, escaped);
+  const shown = chars.slice(0, 40).join('').replaceAll('\\', '\\\\').replace(UNSEEN, escaped);
   return chars.length > 40 ? `${shown}...` : shown;
 };
 
