@@ -137,7 +137,7 @@ function redirect(req: IncomingMessage, res: ServerResponse, host: string): void
  */
 export function httpsRedirect(httpsPort: number, log: Log) {
   return (req: IncomingMessage, res: ServerResponse) => {
-    const host = repeatedHost(req) ? null : validHost(req.headers.host);
+    const host = hostLinesProblem(req) === null ? validHost(req.headers.host) : null;
     if (host === null) return sendError(res, randomUUID(), badRequest('The Host header is missing or invalid.'), log);
     // A key in the query is refused here too, not repeated in a Location for the client to send again.
     const at = req.url?.indexOf('?') ?? -1;
