@@ -296,11 +296,24 @@ describe('authentication', () => {
     await server.get('/v1/listings', { key: bad });
     await server.get(`/v1/listings?api_key=${server.key}`);
     // A key pasted into a path: 404 (or 401 without a key), and neither the answer nor the log line repeats it.
-    for (const path of [`/v1/listings/${server.key}`, `/${server.key}`, `/v1/listings/${server.key}/similar`])
+    // Or anywhere else a message quotes what was sent: a docs file's path, a query value or a parameter's name.
+    const quoted = [
+      `/docs/assets/0/${server.key}`,
+      `/v1/listings?limit=${server.key}`,
+      `/v1/listings?locale=${server.key}`,
+      `/v1/ping?${server.key}=1`,
+      `/v1/listings/stats?property_type=x&${server.key}`,
+    ];
+    for (const path of [
+      `/v1/listings/${server.key}`,
+      `/${server.key}`,
+      `/v1/listings/${server.key}/similar`,
+      ...quoted,
+    ])
       for (const key of [undefined, null]) {
         const r = await server.get(path, { key });
-        assert.ok(r.status === 404 || r.status === 401, `${path}: ${r.status}`);
-        assert.ok(!r.text.includes(server.key.slice(9)), 'the answer does not repeat it');
+        assert.ok([400, 401, 404].includes(r.status), `${path}: ${r.status}`);
+        assert.ok(!r.text.includes(server.key.slice(9, 19)), `${path}: the answer does not repeat it: ${r.text}`);
       }
     assert.ok(server.logs.some((l) => l.path === '/v1/listings/nlr_live_[redacted]/similar'));
     const text = JSON.stringify(server.logs);

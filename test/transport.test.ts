@@ -100,6 +100,7 @@ describe('HTTPS', () => {
       TLS_CERT_PATH: cert,
       TLS_KEY_PATH: key,
       HTTP_REDIRECT_PORT: '0',
+      LOG_REQUESTS: '1',
     });
   });
   after(() => server.close());
@@ -164,6 +165,39 @@ describe('HTTPS', () => {
     const r = await send(`${server.redirectUrl!}/v1/ping`);
     assert.equal(r.status, 308);
     assert.equal(r.headers.location, `https://127.0.0.1:${port}/v1/ping`);
+  });
+
+  it('keeps the path and query of an absolute-form target in the redirect, never its authority', async () => {
+    const port = new URL(server.url).port;
+    const [r] = responses(
+      (
+        await raw(
+          server.redirectUrl!,
+          'GET http://other.example/v1/listings?limit=1 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n',
+        )
+      ).data,
+    );
+    assert.equal(r.status, 308);
+    assert.equal(r.headers.location, `https://localhost:${port}/v1/listings?limit=1`);
+  });
+
+  it("gives the redirect listener's answers a request id, nosniff and a log line, as the service's own", async () => {
+    const redirected = await send(`${server.redirectUrl!}/v1/ping?x=1`);
+    const refused = await send(`${server.redirectUrl!}/v1/ping`, { headers: { Host: 'a b' } });
+    for (const [r, status] of [
+      [redirected, 308],
+      [refused, 400],
+    ] as const) {
+      assert.equal(r.status, status);
+      const id = r.headers['x-request-id'];
+      assert.match(String(id), /^[0-9a-f-]{36}$/, `${status}: X-Request-Id`);
+      assert.equal(r.headers['x-content-type-options'], 'nosniff');
+      if (status === 400) assert.equal(r.body.error.request_id, id, 'the envelope names the same id');
+      const logged = () =>
+        server.logs.some((l) => l.request_id === id && l.status === status && l.listener === 'redirect');
+      for (let i = 0; i < 100 && !logged(); i++) await new Promise((r) => setTimeout(r, 10));
+      assert.ok(logged(), `${status}: its log line`);
+    }
   });
 
   it('never reflects a malformed Host header into a redirect', async () => {
@@ -495,6 +529,32 @@ describe('requests outside the usual shape', () => {
         (await raw(server.url, `GET /v1/ping HTTP/${version}\r\nHost: a.example\r\nhost: b.example\r\n\r\n`)).data,
       );
       assert.match(assertEnvelope(twice, 400, 'invalid_request').message, /Host/, version);
+    }
+  });
+  it('answers a Host value that is not a host (RFC 9112 3.2) with the envelope (400), and serves every form a host takes', async () => {
+    const get = (host: string) => `GET /v1/ping HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`;
+    for (const host of ['<script>', 'x/y', 'a b', 'evil.example:99999x', 'a@b', 'x'.repeat(256), '[::1', 'a:b:c']) {
+      const [r] = responses((await raw(server.url, get(host))).data);
+      assert.match(assertEnvelope(r, 400, 'invalid_request').message, /Host/, host);
+      assert.equal(r.headers.connection, 'close', host);
+    }
+    for (const host of [
+      'api.example',
+      'api_1:8080',
+      '127.0.0.1',
+      '[::1]:8080',
+      'localhost.',
+      'host:',
+      'x'.repeat(255),
+    ]) {
+      const [r] = responses((await raw(server.url, get(host))).data);
+      assert.equal(r.status, 200, host);
+    }
+  });
+  it('answers a request line of another HTTP version than 1.x with the envelope (400), not as HTTP/1.1', async () => {
+    for (const line of ['GET /v1/ping HTTP/2.0', 'GET /v1/ping']) {
+      const [r] = responses((await raw(server.url, `${line}\r\nHost: x\r\n\r\n`)).data);
+      assert.match(assertEnvelope(r, 400, 'invalid_request').message, /HTTP\/(2\.0|0\.9) is not spoken here/, line);
     }
   });
   it('decodes percent-encoded unreserved characters in the path before routing (RFC 3986 6.2.2.2), and only those', async () => {

@@ -2,11 +2,12 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
-import { authenticate, type KeyLookup, presentedDigest } from '../keys/format.ts';
+import { authenticate, type KeyLookup, presentedDigest, redactKeys } from '../keys/format.ts';
 import { ApiError, badRequest, HSTS, sendError } from './errors.ts';
 import { isRefusal, type Limits, type Refusal, type SharedLimits } from './rate-limit.ts';
 import { addHeader, writeHead } from './respond.ts';
 import type { Guard, Log, Req } from './route.ts';
+import { normalTarget } from './target.ts';
 
 export const UNAUTHORIZED_MESSAGE = 'A valid API key is required: send the header "Authorization: Bearer <key>".';
 /** The one answer for missing, malformed, unknown, expired, disabled and revoked keys. */
@@ -97,11 +98,24 @@ function repeatedHost(req: IncomingMessage): boolean {
   return false;
 }
 
-/** Why a request's Host lines get a 400 (RFC 9112 3.2), or null: none in HTTP/1.1, or more than one. */
-export function hostLinesProblem(req: IncomingMessage): string | null {
-  if (req.headers.host === undefined)
-    return req.httpVersion === '1.1' ? 'The Host header is required (HTTP/1.1).' : null;
-  return repeatedHost(req) ? 'The Host header must be sent once.' : null;
+/**
+ * A Host value as RFC 9112 3.2 and RFC 3986 3.2.2 allow it: an IP literal in brackets or a reg-name (unreserved,
+ * percent-encoded and sub-delimiter characters, so "api_1" passes as proxies send it), then an optional port.
+ * What a redirect copies into Location must pass the narrower validHost too.
+ */
+const HOST_VALUE = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~!$&'()*+,;=%-]*)(?::\d*)?$/;
+
+/**
+ * Why a request gets a 400 before it is routed, or null: an HTTP version other than 1.x (node's parser takes
+ * "HTTP/2.0" and the version-less HTTP/0.9 line and would answer them as 1.1), no Host in HTTP/1.1, more than one
+ * Host line, or a Host value that is not a host (RFC 9112 3.2), longer than 255 characters included.
+ */
+export function requestProblem(req: IncomingMessage): string | null {
+  if (req.httpVersionMajor !== 1) return `HTTP/${req.httpVersion} is not spoken here; send HTTP/1.1 (or 1.0) requests.`;
+  const host = req.headers.host;
+  if (host === undefined) return req.httpVersion === '1.1' ? 'The Host header is required (HTTP/1.1).' : null;
+  if (repeatedHost(req)) return 'The Host header must be sent once.';
+  return host.length <= 255 && HOST_VALUE.test(host) ? null : 'The Host header is not a host name or address.';
 }
 
 /** The 400 for a query string (with its "?") that names a key parameter, or null: a key never travels in a URL. */
@@ -123,8 +137,8 @@ export function validHost(host: string | undefined): string | null {
 /** Host without its port (IPv6 literals keep their brackets). */
 const hostname = (host: string) =>
   host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.replace(/:\d+$/, '');
-/** The request target as sent (path and query); an absolute-form target is never echoed into Location. */
-const target = (req: IncomingMessage) => (req.url?.startsWith('/') ? req.url : '/');
+/** The request target's path and query; an absolute-form target's scheme and authority are never echoed into Location. */
+const target = (req: IncomingMessage) => normalTarget(req.url ?? '/');
 
 function redirect(req: IncomingMessage, res: ServerResponse, host: string): void {
   writeHead(res, 308, { Location: `https://${host}${target(req)}`, 'Content-Length': 0, 'Cache-Control': 'no-store' });
@@ -133,16 +147,34 @@ function redirect(req: IncomingMessage, res: ServerResponse, host: string): void
 
 /**
  * The HTTP_REDIRECT_PORT listener's handler: every request is answered 308 to the same path and query
- * on the HTTPS port of the same host. A missing or malformed Host is a 400, never reflected.
+ * on the HTTPS port of the same host. A missing or malformed Host is a 400, never reflected. Each answer has a
+ * request id and a log line, as the service's own do.
  */
-export function httpsRedirect(httpsPort: number, log: Log) {
-  return (req: IncomingMessage, res: ServerResponse) => {
-    const host = hostLinesProblem(req) === null ? validHost(req.headers.host) : null;
-    if (host === null) return sendError(res, randomUUID(), badRequest('The Host header is missing or invalid.'), log);
+export function httpsRedirect(httpsPort: number, deps: { log: Log; requestLog?: Log; logRequests: boolean }) {
+  const logLine = function (this: ServerResponse & { req: IncomingMessage & { id?: string; started?: number } }) {
+    const req = this.req;
+    (deps.requestLog ?? deps.log)({
+      level: 'info',
+      request_id: req.id,
+      method: req.method,
+      path: redactKeys((req.url ?? '/').split('?')[0]),
+      status: this.statusCode,
+      ms: performance.now() - (req.started ?? 0),
+      listener: 'redirect',
+    });
+  };
+  return (req: IncomingMessage & { id?: string; started?: number }, res: ServerResponse) => {
+    req.id = randomUUID();
+    req.started = performance.now();
+    addHeader(res, 'X-Request-Id', req.id);
+    addHeader(res, 'X-Content-Type-Options', 'nosniff');
+    if (deps.logRequests) res.on('finish', logLine);
+    const host = requestProblem(req) === null ? validHost(req.headers.host) : null;
+    if (host === null) return sendError(res, req.id, badRequest('The Host header is missing or invalid.'), deps.log);
     // A key in the query is refused here too, not repeated in a Location for the client to send again.
     const at = req.url?.indexOf('?') ?? -1;
     const keyed = at === -1 ? null : keyInQuery(req.url!.slice(at));
-    if (keyed !== null) return sendError(res, randomUUID(), keyed, log);
+    if (keyed !== null) return sendError(res, req.id, keyed, deps.log);
     redirect(req, res, httpsPort === 443 ? hostname(host) : `${hostname(host)}:${httpsPort}`);
   };
 }

@@ -7,7 +7,7 @@ import { redactKeys } from '../keys/format.ts';
 import { ROUTE_MODULES } from '../routes/index.ts';
 import { openapiDocument } from '../routes/openapi.ts';
 import type { Snapshot } from '../snapshot/source.ts';
-import { hostLinesProblem } from './access.ts';
+import { requestProblem } from './access.ts';
 import { etagOf, notModified, snapshotHeaders } from './caching.ts';
 import { contentLanguage } from './content-language.ts';
 import { ApiError, badRequest, notAllowedMessage, sendError } from './errors.ts';
@@ -16,6 +16,7 @@ import { clientErrorHandler, connectHandler, trackingResponses } from './raw-ans
 import { addHeader, type HeaderList, type Meta, sendJson, writeHead } from './respond.ts';
 import type { AppDeps, Req, RouteDef } from './route.ts';
 import { indexRoutes, keyOfRoute, type Router } from './route-index.ts';
+import { normalTarget } from './target.ts';
 
 /**
  * A route pattern as an exact, case-sensitive regex for polka: its literal parts escaped (the `.` of
@@ -31,37 +32,6 @@ export function patternOf(path: string, capture = true): RegExp {
     )
     .join('');
   return new RegExp(`^${source}/?$`);
-}
-
-/**
- * A request target in absolute form ("GET http://host/v1/listings", which HTTP/1.1 servers must accept)
- * as the origin form routes match; any other target that is not a path (the asterisk form of "OPTIONS *")
- * becomes one that matches no endpoint, so it still gets a request id, the key check and a log line.
- */
-export function originForm(url: string): string {
-  const authority = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(url);
-  if (!authority) return `/${url}`;
-  const rest = url.slice(authority[0].length);
-  return rest.startsWith('/') ? rest : `/${rest}`;
-}
-
-/** A percent-encoded unreserved character (letters, digits, - . _ ~). */
-const ENCODED_UNRESERVED = /%(?:3[0-9]|4[1-9A-F]|5[0-9A]|6[1-9A-F]|7[0-9A]|2[DE]|5F|7E)/gi;
-/**
- * A path with its percent-encoded unreserved characters decoded: RFC 3986 (6.2.2.2) makes
- * /v1/listings/%73tats the same URI as /v1/listings/stats. Other escapes (%2F, %20, …) stay as they
- * are, for the route's own decoding of its parameters.
- */
-export const normalPath = (path: string): string =>
-  path.replace(ENCODED_UNRESERVED, (e) => String.fromCharCode(Number.parseInt(e.slice(1), 16)));
-
-/** The request target in origin form with a normal path, as routes match it. */
-function normalTarget(url: string): string {
-  const target = url.charCodeAt(0) === 47 /* / */ ? url : originForm(url);
-  const q = target.indexOf('?');
-  const pct = target.indexOf('%');
-  if (pct === -1 || (q !== -1 && pct > q)) return target;
-  return q === -1 ? normalPath(target) : normalPath(target.slice(0, q)) + target.slice(q);
 }
 
 interface ParsedTarget {
@@ -234,11 +204,11 @@ export function createApp(deps: AppDeps) {
     res.on('close', onClose);
     // Node's own check (requireHostHeader) answered a bare 400 without the envelope; the server turns it off.
     // Two Host lines are a 400 too (RFC 9112 3.2): node keeps the first, a proxy may have read the other.
-    const hostProblem = hostLinesProblem(req);
-    if (hostProblem !== null) {
+    const problem = requestProblem(req);
+    if (problem !== null) {
       res.shouldKeepAlive = false; // as node's own answer did: the connection closes after it
       req.path = req.url.split('?')[0];
-      render(req, res, new ApiError('invalid_request', hostProblem));
+      render(req, res, new ApiError('invalid_request', problem));
       return;
     }
     route(req as never, res, undefined as never);

@@ -1,5 +1,6 @@
 // Query strings → validated input: raw parsing (unknown, repeated, oversized → 400), typed coercion, valibot, messages.
 import * as v from 'valibot';
+import { redactKeys } from '../keys/format.ts';
 import { badRequest } from './errors.ts';
 import { codePoints, entriesOf, INTEGER, type QuerySchema } from './params.ts';
 
@@ -54,10 +55,11 @@ const escaped = (c: string) => {
 };
 /**
  * A client value quoted in a message: its first 40 characters (code points, so no pair is cut) and "..." when
- * it is longer; letters of any script show as they are, and what a reader cannot see as a \u escape.
+ * it is longer; letters of any script show as they are, and what a reader cannot see as a \u escape. An API key
+ * sent in the wrong place is cut to its prefix first (redactKeys), as in the log.
  */
 export const printable = (s: string) => {
-  const chars = Array.from(s.length > 160 ? s.slice(0, 160) : s);
+  const chars = Array.from(redactKeys(s.length > 160 ? s.slice(0, 160) : s));
   const shown = chars.slice(0, 40).join('').replaceAll('\\', '\\\\').replace(UNSEEN, escaped);
   return chars.length > 40 ? `${shown}...` : shown;
 };

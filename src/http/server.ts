@@ -228,10 +228,10 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST;
     let redirectUrl: string | undefined;
     if (tls && config.HTTP_REDIRECT_PORT !== undefined) {
-      const { handler: redirect, lastResponse } = trackingResponses(httpsRedirect(port, opts.log));
+      const logDeps = { log: opts.log, requestLog: opts.requestLog, logRequests: config.LOG_REQUESTS };
+      const { handler: redirect, lastResponse } = trackingResponses(httpsRedirect(port, logDeps));
       const plain = createServer({ ...httpOptions, requestTimeout: Math.min(t.requestMs, 10_000) }, redirect);
       plain.maxConnections = config.MAX_CONNECTIONS;
-      const logDeps = { log: opts.log, requestLog: opts.requestLog, logRequests: config.LOG_REQUESTS };
       plain.on('clientError', clientErrorHandler(logDeps, lastResponse));
       plain.on('connect', connectHandler(logDeps, lastResponse));
       plain.on('checkExpectation', redirect);

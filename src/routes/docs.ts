@@ -12,6 +12,7 @@ import * as v from 'valibot';
 import { ApiError } from '../http/errors.ts';
 import { type Coding, negotiate, writeHead } from '../http/respond.ts';
 import { defineRoute } from '../http/route.ts';
+import { redactKeys } from '../keys/format.ts';
 import { SERVICE_ID } from './ping.ts';
 
 /** swagger-ui-dist's files served under /docs/assets/<version>/; a single executable embeds each as `docs/<file>`. */
@@ -188,7 +189,7 @@ export const routes = () => [
     handle: ({ req, res, params }) => {
       const { version, file } = params;
       if (version !== VERSION || !isAsset(file))
-        throw new ApiError('not_found', `No documentation file ${req.path}. The reference is at /docs.`);
+        throw new ApiError('not_found', `No documentation file ${redactKeys(req.path)}. The reference is at /docs.`);
       const type = typeOf(file);
       const headers = { 'Content-Type': type, 'Cache-Control': IMMUTABLE, Vary: 'Accept-Encoding' };
       const coding = type.startsWith('text/') ? negotiate(req.headers['accept-encoding']) : null;
