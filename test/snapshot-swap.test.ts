@@ -2,12 +2,13 @@
 // last good snapshot goes on serving; start-up refuses a bad file (SnapshotSource directly, and `src/main.ts` spawned).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, renameSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { SCHEMA_VERSION } from '../snapshot-format/schema.ts';
+import type { ApiError } from '../src/http/errors.ts';
 import { SnapshotError, SnapshotSource } from '../src/snapshot/source.ts';
 import { buildTestSnapshot, copyFixture, startServer, type TestServer, tempDir } from './helpers.ts';
 import { assertAscendingIds, assertError, ROOT } from './support.ts';
@@ -297,6 +298,86 @@ describe('the served file changed in place, and a replacement noticed without tr
     while (swaps() === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     assert.equal(swaps(), before + 1, 'swapped by the timer: no data request, no refresh() called');
     assert.equal((await readyz()).body.candidate, null);
+  });
+});
+
+describe('a valid snapshot copied over the served file in place', () => {
+  /** The fixture's snapshot, and another valid one of other data (one listing fewer), both outside the served path. */
+  async function twoSnapshots() {
+    const a = (await buildTestSnapshot()).path;
+    const dir = copyFixture();
+    const lines = listingLines(dir);
+    lines.delete('lst-002');
+    writeListings(dir, lines);
+    const b = join(tempDir(), 'other.db');
+    await buildTestSnapshot(dir, b);
+    const path = join(tempDir(), 'served.db');
+    copyFileSync(a, path);
+    return { a, b, path };
+  }
+  const idOf = (file: string) => {
+    const db = new Database(file, { readonly: true });
+    try {
+      return db.prepare("SELECT value FROM snapshot_meta WHERE key = 'snapshot_id'").pluck().get() as string;
+    } finally {
+      db.close();
+    }
+  };
+
+  it('answers no data request from the old connection once the change is seen (503 until the new file is swapped in)', async () => {
+    const { b, path } = await twoSnapshots();
+    const logs: Record<string, unknown>[] = [];
+    const src = new SnapshotSource(path, { checkIntervalMs: 60_000, log: (l) => logs.push(l) });
+    try {
+      const before = src.get().meta.snapshot_id;
+      writeFileSync(path, readFileSync(b)); // the same inode: truncated, then written (cp does the same)
+      const swapped = src.refresh(); // what the watch or the interval calls; the quick_check runs off the thread
+      assert.throws(
+        () => src.get(),
+        (e: ApiError) => e.status === 503,
+        'the old connection would read the new pages beside its cached old ones',
+      );
+      assert.match(src.damaged ?? '', /changed in place/);
+      assert.ok(logs.some((l) => l.level === 'error' && /changed in place/.test(String(l.msg))));
+      assert.equal(await swapped, true, 'then the new file, which is valid, is swapped in');
+      assert.equal(src.damaged, null);
+      assert.equal(src.get().meta.snapshot_id, idOf(b));
+      assert.notEqual(src.get().meta.snapshot_id, before);
+    } finally {
+      src.close();
+    }
+  });
+
+  it('keeps serving through a touch of the served file (same content: checked, not refused)', async () => {
+    const { path } = await twoSnapshots();
+    const src = new SnapshotSource(path, { checkIntervalMs: 60_000 });
+    try {
+      const later = new Date(Date.now() + 5_000);
+      utimesSync(path, later, later);
+      const checked = src.refresh();
+      assert.equal(src.damaged, null);
+      assert.ok(src.get(), 'still served while it is checked');
+      assert.equal(await checked, true);
+      assert.ok(src.get());
+    } finally {
+      src.close();
+    }
+  });
+
+  it('is noticed at once without traffic or interval: the kernel tells of the write (SNAPSHOT_CHECK_MS 60 s)', async () => {
+    const { b, path } = await twoSnapshots();
+    const server = await startServer({ SNAPSHOT_PATH: path, SNAPSHOT_CHECK_MS: '60000' });
+    try {
+      copyFileSync(b, path); // in place: copyFileSync opens the existing file for writing, as cp does
+      const swapped = () => server.logs.some((l) => l.msg === 'snapshot swapped in' && l.snapshot_id === idOf(b));
+      const deadline = Date.now() + 5_000;
+      while (!swapped() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      assert.ok(swapped(), 'swapped in with no refresh() call and no data request');
+      assertError(await server.get('/v1/listings/lst-002'), 404, { code: 'not_found' });
+      assert.equal((await server.get('/v1/listings/lst-001')).headers.get('x-snapshot-id'), idOf(b));
+    } finally {
+      await server.close();
+    }
   });
 });
 

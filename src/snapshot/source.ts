@@ -1,5 +1,5 @@
 // The snapshot being served: opened read-only and verified; a replacement file is verified before it is swapped in.
-import { statSync } from 'node:fs';
+import { closeSync, type FSWatcher, openSync, readSync, statSync, watch } from 'node:fs';
 import Database from 'better-sqlite3';
 import { aboutTheFile, SCHEMA_VERSION } from '../../snapshot-format/schema.ts';
 import { ApiError } from '../http/errors.ts';
@@ -45,6 +45,23 @@ function identity(path: string): string | null {
     return `${s.dev}:${s.ino}:${s.size}:${s.mtimeMs}`;
   } catch {
     return null;
+  }
+}
+
+/** The size in an identity (device:inode:size:mtime). */
+const sizeOf = (id: string) => id.split(':')[2];
+
+/** The first 100 bytes of the file (SQLite's database header), or null when they cannot be read whole. */
+function headerOf(path: string): Buffer | null {
+  let fd: number | null = null;
+  try {
+    fd = openSync(path, 'r');
+    const b = Buffer.alloc(100);
+    return readSync(fd, b, 0, 100, 0) === 100 ? b : null;
+  } catch {
+    return null;
+  } finally {
+    if (fd !== null) closeSync(fd);
   }
 }
 
@@ -142,6 +159,14 @@ export class SnapshotSource {
   damaged: string | null = null;
   /** Looks at the file every checkIntervalMs without traffic too (unref'd: it never keeps the process up). */
   private readonly timer: NodeJS.Timeout;
+  /** The served file's header as opened: a write in place that changes it is seen without a quick_check. */
+  private servedHeader: Buffer | null = null;
+  /**
+   * Told by the kernel (inotify) of any change to the served file, so that a write in place or a rename over it
+   * is looked at within an event-loop turn instead of at the next interval; null where watching is not available
+   * (the interval still looks).
+   */
+  private watcher: FSWatcher | null = null;
 
   constructor(
     readonly path: string,
@@ -157,8 +182,45 @@ export class SnapshotSource {
     this.seenId = this.currentId;
     refuseWal(path);
     this.current = open(path, this.preparers, opts.nativeBinding); // start-up: a bad file stops the process
+    this.servedHeader = headerOf(path);
+    this.watchServed();
     this.lastCheck = this.now();
     this.timer = setInterval(() => void this.refresh(), opts.checkIntervalMs ?? 1000).unref();
+  }
+
+  /** Watches the file just opened (the inode at the path now); a watch that cannot be made leaves the interval. */
+  private watchServed(): void {
+    this.watcher?.close();
+    this.watcher = null;
+    try {
+      const w = watch(this.path, { persistent: false }, () => void this.refresh());
+      w.on('error', () => {
+        w.close();
+        if (this.watcher === w) this.watcher = null;
+      });
+      this.watcher = w;
+    } catch {
+      // e.g. the inotify watch limit: the interval still looks
+    }
+  }
+
+  /**
+   * The served file (same device and inode) is being written in place when its size or its header changed: the
+   * open connection would read pages of the new content beside pages it holds of the old, and answer from a mix
+   * (another listing than the one asked for, under the old snapshot's id). Data requests get 503 from now until a
+   * valid snapshot is swapped in; a change of the modification time alone (touch) is only checked.
+   */
+  private markIfWrittenInPlace(id: string | null): void {
+    if (this.damaged !== null || this.current === null || id === null || id === this.currentId) return;
+    if (!sameFile(id, this.currentId)) return;
+    const header = headerOf(this.path);
+    if (sizeOf(id) === sizeOf(this.currentId!) && header !== null && this.servedHeader?.equals(header)) return;
+    this.setDamaged('is being changed in place');
+  }
+
+  private setDamaged(what: string): void {
+    this.damaged = `the served snapshot file ${this.path} ${what}; data requests get 503 until a valid snapshot is at the path (rename one into place)`;
+    this.opts.log?.({ level: 'error', msg: 'snapshot file changed in place; data requests get 503', reason: what });
   }
 
   private now() {
@@ -192,8 +254,9 @@ export class SnapshotSource {
    */
   refresh(): Promise<boolean> {
     this.lastCheck = this.now();
-    if (this.checking) return this.checking;
     const id = identity(this.path);
+    this.markIfWrittenInPlace(id);
+    if (this.checking) return this.checking;
     if (id === this.seenId) return Promise.resolve(false);
     this.seenId = id;
     if (id === null) {
@@ -219,17 +282,17 @@ export class SnapshotSource {
       this.currentId = id;
       this.candidate = null;
       this.damaged = null;
+      this.servedHeader = headerOf(this.path);
+      this.watchServed();
       prev?.db.close();
       this.opts.log?.({ level: 'info', msg: 'snapshot swapped in', snapshot_id: next.meta.snapshot_id });
       this.opts.events?.swapped?.(next.meta);
       return true;
     } catch (e) {
       const reason = (e as Error).message;
-      if (this.current !== null && sameFile(id, this.currentId)) {
-        // The served file itself was written to: what the open connection reads is no longer what it opened.
-        this.damaged = `the served snapshot file ${this.path} was changed in place and is not a valid snapshot (${reason}); rename a valid snapshot into place`;
-        this.opts.log?.({ level: 'error', msg: 'snapshot file changed in place; data requests get 503', reason });
-      }
+      // The served file itself was written to: what the open connection reads is no longer what it opened.
+      if (this.current !== null && this.damaged === null && sameFile(id, this.currentId))
+        this.setDamaged(`was changed in place and is not a valid snapshot (${reason})`);
       this.note({ state: 'refused', reason });
       this.opts.events?.refused?.(reason);
       if (identity(this.path) !== id) this.seenId = null; // replaced again meanwhile: look at the newer file
@@ -240,7 +303,12 @@ export class SnapshotSource {
   private note(c: Omit<CandidateState, 'at'>): void {
     this.candidate = { ...c, at: new Date(this.now()).toISOString() };
     if (c.state === 'checking') return;
-    const serving = this.current ? `; still serving ${this.current.meta.snapshot_id}` : '; no snapshot to serve';
+    const serving =
+      this.current === null
+        ? '; no snapshot to serve'
+        : this.damaged !== null
+          ? '; data requests get 503 (the served file was changed in place)'
+          : `; still serving ${this.current.meta.snapshot_id}`;
     this.opts.log?.({
       level: this.current ? 'warn' : 'error',
       msg: c.state === 'missing' ? `snapshot file is missing${serving}` : `snapshot candidate refused${serving}`,
@@ -255,6 +323,8 @@ export class SnapshotSource {
 
   close() {
     clearInterval(this.timer);
+    this.watcher?.close();
+    this.watcher = null;
     this.current?.db.close();
     this.current = null;
   }
