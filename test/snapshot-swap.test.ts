@@ -270,6 +270,9 @@ describe('the served file changed in place, and a replacement noticed without tr
     assert.match(r.body.damaged, /changed in place/);
     assert.equal(r.body.candidate.state, 'refused');
     assert.ok(f.server.logs.some((l) => l.level === 'error' && /changed in place/.test(String(l.msg))));
+    const refused = f.server.logs.filter((l) => /refused/.test(String(l.msg)));
+    assert.ok(refused.length > 0);
+    for (const l of refused) assert.match(String(l.msg), /data requests get 503/, 'not "still serving": nothing is');
     assert.equal((await f.server.get('/v1/ping')).status, 200, 'ping reports the process');
   });
   it('serves again once a valid snapshot is copied over it, in place too', async () => {
