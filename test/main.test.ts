@@ -154,3 +154,51 @@ describe('npm start: the sample snapshot', () => {
     }
   });
 });
+
+describe('npm start: signals', () => {
+  it('hands SIGTERM to the server, which drains and exits: no process is left holding the port', async () => {
+    const dir = tempDir();
+    const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('NODE_TEST')));
+    const npm = spawn('npm', ['start'], {
+      cwd: ROOT,
+      env: {
+        ...base,
+        SNAPSHOT_PATH: (await buildTestSnapshot()).path,
+        KEYS_PATH: join(dir, 'keys.db'),
+        HOST: '127.0.0.1',
+        PORT: '0',
+        WORKERS: '1',
+        DEV_KEY: '0',
+      },
+    });
+    let stdout = '';
+    npm.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    const closed = new Promise((resolve) => npm.on('close', resolve));
+    const deadline = Date.now() + 60_000;
+    let m: RegExpExecArray | null = null;
+    while (!(m = /"msg":"listening","url":"([^"]+)".*?"pid":(\d+)/.exec(stdout)) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    assert.ok(m, `listening: ${stdout}`);
+    const [, url, pid] = m;
+    assert.notEqual(Number(pid), npm.pid, 'the server is its own process under npm');
+    assert.equal((await fetch(`${url}/v1/ping`)).status, 200);
+    npm.kill('SIGTERM');
+    await closed;
+    const gone = () => {
+      try {
+        process.kill(Number(pid), 0);
+        return false;
+      } catch {
+        return true;
+      }
+    };
+    for (let i = 0; i < 250 && !gone(); i++) await new Promise((r) => setTimeout(r, 20));
+    const left = !gone();
+    if (left) process.kill(Number(pid), 'SIGKILL');
+    assert.equal(left, false, 'the server exited');
+    assert.match(stdout, /"msg":"SIGTERM: stopping"/);
+    assert.match(stdout, /"msg":"drained"/);
+  });
+});
