@@ -172,6 +172,9 @@ describe('WORKERS=2: supervision, metrics, signals', () => {
       main.lines().find((l) => l.msg === 'worker died; starting another' && l.pid === victim),
     );
     assert.equal(died.signal, 'SIGKILL');
+    const victimLine = main.lines().find((l) => l.pid === victim && l.worker !== undefined && l.msg !== died.msg);
+    assert.equal(typeof died.worker, 'string', "the worker field is a string in the primary's lines too");
+    if (victimLine) assert.equal(died.worker, victimLine.worker, "the same value as in the worker's own lines");
     const fresh = await until('a new worker ready', () => workerPids(main).find((p) => !pids.includes(p)), 20_000);
     // New connections reach the new worker too (the primary hands them out in turn).
     await until('a request answered by the new worker', async () => {

@@ -133,6 +133,27 @@ describe('Prometheus metrics on their own listener', () => {
     assert.ok(sample(text, 'nodejs_eventloop_lag_p99_seconds') !== undefined, 'event-loop delay');
   });
 
+  it('has both kinds of 429 at 0 before the first, and says whether data is served (0 once the file is written in place)', async () => {
+    const path = join(tempDir(), 'served.db');
+    writeFileSync(path, readFileSync(snapshotPath));
+    const fresh = await startServer({ SNAPSHOT_PATH: path, METRICS_PORT: '0', SNAPSHOT_CHECK_MS: '60000' });
+    try {
+      const scrapeFresh = async () => (await fetch(`${fresh.metricsUrl}/metrics`)).text();
+      let text = await scrapeFresh();
+      assert.equal(sample(text, 'nlr_rate_limited_total', { kind: 'key' }), 0);
+      assert.equal(sample(text, 'nlr_rate_limited_total', { kind: 'address' }), 0);
+      assert.equal(sample(text, 'nlr_snapshot_serving'), 1);
+      writeFileSync(path, 'not a snapshot any more'); // in place: the same inode
+      await fresh.snapshots.refresh();
+      assert.equal((await fresh.get('/v1/listings')).status, 503);
+      text = await scrapeFresh();
+      assert.equal(sample(text, 'nlr_snapshot_serving'), 0);
+      assert.ok(sample(text, 'nlr_snapshot_info', { snapshot_id: fresh.snapshots.peek()!.meta.snapshot_id }));
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it('is not served on the public port', async () => {
     const r = await server.get('/metrics', { key: issueKey(server.keysPath).key }); // the first key is used up
     assert.equal(r.status, 404);

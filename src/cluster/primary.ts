@@ -103,7 +103,7 @@ export async function runPrimary(config: Config, io: PrimaryIo): Promise<void> {
           io.log({
             level: 'error',
             msg: 'a new worker failed to start',
-            worker: i,
+            worker: String(i),
             pid: w.process.pid,
             error: m.message,
           });
@@ -137,7 +137,7 @@ export async function runPrimary(config: Config, io: PrimaryIo): Promise<void> {
       io.log({
         level: 'error',
         msg: 'worker died; starting another',
-        worker: i,
+        worker: String(i),
         pid: w.process.pid,
         code,
         signal,

@@ -6,6 +6,8 @@ import type { SnapshotMeta } from '../snapshot/source.ts';
 export interface MetricsSources {
   /** The snapshot being served, or null. */
   snapshot: () => SnapshotMeta | null;
+  /** Whether data requests are answered from a snapshot (false: none was opened, or the served file was damaged). */
+  serving?: () => boolean;
   /** Key-store reloads so far. */
   keyReloads: () => number;
   now?: () => number;
@@ -56,6 +58,14 @@ export function createMetrics(src: MetricsSources): Metrics {
     },
   });
   new Gauge({
+    name: 'nlr_snapshot_serving',
+    help: 'Whether data requests are answered (1) or get 503 (0: no snapshot, or the served file was changed in place).',
+    registers,
+    collect() {
+      this.set((src.serving?.() ?? src.snapshot() !== null) ? 1 : 0);
+    },
+  });
+  new Gauge({
     name: 'nlr_snapshot_build_time_seconds',
     help: 'Build time of the snapshot being served, as a Unix time.',
     registers,
@@ -85,6 +95,8 @@ export function createMetrics(src: MetricsSources): Metrics {
     labelNames: ['kind'],
     registers,
   });
+  // Both kinds from the start, at 0: a rate() over them has data before the first 429.
+  for (const kind of ['key', 'address']) limited.inc({ kind }, 0);
   const unauthorized = new Counter({ name: 'nlr_unauthorized_total', help: '401 answers.', registers });
   new Counter({
     name: 'nlr_key_store_reloads_total',

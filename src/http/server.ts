@@ -95,6 +95,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   let redis: RedisLink | null = null;
   const metrics = createMetrics({
     snapshot: () => snapshots?.peek()?.meta ?? null,
+    serving: () => snapshots?.peek() != null && snapshots.damaged === null,
     keyReloads: () => keys?.reloads ?? 0,
     now: opts.now,
   });
