@@ -58,6 +58,25 @@ describe('snapshot open errors', () => {
   });
 });
 
+describe('snapshot start-up errors name the problem as an operator sees it', () => {
+  it('says no file, a folder, or a truncated file (one page short), not what SQLite makes of them', async () => {
+    const good = (await buildTestSnapshot()).path;
+    const cut = join(tempDir(), 'cut.db');
+    const bytes = readFileSync(good);
+    writeFileSync(cut, bytes.subarray(0, bytes.length - 4096));
+    for (const [path, reason] of [
+      [join(tempDir(), 'missing.db'), /there is no file at this path/],
+      [tempDir(), /it is a folder, not a snapshot file/],
+      [cut, new RegExp(`it is truncated \\(${bytes.length - 4096} of ${bytes.length} bytes\\)`)],
+    ] as const)
+      assert.throws(
+        () => new SnapshotSource(path),
+        (e: Error) => e instanceof SnapshotError && reason.test(e.message) && e.message.includes(path),
+        String(reason),
+      );
+  });
+});
+
 describe('paging across a snapshot swap', () => {
   let server: TestServer | undefined;
   after(async () => {

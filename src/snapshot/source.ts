@@ -71,7 +71,35 @@ function refuseWal(path: string): void {
   if (wal !== null) throw new SnapshotError(wal);
 }
 
+/**
+ * What makes the file at `path` no snapshot before SQLite opens it, in the operator's words, or null: no file, a
+ * folder, a file that cannot be read, or one shorter than its SQLite header says (a copy that did not finish:
+ * SQLite would first call it malformed, or read on until a query failed).
+ */
+function fileProblem(path: string): string | null {
+  let size: number;
+  try {
+    const st = statSync(path);
+    if (st.isDirectory()) return 'it is a folder, not a snapshot file';
+    size = st.size;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'there is no file at this path' : (e as Error).message;
+  }
+  try {
+    closeSync(openSync(path, 'r'));
+  } catch (e) {
+    return (e as Error).message; // EACCES: permission denied, …
+  }
+  const header = headerOf(path);
+  if (header === null || header.toString('latin1', 0, 16) !== 'SQLite format 3\0') return null; // SQLite names it
+  const pageSize = header.readUInt16BE(16) === 1 ? 65536 : header.readUInt16BE(16);
+  const expected = pageSize * header.readUInt32BE(28);
+  return size < expected ? `it is truncated (${size} of ${expected} bytes)` : null;
+}
+
 function open(path: string, preparers: Set<Preparer<unknown>>, nativeBinding?: string): Snapshot {
+  const problem = fileProblem(path);
+  if (problem !== null) throw new SnapshotError(`cannot open snapshot ${path}: ${problem}`);
   let db: Database.Database;
   try {
     db = new Database(path, {
@@ -103,11 +131,6 @@ function open(path: string, preparers: Set<Preparer<unknown>>, nativeBinding?: s
         `${path} has schema version ${m.schema_version ?? 'none'}; this server reads version ${SCHEMA_VERSION}. Rebuild it with npm run build-snapshot.`,
       );
     }
-    // A file cut short (a copy that did not finish) still opens; its header says how long it must be.
-    const expected =
-      (db.pragma('page_count', { simple: true }) as number) * (db.pragma('page_size', { simple: true }) as number);
-    const size = statSync(path).size;
-    if (size < expected) throw new SnapshotError(`${path} is truncated (${size} of ${expected} bytes)`);
     const meta: SnapshotMeta = {
       snapshot_id: m.snapshot_id,
       schema_version: SCHEMA_VERSION,
