@@ -128,14 +128,21 @@ async function run(opts: BuildOptions, state: { stopped: boolean }): Promise<Bui
 
 /** Every source file is there and the target can be written or replaced; problems go to the report. */
 function preflight(b: Build, source: string, out: string): void {
-  for (const r of S.RESOURCES) {
-    const file = join(source, r.file);
-    if (!existsSync(file)) {
-      b.report.problem({ file: r.file, line: 0, field: '(file)', reason: `missing source file in ${source}` });
-    } else if (statSync(file).isDirectory()) {
-      b.report.problem({ file: r.file, line: 0, field: '(file)', reason: 'is a folder, not a file' });
+  const folder = !existsSync(source)
+    ? 'the source folder does not exist'
+    : !statSync(source).isDirectory()
+      ? 'is not a folder (--source names the folder of the .ndjson files)'
+      : null;
+  if (folder !== null) b.report.problem({ file: source, line: 0, field: '(source)', reason: folder });
+  else
+    for (const r of S.RESOURCES) {
+      const file = join(source, r.file);
+      if (!existsSync(file)) {
+        b.report.problem({ file: r.file, line: 0, field: '(file)', reason: `missing source file in ${source}` });
+      } else if (statSync(file).isDirectory()) {
+        b.report.problem({ file: r.file, line: 0, field: '(file)', reason: 'is a folder, not a file' });
+      }
     }
-  }
   const outBad = outProblem(out, b.tmp);
   if (outBad) b.report.problem({ file: out, line: 0, field: '(out)', reason: outBad });
 }

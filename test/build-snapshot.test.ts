@@ -1141,6 +1141,14 @@ describe('snapshot compiler: operator mistakes', () => {
     mkdirSync(join(src, 'owners.ndjson'));
     assert.deepEqual(await refused(src), ['owners.ndjson:0: (file): is a folder, not a file']);
   });
+  it('says in one line that --source is missing or not a folder, not once per source file', async () => {
+    const missing = join(tempDir(), 'nosuch');
+    assert.deepEqual(await refused(missing), [`${missing}:0: (source): the source folder does not exist`]);
+    const file = join(copyFixture(), 'owners.ndjson');
+    assert.deepEqual(await refused(file), [
+      `${file}:0: (source): is not a folder (--source names the folder of the .ndjson files)`,
+    ]);
+  });
   it('refuses to replace a file at --out that is not a snapshot (a key store, a text file), and a folder', async () => {
     const dir = tempDir();
     const { openKeyStore } = await import('../src/keys/store.ts');

@@ -90,6 +90,23 @@ describe('npm run keys', () => {
     assert.match(nowhere.stderr, /\/dev\/null/);
     assert.equal(keys(path, 'list').lines.length, 1, 'no key was made');
   });
+  it('ends a list quietly (exit 0, nothing on stderr) when its reader closes the pipe, as list | head -1 does', async () => {
+    const path = join(tempDir(), 'keys.db');
+    for (let i = 0; i < 3; i++) assert.equal(keys(path, 'create', '--name', `k${i}`).code, 0);
+    const child = spawn(TSX[0], [...TSX.slice(1), 'src/keys/cli.ts', 'list'], {
+      cwd: ROOT,
+      env: { ...process.env, KEYS_PATH: path },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout.destroy(); // the reader is gone before the first line
+    let stderr = '';
+    child.stderr.on('data', (d) => {
+      stderr += d;
+    });
+    const code = await new Promise((resolve) => child.on('close', resolve));
+    assert.equal(stderr, '');
+    assert.equal(code, 0);
+  });
   it('creates a key, shows it once, and stores only its digest', () => {
     const path = join(tempDir(), 'sub', 'keys.db');
     const r = keys(path, 'create', '--name', 'partner A');

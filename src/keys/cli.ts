@@ -125,7 +125,12 @@ async function run(
         noOptions();
         if (rest.length) throw new UsageError('list takes no arguments');
         await withStore(false, async (store) => {
-          for (const k of await store.list(now)) await out(`${JSON.stringify(k)}\n`);
+          try {
+            for (const k of await store.list(now)) await out(`${JSON.stringify(k)}\n`);
+          } catch (e) {
+            // The reader closed the pipe (list | head -1): it has what it wanted; the rest is not an error.
+            if ((e as NodeJS.ErrnoException).code !== 'EPIPE') throw e;
+          }
         });
         return 0;
       }
