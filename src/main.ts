@@ -54,7 +54,7 @@ async function main() {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   // SIGHUP: look at the snapshot file now instead of at the next interval.
-  process.on('SIGHUP', () => void service.snapshots.refresh());
+  process.on('SIGHUP', () => void service.snapshots.lookNow());
 }
 
 /**

@@ -50,7 +50,7 @@ export async function runWorker(config: Config, io: WorkerIo): Promise<void> {
       case 'drain':
         return stop('the primary asked for a drain');
       case 'refresh':
-        return void service?.snapshots.refresh();
+        return void service?.snapshots.lookNow();
     }
   });
 
@@ -82,7 +82,7 @@ export async function runWorker(config: Config, io: WorkerIo): Promise<void> {
   // A terminal's Ctrl-C reaches every process of the group: a worker drains on its own signal too.
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGHUP', () => void service?.snapshots.refresh());
+  process.on('SIGHUP', () => void service?.snapshots.lookNow());
   const snapshotId = service.snapshots.get().meta.snapshot_id;
   io.log({ level: 'info', msg: 'worker ready', snapshot_id: snapshotId });
   send({ nlr: 'ready', url: service.url, redirectUrl: service.redirectUrl, snapshotId });

@@ -293,6 +293,18 @@ export class SnapshotSource {
     return this.checking;
   }
 
+  /** refresh() for an operator's signal (SIGHUP): also says so when the file at the path is the one served. */
+  async lookNow(): Promise<boolean> {
+    const swapped = await this.refresh();
+    if (!swapped && this.upToDate)
+      this.opts.log?.({
+        level: 'info',
+        msg: 'SIGHUP: the snapshot file is the one being served; nothing to swap',
+        snapshot_id: this.current?.meta.snapshot_id,
+      });
+    return swapped;
+  }
+
   private async verifyAndSwap(id: string): Promise<boolean> {
     try {
       refuseWal(this.path); // before quick_check opens it; open() below runs only if the file did not change since
@@ -308,7 +320,12 @@ export class SnapshotSource {
       this.servedHeader = headerOf(this.path);
       this.watchServed();
       prev?.db.close();
-      this.opts.log?.({ level: 'info', msg: 'snapshot swapped in', snapshot_id: next.meta.snapshot_id });
+      this.opts.log?.({
+        level: 'info',
+        msg: 'snapshot swapped in',
+        snapshot_id: next.meta.snapshot_id,
+        previous_snapshot_id: prev?.meta.snapshot_id ?? null,
+      });
       this.opts.events?.swapped?.(next.meta);
       return true;
     } catch (e) {
