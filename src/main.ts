@@ -8,6 +8,7 @@ import { SLOT_ENV } from './cluster/protocol.ts';
 import { type Config, isLoopback, loadConfig } from './config.ts';
 import { stdoutLog } from './http/log.ts';
 import type { KeyAdmin } from './keys/admin.ts';
+import { VERSION } from './version.ts';
 
 const slot = cluster.isWorker ? (process.env[SLOT_ENV] ?? '?') : null;
 // Workers share the primary's stdout: their lines say which process wrote them, in pieces a pipe never interleaves.
@@ -29,6 +30,7 @@ async function main() {
       url: info.url,
       ...(info.metricsUrl ? { metrics_url: `${info.metricsUrl}/metrics` } : {}),
       snapshot_id: info.snapshotId,
+      version: VERSION,
       workers: config.WORKERS,
       pid: process.pid,
     });

@@ -2,7 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -183,6 +183,8 @@ describe('npm start: signals', () => {
     assert.ok(m, `listening: ${stdout}`);
     const [, url, pid] = m;
     assert.notEqual(Number(pid), npm.pid, 'the server is its own process under npm');
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+    assert.match(stdout, new RegExp(`"msg":"listening".*"version":"${version.replaceAll('.', '\\.')}"`), 'the release');
     assert.equal((await fetch(`${url}/v1/ping`)).status, 200);
     npm.kill('SIGTERM');
     await closed;

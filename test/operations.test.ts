@@ -143,6 +143,8 @@ describe('Prometheus metrics on their own listener', () => {
       assert.equal(sample(text, 'nlr_rate_limited_total', { kind: 'key' }), 0);
       assert.equal(sample(text, 'nlr_rate_limited_total', { kind: 'address' }), 0);
       assert.equal(sample(text, 'nlr_snapshot_serving'), 1);
+      const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+      assert.equal(sample(text, 'nlr_build_info', { version, node_version: process.version }), 1);
       writeFileSync(path, 'not a snapshot any more'); // in place: the same inode
       await fresh.snapshots.refresh();
       assert.equal((await fresh.get('/v1/listings')).status, 503);

@@ -2,6 +2,7 @@
 import { createServer, type Server } from 'node:http';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { SnapshotMeta } from '../snapshot/source.ts';
+import { VERSION } from '../version.ts';
 
 export interface MetricsSources {
   /** The snapshot being served, or null. */
@@ -46,6 +47,12 @@ export function createMetrics(src: MetricsSources): Metrics {
     registers,
   });
   const inFlight = new Gauge({ name: 'nlr_http_requests_in_flight', help: 'Requests being answered.', registers });
+  new Gauge({
+    name: 'nlr_build_info',
+    help: 'The release running (value 1), by version and Node version.',
+    labelNames: ['version', 'node_version'],
+    registers,
+  }).set({ version: VERSION, node_version: process.version }, 1);
   new Gauge({
     name: 'nlr_snapshot_info',
     help: 'The snapshot being served (value 1), by id and schema version.',
