@@ -25,22 +25,32 @@ export const RESOURCES = [
 export const COMPANIONS: Partial<Record<string, string[]>> = { listings: ['listing_text'] };
 
 /**
+ * The first `bytes` bytes of the file (of SQLite's 100-byte header), or null when it is shorter. Throws the open's
+ * error (ENOENT, EACCES, EISDIR…).
+ */
+export function readHead(path: string, bytes: number): Buffer | null {
+  const fd = openSync(path, 'r');
+  try {
+    const head = Buffer.alloc(bytes);
+    return readSync(fd, head, 0, bytes, 0) === bytes ? head : null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
  * Why an SQLite file in WAL mode is not a snapshot, or null for any other file (read from its header, before
  * SQLite opens it: opening a WAL file creates -wal and -shm files beside it). The compiler writes the rollback
  * journal's format; a WAL snapshot was switched by hand, and is no longer one file a copy or a rename moves whole.
  */
 export function walModeProblem(path: string): string | null {
-  const header = Buffer.alloc(20);
-  let fd: number | null = null;
+  let header: Buffer | null;
   try {
-    fd = openSync(path, 'r');
-    if (readSync(fd, header, 0, 20, 0) < 20) return null;
+    header = readHead(path, 20);
   } catch {
     return null; // unreadable: SQLite's open names the reason
-  } finally {
-    if (fd !== null) closeSync(fd);
   }
-  if (header.toString('latin1', 0, 16) !== 'SQLite format 3\u0000') return null;
+  if (header === null || header.toString('latin1', 0, 16) !== 'SQLite format 3\u0000') return null;
   if (header[18] !== 2 && header[19] !== 2) return null;
   return `${path} is in WAL mode (switched by hand?): a snapshot is one file in rollback-journal mode; rebuild it, or run sqlite3 ${path} 'PRAGMA journal_mode=DELETE'`;
 }

@@ -1,9 +1,9 @@
 // The snapshot being served: opened read-only and verified; a replacement file is verified before it is swapped in.
-import { closeSync, type FSWatcher, openSync, readSync, statSync, watch } from 'node:fs';
+import { type FSWatcher, statSync, watch } from 'node:fs';
 import Database from 'better-sqlite3';
 import { aboutTheFile, SCHEMA_VERSION } from '../../snapshot-format/schema.ts';
 import { ApiError } from '../http/errors.ts';
-import { walModeProblem } from './file.ts';
+import { readHead, walModeProblem } from './file.ts';
 import { quickCheck } from './quick-check.ts';
 
 export class SnapshotError extends Error {}
@@ -53,15 +53,10 @@ const sizeOf = (id: string) => id.split(':')[2];
 
 /** The first 100 bytes of the file (SQLite's database header), or null when they cannot be read whole. */
 function headerOf(path: string): Buffer | null {
-  let fd: number | null = null;
   try {
-    fd = openSync(path, 'r');
-    const b = Buffer.alloc(100);
-    return readSync(fd, b, 0, 100, 0) === 100 ? b : null;
+    return readHead(path, 100);
   } catch {
     return null;
-  } finally {
-    if (fd !== null) closeSync(fd);
   }
 }
 
@@ -85,12 +80,12 @@ function fileProblem(path: string): string | null {
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'there is no file at this path' : (e as Error).message;
   }
+  let header: Buffer | null;
   try {
-    closeSync(openSync(path, 'r'));
+    header = readHead(path, 100);
   } catch (e) {
     return (e as Error).message; // EACCES: permission denied, …
   }
-  const header = headerOf(path);
   if (header === null || header.toString('latin1', 0, 16) !== 'SQLite format 3\0') return null; // SQLite names it
   const pageSize = header.readUInt16BE(16) === 1 ? 65536 : header.readUInt16BE(16);
   const expected = pageSize * header.readUInt32BE(28);
