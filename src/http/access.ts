@@ -6,7 +6,7 @@ import { authenticate, type KeyLookup, presentedDigest, redactKeys } from '../ke
 import { ApiError, badRequest, HSTS, sendError } from './errors.ts';
 import { isRefusal, type Limits, type Refusal, type SharedLimits } from './rate-limit.ts';
 import { addHeader, writeHead } from './respond.ts';
-import type { Guard, Log, Req } from './route.ts';
+import type { AppDeps, Guard, Req } from './route.ts';
 import { normalTarget } from './target.ts';
 
 export const UNAUTHORIZED_MESSAGE = 'A valid API key is required: send the header "Authorization: Bearer <key>".';
@@ -150,7 +150,7 @@ function redirect(req: IncomingMessage, res: ServerResponse, host: string): void
  * on the HTTPS port of the same host. A missing or malformed Host is a 400, never reflected. Each answer has a
  * request id and a log line, as the service's own do.
  */
-export function httpsRedirect(httpsPort: number, deps: { log: Log; requestLog?: Log; logRequests: boolean }) {
+export function httpsRedirect(httpsPort: number, deps: Pick<AppDeps, 'log' | 'requestLog' | 'logRequests'>) {
   const logLine = function (this: ServerResponse & { req: IncomingMessage & { id?: string; started?: number } }) {
     const req = this.req;
     (deps.requestLog ?? deps.log)({
