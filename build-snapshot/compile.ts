@@ -178,6 +178,16 @@ function derive(b: Build, db: Database.Database, loaded: Loaded, snapshotId: str
   meta.run('snapshot_id', snapshotId);
   meta.run('built_at', builtAt);
   meta.run('counts', JSON.stringify(Object.fromEntries(Object.entries(loaded.counts).map(([k, c]) => [k, c.stored]))));
+  db.pragma(`user_version = ${headerStamp(snapshotId, builtAt)}`);
+}
+
+/**
+ * 32 bits of the build's identity for the file header's user_version: the server tells a file written over the
+ * one it serves by its size or its first 100 bytes (src/snapshot/source.ts), and two builds can have the same
+ * size and otherwise the same header (the same page count and number of write transactions).
+ */
+export function headerStamp(snapshotId: string, builtAt: string): number {
+  return createHash('sha256').update(`${snapshotId}\n${builtAt}`).digest().readInt32BE(0);
 }
 
 /**

@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { PARALLEL_TABLE, runChecks } from '../build-snapshot/checks.ts';
-import { buildSnapshot, snapshotIdOf } from '../build-snapshot/compile.ts';
+import { buildSnapshot, headerStamp, snapshotIdOf } from '../build-snapshot/compile.ts';
 import { IdIndex } from '../build-snapshot/id-index.ts';
 import { stopBuilds } from '../build-snapshot/output.ts';
 import { LineSplitter, MAX_LINE, OVERLONG, OVERLONG_REASON, Utf8Check } from '../build-snapshot/read-source.ts';
@@ -99,6 +99,18 @@ describe('snapshot compiler: content', () => {
       assert.equal(r.a, r.b);
       assert.ok(r.title.length > 0);
     }
+  });
+
+  it("stamps the file header with the build's identity, so that a file written over the served one is told apart", async () => {
+    const meta = Object.fromEntries(
+      db.prepare('SELECT key, value FROM snapshot_meta').raw().all() as [string, string][],
+    ) as Record<string, string>;
+    assert.equal(db.pragma('user_version', { simple: true }), headerStamp(meta.snapshot_id, meta.built_at));
+    // The same source built at another time: the same size and page count, another header.
+    const again = await buildTestSnapshot(undefined, undefined, { builtAt: '2026-11-02T00:00:00.000Z' });
+    const head = (file: string) => readFileSync(file).subarray(0, 100);
+    assert.equal(readFileSync(again.path).length, readFileSync(path).length);
+    assert.notDeepEqual(head(again.path), head(path));
   });
 
   it('fails the checks when a listing lacks its text row or the rids are not 1..n', async () => {
