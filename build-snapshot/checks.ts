@@ -77,11 +77,14 @@ function consistencyProblems(db: Database.Database): string[] {
     SELECT 'listing city' AS what, count(*) AS n FROM listings WHERE city_id NOT IN (SELECT id FROM locations WHERE type = 'city')
     UNION ALL SELECT 'closure without location', count(*) FROM location_closure WHERE ancestor_id NOT IN (SELECT id FROM locations)
     UNION ALL SELECT 'cohort without metric', count(*) FROM market_observations WHERE metric_id NOT IN (SELECT id FROM metrics)
-    -- A listing is a row in listings and one in listing_text with the same rid: both tables hold rids 1..n
-    -- exactly (smallest 1, largest = count, rids unique) and have the same count. Cheaper than a join at 1M.
+    -- A listing is a row in listings, one in listing_summary and one in listing_text with the same rid: each
+    -- table holds rids 1..n exactly (smallest 1, largest = count, rids unique) and they have the same count.
+    -- Cheaper than a join at 1M.
     UNION ALL SELECT 'listings rids not 1..n', abs(ifnull((SELECT min(rid) FROM listings), 1) - 1) + abs(ifnull((SELECT max(rid) FROM listings), 0) - (SELECT count(*) FROM listings))
     UNION ALL SELECT 'listing_text rids not 1..n', abs(ifnull((SELECT min(rid) FROM listing_text), 1) - 1) + abs(ifnull((SELECT max(rid) FROM listing_text), 0) - (SELECT count(*) FROM listing_text))
+    UNION ALL SELECT 'listing_summary rids not 1..n', abs(ifnull((SELECT min(rid) FROM listing_summary), 1) - 1) + abs(ifnull((SELECT max(rid) FROM listing_summary), 0) - (SELECT count(*) FROM listing_summary))
     UNION ALL SELECT 'listings without their text row', (SELECT count(*) FROM listings) - (SELECT count(*) FROM listing_text)
+    UNION ALL SELECT 'listings without their summary row', (SELECT count(*) FROM listings) - (SELECT count(*) FROM listing_summary)
     UNION ALL SELECT 'listings without statistics', (SELECT count(*) FROM listings) - (SELECT count FROM listing_stats WHERE scope = '')
   `)
     .all() as { what: string; n: number }[];

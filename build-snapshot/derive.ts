@@ -381,8 +381,8 @@ function deriveFullText(db: Database, listingsFtsDone: boolean) {
   `);
   if (!listingsFtsDone)
     db.exec(`INSERT INTO listings_fts (rowid, body)
-    SELECT t.rid, index_text(${TRANSLATED_LOCALES.map((l) => `ifnull(t.title_${l}, '') || ' ' || `).join('')}${i18nText('listings', ['title', 'description'], ['description'])} || ' ' || ifnull(t.street, '') || ' ' || ifnull(t.postcode, '')
-           || ' ' || ifnull((SELECT body FROM location_text WHERE id = f.location_id), '')) FROM listing_text t JOIN listings f ON f.rid = t.rid ORDER BY t.rid`);
+    SELECT t.rid, index_text(${TRANSLATED_LOCALES.map((l) => `ifnull(s.title_${l}, '') || ' ' || `).join('')}ifnull(s.title, '') || ' ' || ${i18nText('listings', ['description'])} || ' ' || ifnull(t.street, '') || ' ' || ifnull(t.postcode, '')
+           || ' ' || ifnull((SELECT body FROM location_text WHERE id = f.location_id), '')) FROM listing_text t JOIN listing_summary s ON s.rid = t.rid JOIN listings f ON f.rid = t.rid ORDER BY t.rid`);
   db.exec(`INSERT INTO locations_fts (rowid, body)
     SELECT t.rid, index_text(t.slug || ' ' || ${i18nText('locations', ['name'])}) FROM locations t WHERE t.published = 1`);
   db.exec(`INSERT INTO owners_fts (rowid, body)

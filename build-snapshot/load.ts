@@ -311,7 +311,7 @@ function loadListings(
         return;
       }
       const t0 = process.hrtime.bigint();
-      // A listing is a row in each writer's table (listings and listing_text, see schema.sql).
+      // A listing is a row in each writer's tables (listings, listing_summary and listing_text, see schema.sql).
       m.recs.forEach((rec, j) => {
         Object.assign(rec, summaryColumns(rec));
         for (const w of writers) w.insert(m.first + j, rec);
@@ -344,6 +344,8 @@ function rerankListings(db: Database.Database) {
     INSERT INTO rid_map SELECT rid, ROW_NUMBER() OVER (ORDER BY id) FROM listings;
     UPDATE listings SET rid = -rid;
     UPDATE listings SET rid = (SELECT new FROM rid_map WHERE old = -listings.rid);
+    UPDATE listing_summary SET rid = -rid;
+    UPDATE listing_summary SET rid = (SELECT new FROM rid_map WHERE old = -listing_summary.rid);
     UPDATE listing_text SET rid = -rid;
     UPDATE listing_text SET rid = (SELECT new FROM rid_map WHERE old = -listing_text.rid);
     UPDATE listings_i18n SET k = -k, rid = -rid;

@@ -19,12 +19,14 @@ export interface TableSpec {
   inline: readonly string[];
   /** Whether the row starts with the record's id (after rid). */
   withId: boolean;
+  /** The fields whose columns (inline ones with their locales' columns) go to a second table, with the same rid. */
+  split?: { table: string; fields: readonly string[] };
 }
 
 const spec = (
   table: string,
   cols: Record<string, Kind>,
-  opts: { i18nTable?: string; withId?: boolean; inline?: readonly string[] } = {},
+  opts: { i18nTable?: string; withId?: boolean; inline?: readonly string[]; split?: TableSpec['split'] } = {},
 ): TableSpec => ({
   table,
   cols,
@@ -32,6 +34,7 @@ const spec = (
   i18nTable: opts.i18nTable ?? `${table}_i18n`,
   withId: opts.withId ?? true,
   inline: opts.inline ?? [],
+  split: opts.split,
 });
 
 export const TABLES = {
@@ -46,8 +49,8 @@ export const TABLES = {
     published: 'bool',
     name: 'text',
   }),
-  // A listing is two rows (see schema.sql): what is filtered and joined on here, what is shown and
-  // searched in LISTING_TEXT. Display-only fields (slug, energy label, number, coordinates, image,
+  // A listing is three rows (see schema.sql): what is filtered and joined on here, what is shown and
+  // searched in LISTING_TEXT (in two tables). Display-only fields (slug, energy label, number, coordinates, image,
   // timestamps) live only in the summary's columns (snapshot-format/summary-json.ts).
   listings: spec('listings', {
     price_eur: 'plain',
@@ -177,8 +180,10 @@ export const TABLES = {
 export type TableName = keyof typeof TABLES;
 
 /**
- * The second row of a listing (schema.sql): its translations are the listings' (listings_i18n), but for the
- * title, which a page of summaries reads in every locale: it is kept in the row (title_nl, title_de, ...).
+ * The text rows of a listing (schema.sql): what a page of summaries shows goes to listing_summary, the rest of
+ * what the detail shows and q searches to listing_text. Its translations are the listings' (listings_i18n), but
+ * for the title, which a page of summaries reads in every locale: it is kept in the row (title_nl, title_de, ...).
+ * One spec for both tables, so that a record's missing translations are counted once.
  */
 export const LISTING_TEXT = spec(
   'listing_text',
@@ -193,7 +198,12 @@ export const LISTING_TEXT = spec(
     attributes: 'json',
     sources: 'json',
   },
-  { i18nTable: 'listings_i18n', withId: false, inline: ['title'] },
+  {
+    i18nTable: 'listings_i18n',
+    withId: false,
+    inline: ['title'],
+    split: { table: 'listing_summary', fields: [...SUMMARY_COLUMNS, 'title', 'city_id'] },
+  },
 );
 
 type Rec = Record<string, unknown>;
@@ -292,7 +302,7 @@ export function rowsOf(t: TableSpec, rid: number, rec: Rec): Rows {
   return { base, i18n, missing };
 }
 
-/** Positional inserts for one table and its locale table. */
+/** Positional inserts for one table (and its split-off second table) and its locale table. */
 export interface TableWriter {
   spec: TableSpec;
   insert(rid: number, rec: Rec): void;
@@ -301,18 +311,32 @@ export interface TableWriter {
 
 /** `onMissingTranslation(locale)` is called once per record and locale that lacks a translation of some text. */
 export function tableWriter(db: Database, t: TableSpec, onMissingTranslation?: (locale: string) => void): TableWriter {
-  const { names, translated } = planOf(t);
-  const cols = [...(t.withId ? ['rid', 'id'] : ['rid']), ...names];
-  const base: Statement = db.prepare(
-    `INSERT INTO ${t.table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`,
-  );
+  const { names, fields, translated } = planOf(t);
+  const head = t.withId ? ['rid', 'id'] : ['rid'];
+  const cols = [...head, ...names];
+  // The base row's positions that each table takes: rid in both, a split field's columns in the second only.
+  const second = (i: number) => i >= head.length && t.split?.fields.includes(fields[i - head.length]) === true;
+  const positions = (inSecond: boolean) => cols.flatMap((_, i) => (i === 0 || second(i) === inSecond ? [i] : []));
+  const insertOf = (table: string, at: number[]) => {
+    const stmt = db.prepare(
+      `INSERT INTO ${table} (${at.map((i) => cols[i]).join(', ')}) VALUES (${at.map(() => '?').join(', ')})`,
+    );
+    if (at.length === cols.length) return (row: unknown[]) => void stmt.run(row);
+    const picked: unknown[] = new Array(at.length);
+    return (row: unknown[]) => {
+      for (let k = 0; k < at.length; k++) picked[k] = row[at[k]];
+      stmt.run(picked);
+    };
+  };
+  const inserts = [insertOf(t.table, positions(false))];
+  if (t.split) inserts.push(insertOf(t.split.table, positions(true)));
   const i18n: Statement | null = t.i18n
     ? db.prepare(
         `INSERT INTO ${t.i18nTable} (k, rid, locale, ${translated.join(', ')}) VALUES (${['k', 'rid', 'locale', ...translated].map(() => '?').join(', ')})`,
       )
     : null;
   const insertRows = (rows: Rows) => {
-    base.run(rows.base);
+    for (const insert of inserts) insert(rows.base);
     for (const r of rows.i18n) i18n!.run(r);
     if (onMissingTranslation) for (const l of rows.missing) onMissingTranslation(l);
   };

@@ -87,18 +87,25 @@ describe('snapshot compiler: content', () => {
     assert.deepEqual(ids(db, 'articles'), ['art-1']);
   });
 
-  it('stores each listing as two rows with the same rid: filters in listings, what is shown in listing_text', () => {
+  it('stores each listing as three rows with the same rid: filters, the summary, the rest of the text', () => {
     const rows = db
       .prepare(
-        'SELECT l.rid, l.id, l.city_id AS a, t.city_id AS b, t.title FROM listings l JOIN listing_text t ON t.rid = l.rid ORDER BY l.rid',
+        `SELECT l.rid, l.id, l.city_id AS a, s.city_id AS b, s.title, s.s_id, t.description
+         FROM listings l JOIN listing_summary s ON s.rid = l.rid JOIN listing_text t ON t.rid = l.rid ORDER BY l.rid`,
       )
-      .all() as { a: string; b: string; title: string }[];
+      .all() as { id: string; a: string; b: string; title: string; s_id: string; description: string | null }[];
     assert.equal(rows.length, ids(db, 'listings').length);
+    assert.equal(db.prepare('SELECT count(*) FROM listing_summary').pluck().get(), rows.length);
     assert.equal(db.prepare('SELECT count(*) FROM listing_text').pluck().get(), rows.length);
     for (const r of rows) {
       assert.equal(r.a, r.b);
+      assert.equal(r.s_id, JSON.stringify(r.id));
       assert.ok(r.title.length > 0);
     }
+    assert.ok(rows.some((r) => (r.description ?? '').length > 0));
+    // What a page of summaries reads is apart from the long text: no description, images or sources there.
+    const summaryColumns = db.prepare(`SELECT name FROM pragma_table_info('listing_summary')`).pluck().all();
+    for (const c of ['description', 'images', 'attributes', 'sources']) assert.ok(!summaryColumns.includes(c), c);
   });
 
   it("stamps the file header with the build's identity, so that a file written over the served one is told apart", async () => {
@@ -123,6 +130,11 @@ describe('snapshot compiler: content', () => {
         'DELETE FROM listing_text WHERE rid = 2',
         ['consistency: listing_text rids not 1..n: 1', 'consistency: listings without their text row: 1'],
       ],
+      [
+        'DELETE FROM listing_summary WHERE rid = 2',
+        ['consistency: listing_summary rids not 1..n: 1', 'consistency: listings without their summary row: 1'],
+      ],
+      ['UPDATE listing_summary SET rid = 100 WHERE rid = 1', ['consistency: listing_summary rids not 1..n: 92']],
       ['UPDATE listing_text SET rid = 100 WHERE rid = 1', ['consistency: listing_text rids not 1..n: 92']],
       ['UPDATE listings SET rid = 0 WHERE rid = 1', ['consistency: listings rids not 1..n: 1']],
     ] as [string, string[]][]) {
@@ -215,10 +227,10 @@ describe('snapshot compiler: content', () => {
   });
 
   it('keeps only real translations in the locale tables', () => {
-    // A listing's title translations are columns of listing_text; its other text's are rows of listings_i18n.
+    // A listing's title translations are columns of listing_summary; its other text's are rows of listings_i18n.
     const titles = db
       .prepare(
-        `SELECT l.id, t.title_nl, t.title_de, t.title_fr, t.title_es FROM listing_text t JOIN listings l ON l.rid = t.rid
+        `SELECT l.id, t.title_nl, t.title_de, t.title_fr, t.title_es FROM listing_summary t JOIN listings l ON l.rid = t.rid
          WHERE coalesce(t.title_nl, t.title_de, t.title_fr, t.title_es) IS NOT NULL ORDER BY l.id`,
       )
       .all();
@@ -1076,7 +1088,7 @@ describe('snapshot compiler: reading listings in 4 MiB chunks', () => {
     try {
       const titles = db
         .prepare(
-          "SELECT l.id, t.title FROM listings l JOIN listing_text t ON t.rid = l.rid WHERE l.id LIKE 'lst-z%' ORDER BY l.id",
+          "SELECT l.id, t.title FROM listings l JOIN listing_summary t ON t.rid = l.rid WHERE l.id LIKE 'lst-z%' ORDER BY l.id",
         )
         .all() as { id: string; title: string }[];
       assert.equal(titles.length, lines.length);

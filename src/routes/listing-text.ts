@@ -1,12 +1,12 @@
-// What a listing shows, as JSON text: the page of summaries and the detail, from listing_text and the per-snapshot
-// place names, in the requested locale with the language bits of what was served (Content-Language).
+// What a listing shows, as JSON text: the page of summaries and the detail, from listing_summary and listing_text
+// and the per-snapshot place names, in the requested locale with the language bits of what was served (Content-Language).
 import type { Database } from 'better-sqlite3';
 import { LOCALES, type Locale } from '../../snapshot-format/locales.ts';
 import { summarySql } from '../../snapshot-format/summary-json.ts';
 import { IN_ENGLISH, IN_LOCALE } from '../http/content-language.ts';
 import { i18nJoinIn, langBitsOf } from './i18n-sql.ts';
 
-// A listing's summary is put together by SQLite from listing_text's summary columns (snapshot-format/summary-json.ts),
+// A listing's summary is put together by SQLite from listing_summary's columns (snapshot-format/summary-json.ts),
 // with the title in the requested locale; a page's summaries come back as one string, joined by commas.
 // The city's display name comes from a per-snapshot map of location names, not a join per row: SQLite writes the
 // city id between two CITY marks in its place and the server puts the name in (JSON text never holds a raw control
@@ -14,9 +14,9 @@ import { i18nJoinIn, langBitsOf } from './i18n-sql.ts';
 const CITY = '\u0002';
 const CITY_SQL = `char(${CITY.charCodeAt(0)}), l.city_id, char(${CITY.charCodeAt(0)})`;
 
-// Each statement is prepared per locale. The title's translations are columns of listing_text (title_nl, ...),
-// so a page in any locale reads one row a listing; a detail also joins its description's translation
-// (listings_i18n). Each also yields the language bits of its translated columns (see ../http/content-language.ts).
+// Each statement is prepared per locale. The title's translations are columns of listing_summary (title_nl, ...),
+// so a page in any locale reads one row a listing; a detail also reads its listing_text row and joins its
+// description's translation (listings_i18n). Each also yields the language bits of its translated columns (see ../http/content-language.ts).
 type Localised<T> = Record<Locale, T>;
 type Translated = 'title' | 'description';
 type Sql = {
@@ -26,18 +26,20 @@ type Sql = {
   join: string;
   lang: (cols: Translated[]) => string;
 };
+/** The English text's column: the title in listing_summary (l), the description in listing_text (d). */
+const EN: Record<Translated, string> = { title: 'l.title', description: 'd.description' };
 const sqlIn = (locale: Locale): Sql => {
   if (locale === 'en')
     return {
-      text: (c) => `l.${c}`,
+      text: (c) => EN[c],
       join: '',
-      lang: (cols) => `((${cols.map((c) => `(l.${c} IS NOT NULL)`).join(' | ')}) << 1)`,
+      lang: (cols) => `((${cols.map((c) => `(${EN[c]} IS NOT NULL)`).join(' | ')}) << 1)`,
     };
   const tr = { title: `l.title_${locale}`, description: 't.description' };
   return {
-    text: (c) => `COALESCE(${tr[c]}, l.${c})`,
+    text: (c) => `COALESCE(${tr[c]}, ${EN[c]})`,
     join: i18nJoinIn('listings', 'l', locale),
-    lang: (cols) => langBitsOf(cols.map((c) => [tr[c], `l.${c}`])),
+    lang: (cols) => langBitsOf(cols.map((c) => [tr[c], EN[c]])),
   };
 };
 const localised = <T>(build: (sql: Sql) => T): Localised<T> =>
@@ -76,7 +78,7 @@ export function prepareText(db: Database) {
       db
         .prepare(`SELECT group_concat(${summarySql('l', { title: `json_quote(${text('title')})`, city: CITY_SQL })}, ','),
         max(j.key), l.s_id, (sum((${lang(['title'])}) & 1) > 0) | ((sum((${lang(['title'])}) & 2) > 0) << 1)
-      FROM json_each(@rids) j CROSS JOIN listing_text l ON l.rid = j.value`)
+      FROM json_each(@rids) j CROSS JOIN listing_summary l ON l.rid = j.value`)
         .raw(),
     ),
     // [detail JSON, language bits]
@@ -85,9 +87,10 @@ export function prepareText(db: Database) {
         .prepare(`SELECT ${summarySql('l', {
           title: `json_quote(${text('title')})`,
           city: CITY_SQL,
-          extra: `',"description":', json_quote(${text('description')}), ',"images":', ifnull(l.images, 'null'), ',"attributes":', ifnull(l.attributes, 'null'), ',"sources":', ifnull(l.sources, 'null')`,
+          extra: `',"description":', json_quote(${text('description')}), ',"images":', ifnull(d.images, 'null'), ',"attributes":', ifnull(d.attributes, 'null'), ',"sources":', ifnull(d.sources, 'null')`,
         })}, ${lang(['title', 'description'])}
-      FROM listings f CROSS JOIN listing_text l ON l.rid = f.rid ${join} WHERE f.id = @id`)
+      FROM listings f CROSS JOIN listing_summary l ON l.rid = f.rid CROSS JOIN listing_text d ON d.rid = f.rid ${join}
+      WHERE f.id = @id`)
         .raw(),
     ),
     city: cityNames(db),

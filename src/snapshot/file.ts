@@ -21,8 +21,8 @@ export const RESOURCES = [
   'metrics',
 ] as const;
 
-/** Tables that hold more of a resource's stored columns under the same rid (listings are split in two). */
-export const COMPANIONS: Partial<Record<string, string[]>> = { listings: ['listing_text'] };
+/** Tables that hold more of a resource's stored columns under the same rid (listings are split in three). */
+export const COMPANIONS: Partial<Record<string, string[]>> = { listings: ['listing_summary', 'listing_text'] };
 
 /**
  * The first `bytes` bytes of the file (of SQLite's 100-byte header), or null when it is shorter. Throws the open's
