@@ -51,7 +51,7 @@ CREATE TABLE location_closure (
 -- with the text in the same table that was ~770 MB for each of the ten filter indexes at 1M listings
 -- (measured in interleaved 1M builds: the indexes 12.7 s with one table, 8.2-8.4 s with two).
 -- A page's 20 rows are read from the OS page cache one 4 KB page at a time (a system call each): the narrower
--- summary rows put the 20 matches of a filter that 10-30 % of listings pass on about half as many pages.
+-- summary rows put the 20 matches of a filter that 10-30 % of listings pass on half to two thirds as many pages.
 CREATE TABLE listings (
   rid              INTEGER PRIMARY KEY,
   id               TEXT NOT NULL UNIQUE,
