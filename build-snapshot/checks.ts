@@ -3,6 +3,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { explainPage, HOT_QUERY_SAMPLES, indexDriver, planHasFullScan } from '../snapshot-format/listing-sql.ts';
+import { LISTING_TABLES } from './write.ts';
 
 /**
  * The table whose `integrity_check` runs on a second thread (see runChecks): the listings and their 11
@@ -80,9 +81,7 @@ function consistencyProblems(db: Database.Database): string[] {
     -- A listing is a row in listings, one in listing_summary and one in listing_text with the same rid: each
     -- table holds rids 1..n exactly (smallest 1, largest = count, rids unique) and they have the same count.
     -- Cheaper than a join at 1M.
-    UNION ALL SELECT 'listings rids not 1..n', abs(ifnull((SELECT min(rid) FROM listings), 1) - 1) + abs(ifnull((SELECT max(rid) FROM listings), 0) - (SELECT count(*) FROM listings))
-    UNION ALL SELECT 'listing_text rids not 1..n', abs(ifnull((SELECT min(rid) FROM listing_text), 1) - 1) + abs(ifnull((SELECT max(rid) FROM listing_text), 0) - (SELECT count(*) FROM listing_text))
-    UNION ALL SELECT 'listing_summary rids not 1..n', abs(ifnull((SELECT min(rid) FROM listing_summary), 1) - 1) + abs(ifnull((SELECT max(rid) FROM listing_summary), 0) - (SELECT count(*) FROM listing_summary))
+    ${LISTING_TABLES.map((t) => `UNION ALL SELECT '${t} rids not 1..n', abs(ifnull((SELECT min(rid) FROM ${t}), 1) - 1) + abs(ifnull((SELECT max(rid) FROM ${t}), 0) - (SELECT count(*) FROM ${t}))`).join('\n    ')}
     UNION ALL SELECT 'listings without their text row', (SELECT count(*) FROM listings) - (SELECT count(*) FROM listing_text)
     UNION ALL SELECT 'listings without their summary row', (SELECT count(*) FROM listings) - (SELECT count(*) FROM listing_summary)
     UNION ALL SELECT 'listings without statistics', (SELECT count(*) FROM listings) - (SELECT count FROM listing_stats WHERE scope = '')

@@ -10,7 +10,7 @@ import { fullTextPathFor } from './output.ts';
 import { type Report, readSource } from './read-source.ts';
 import * as S from './source-schema.ts';
 import { startWorker } from './workers.ts';
-import { LISTING_TEXT, TABLES, type TableName, type TableWriter, tableWriter } from './write.ts';
+import { LISTING_TABLES, LISTING_TEXT, TABLES, type TableName, type TableWriter, tableWriter } from './write.ts';
 
 /** One build's state, shared by its phases. */
 export interface Build {
@@ -342,12 +342,10 @@ function rerankListings(db: Database.Database) {
   db.exec(`
     CREATE TEMP TABLE rid_map (old INTEGER PRIMARY KEY, new INTEGER NOT NULL);
     INSERT INTO rid_map SELECT rid, ROW_NUMBER() OVER (ORDER BY id) FROM listings;
-    UPDATE listings SET rid = -rid;
-    UPDATE listings SET rid = (SELECT new FROM rid_map WHERE old = -listings.rid);
-    UPDATE listing_summary SET rid = -rid;
-    UPDATE listing_summary SET rid = (SELECT new FROM rid_map WHERE old = -listing_summary.rid);
-    UPDATE listing_text SET rid = -rid;
-    UPDATE listing_text SET rid = (SELECT new FROM rid_map WHERE old = -listing_text.rid);
+    ${LISTING_TABLES.map(
+      (t) => `UPDATE ${t} SET rid = -rid;
+    UPDATE ${t} SET rid = (SELECT new FROM rid_map WHERE old = -${t}.rid);`,
+    ).join('\n    ')}
     UPDATE listings_i18n SET k = -k, rid = -rid;
     UPDATE listings_i18n SET rid = (SELECT new FROM rid_map WHERE old = -listings_i18n.rid);
     UPDATE listings_i18n SET k = rid * 8 + (-k - (-k / 8) * 8);

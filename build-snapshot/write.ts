@@ -206,6 +206,9 @@ export const LISTING_TEXT = spec(
   },
 );
 
+/** The tables a listing is a row of, each keyed by the same rid: the filter columns, the summary, the rest of the text. */
+export const LISTING_TABLES = [TABLES.listings.table, LISTING_TEXT.split!.table, LISTING_TEXT.table] as const;
+
 type Rec = Record<string, unknown>;
 
 function columnValue(kind: Kind, value: unknown, locale: string): unknown {
