@@ -9,17 +9,15 @@
 // turn, alternating which goes first, for --rounds rounds: a change of a few tens of µs shows here, where two
 // separate runs of npm run bench on a shared VM differ by more than that. Printed: server CPU µs per request
 // (/proc, user + system), medians and each round. Bounded: every run lasts --seconds; the servers are children.
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
+import { basename, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
-import { createKey, openKeyStore } from '../src/keys/store.ts';
-import { CACHE, lpad, median, pad, procCpuSeconds, ROOT } from './common.ts';
+import { lpad, median, pad, procCpuSeconds, ROOT, snapshotPath, startBenchServer } from './common.ts';
 
 const { values: a } = parseArgs({
   options: {
@@ -49,8 +47,8 @@ if (
 )
   throw new Error(usage);
 const say = (s: string) => process.stderr.write(`${s}\n`);
-const cachedSnapshot = (dir: string) =>
-  join(dir === ROOT ? CACHE : join(dir, '.bench-cache'), 'snapshot-1000000-seed1.db');
+/** A checkout's cached 1M bench snapshot (npm run bench:build there). */
+const cachedSnapshot = (dir: string) => join(dir, '.bench-cache', basename(snapshotPath(1_000_000, 1)));
 const sides = [
   { name: 'old', dir: resolve(a.old), db: resolve(a['old-snapshot'] ?? cachedSnapshot(resolve(a.old))) },
   { name: 'new', dir: resolve(a.new), db: resolve(a['new-snapshot'] ?? cachedSnapshot(resolve(a.new))) },
@@ -61,44 +59,27 @@ for (const s of sides) {
   if (!existsSync(s.db)) throw new Error(`${s.name}: no snapshot at ${s.db} (npm run bench:build in that checkout)`);
 }
 
+// One key store and one cursor secret for both: a request (and a cursor taken from NEW) is valid on either.
 const dir = mkdtempSync(join(tmpdir(), 'nlr-ab-'));
-const ks = openKeyStore(join(dir, 'keys.db'), { create: true });
-const { key } = createKey(ks, { name: 'bench-ab' });
-ks.close();
-const auth = { authorization: `Bearer ${key}` };
-const secret = randomBytes(24).toString('hex');
-
-async function start(s: (typeof sides)[number]): Promise<{ proc: ChildProcess; url: string }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'bench/server-wrapper.ts'], {
-    cwd: s.dir,
-    env: {
-      ...process.env,
-      SNAPSHOT_PATH: s.db,
-      HOST: '127.0.0.1',
-      PORT: '0',
-      WORKERS: '1',
-      KEYS_PATH: join(dir, 'keys.db'),
-      LOG_REQUESTS: '1',
-      DEV_KEY: '0',
-      RATE_LIMIT_PER_MINUTE: '100000000',
-      CURSOR_SECRET: secret,
-    },
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((ready, fail) => {
-    proc.once('exit', (code) => fail(new Error(`${s.name} server exited (${code}) before listening`)));
-    createInterface({ input: proc.stdout! }).on('line', (l) => {
-      const m = JSON.parse(l) as { ready?: string };
-      if (m.ready) ready(m.ready);
-    });
-  });
-  return { proc, url };
-}
-const servers: ((typeof sides)[number] & { proc: ChildProcess; url: string })[] = [];
-for (const s of sides) servers.push({ ...s, ...(await start(s)) });
+const cursorSecret = randomBytes(24).toString('hex');
+const servers: ((typeof sides)[number] & { proc: ChildProcess; url: string; key: string })[] = [];
 process.on('exit', () => {
   for (const s of servers) s.proc.kill('SIGTERM');
 });
+for (const s of sides) {
+  const started = await startBenchServer(
+    ['--import', 'tsx', 'bench/server-wrapper.ts'],
+    s.db,
+    dir,
+    `bench-ab-${s.name}`,
+    {
+      cwd: s.dir,
+      cursorSecret,
+    },
+  );
+  servers.push({ ...s, proc: started.server, key: started.key, url: started.url });
+}
+const auth = { authorization: `Bearer ${servers[1].key}` };
 
 // Scenarios from NEW's snapshot: the biggest city and one with few listings, listing ids spread over the rids,
 // every city's stats.

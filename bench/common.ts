@@ -212,19 +212,21 @@ export function procCpuSeconds(pid: number | 'self', of: 'own' | 'children' = 'o
 /**
  * The benchmark server (bench/server-wrapper.ts, run as `node ...argv`) over `dbPath` on a free loopback port,
  * with a key store in `dir` holding one key: the settings of npm run bench (every request logged, no rate limit
- * in the way, a random cursor secret). Resolves once it listens.
+ * in the way, a random cursor secret unless one is given). `cwd` is the checkout it runs in (this one unless
+ * given). Resolves once it listens; rejects if it exits first.
  */
 export async function startBenchServer(
   argv: string[],
   dbPath: string,
   dir: string,
   keyName: string,
+  opts: { cwd?: string; cursorSecret?: string } = {},
 ): Promise<{ server: ChildProcess; url: string; key: string }> {
   const ks = openKeyStore(join(dir, 'keys.db'), { create: true });
   const { key } = createKey(ks, { name: keyName });
   ks.close();
   const server = spawn(process.execPath, argv, {
-    cwd: ROOT,
+    cwd: opts.cwd ?? ROOT,
     env: {
       ...process.env,
       SNAPSHOT_PATH: dbPath,
@@ -234,15 +236,16 @@ export async function startBenchServer(
       LOG_REQUESTS: '1',
       DEV_KEY: '0',
       RATE_LIMIT_PER_MINUTE: '100000000',
-      CURSOR_SECRET: randomBytes(24).toString('hex'),
+      CURSOR_SECRET: opts.cursorSecret ?? randomBytes(24).toString('hex'),
     },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
-  const url = await new Promise<string>((ready) =>
+  const url = await new Promise<string>((ready, fail) => {
+    server.once('exit', (code) => fail(new Error(`${argv.join(' ')} exited (${code}) before listening`)));
     createInterface({ input: server.stdout! }).on('line', (l) => {
       const m = JSON.parse(l) as { ready?: string };
       if (m.ready) ready(m.ready);
-    }),
-  );
+    });
+  });
   return { server, url, key };
 }
