@@ -255,7 +255,7 @@ describe('snapshot failure while serving: the last good snapshot keeps serving',
     const cut = join(tempDir(), 'truncated.db');
     const bytes = readFileSync(f.good);
     writeFileSync(cut, bytes.subarray(0, Math.floor(bytes.length / 2)));
-    await assertRefused(cut, /truncated|quick_check/);
+    await assertRefused(cut, /^cannot open snapshot .*: it is truncated \(\d+ of \d+ bytes\)$/);
   });
   it('refuses a file that fails quick_check (a damaged page)', async () => {
     await assertRefused(damagedCopy(f.good), /quick_check/);
@@ -370,17 +370,61 @@ describe('a valid snapshot copied over the served file in place', () => {
     }
   });
 
-  it('keeps serving through a touch of the served file (same content: checked, not refused)', async () => {
+  it('keeps serving through a touch of the served file: checked, neither refused nor logged or counted as a swap', async () => {
     const { path } = await twoSnapshots();
-    const src = new SnapshotSource(path, { checkIntervalMs: 60_000 });
+    const logs: Record<string, unknown>[] = [];
+    let swaps = 0;
+    const src = new SnapshotSource(path, {
+      checkIntervalMs: 60_000,
+      log: (l) => logs.push(l),
+      events: { swapped: () => swaps++ },
+    });
     try {
+      const served = src.get();
       const later = new Date(Date.now() + 5_000);
       utimesSync(path, later, later);
       const checked = src.refresh();
       assert.equal(src.damaged, null);
       assert.ok(src.get(), 'still served while it is checked');
-      assert.equal(await checked, true);
-      assert.ok(src.get());
+      assert.equal(await checked, false, 'nothing swapped');
+      assert.equal(src.get(), served, 'the same open snapshot');
+      assert.equal(swaps, 0);
+      assert.deepEqual(
+        logs.map((l) => l.msg),
+        ['snapshot file checked: it holds the snapshot being served (only its time changed); nothing to swap'],
+      );
+      assert.ok(src.upToDate, 'the touched file is the one served');
+      assert.equal(await src.refresh(), false, 'and is not looked at again');
+      assert.equal(logs.length, 1);
+    } finally {
+      src.close();
+    }
+  });
+
+  it('looks again at a refused or missing file on SIGHUP (lookNow), which the interval does not', async () => {
+    const { path } = await twoSnapshots();
+    const logs: Record<string, unknown>[] = [];
+    const src = new SnapshotSource(path, { checkIntervalMs: 60_000, log: (l) => logs.push(l) });
+    const messages = () => logs.map((l) => `${l.msg}: ${l.reason ?? ''}`);
+    try {
+      const bytes = readFileSync(path);
+      const cut = `${path}.cut`;
+      writeFileSync(cut, bytes.subarray(0, bytes.length - 4096));
+      renameSync(cut, path);
+      assert.equal(await src.refresh(), false);
+      assert.equal(await src.refresh(), false, 'the same file is not tried again');
+      const refusal =
+        /^snapshot candidate refused; still serving .*: cannot open snapshot .* it is truncated \(\d+ of \d+ bytes\)$/;
+      assert.equal(messages().filter((m) => refusal.test(m)).length, 1, messages().join('\n'));
+      assert.equal(await src.lookNow(), false);
+      assert.equal(messages().filter((m) => refusal.test(m)).length, 2, 'checked again and refused again');
+      unlinkSync(path);
+      assert.equal(await src.refresh(), false);
+      assert.equal(await src.lookNow(), false);
+      assert.equal(messages().filter((m) => m.startsWith('snapshot file is missing; still serving')).length, 2);
+      writeFileSync(path, bytes); // a good file at last (a new inode)
+      assert.equal(await src.lookNow(), true);
+      assert.ok(src.upToDate);
     } finally {
       src.close();
     }

@@ -65,6 +65,32 @@ export interface FileMeta {
 }
 
 /**
+ * What makes the file at `path` no snapshot before SQLite opens it, in the operator's words, or null: no file, a
+ * folder, a file that cannot be read, or one shorter than its SQLite header says (a copy that did not finish:
+ * SQLite would first call it malformed, or read on until a query failed).
+ */
+export function fileProblem(path: string): string | null {
+  let size: number;
+  try {
+    const st = statSync(path);
+    if (st.isDirectory()) return 'it is a folder, not a snapshot file';
+    size = st.size;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'there is no file at this path' : (e as Error).message;
+  }
+  let header: Buffer | null;
+  try {
+    header = readHead(path, 100);
+  } catch (e) {
+    return (e as Error).message; // EACCES: permission denied, …
+  }
+  if (header === null || header.toString('latin1', 0, 16) !== 'SQLite format 3\0') return null; // SQLite names it
+  const pageSize = header.readUInt16BE(16) === 1 ? 65536 : header.readUInt16BE(16);
+  const expected = pageSize * header.readUInt32BE(28);
+  return size < expected ? `it is truncated (${size} of ${expected} bytes)` : null;
+}
+
+/**
  * Opens `path` read-only (`query_only` too: nothing here ever writes) and reads its snapshot_meta. Throws
  * SnapshotFileError naming the file and the reason when it is missing or not a snapshot.
  */
@@ -80,6 +106,8 @@ export function openSnapshotFile(path: string): { db: Database.Database; meta: F
     throw new SnapshotFileError(code === 'ENOENT' ? `${path}: no such file` : `${path}: ${(e as Error).message}`);
   }
   if (size === 0) throw new SnapshotFileError(`${path} is empty, not a snapshot`);
+  const problem = fileProblem(path); // a file this process may not read, or a copy cut short: before SQLite's word
+  if (problem !== null) throw new SnapshotFileError(`cannot open ${path}: ${problem}`);
   const wal = walModeProblem(path);
   if (wal !== null) throw new SnapshotFileError(wal);
   let db: Database.Database;

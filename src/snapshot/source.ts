@@ -3,7 +3,7 @@ import { type FSWatcher, statSync, watch } from 'node:fs';
 import Database from 'better-sqlite3';
 import { aboutTheFile, SCHEMA_VERSION } from '../../snapshot-format/schema.ts';
 import { ApiError } from '../http/errors.ts';
-import { readHead, walModeProblem } from './file.ts';
+import { fileProblem, readHead, walModeProblem } from './file.ts';
 import { quickCheck } from './quick-check.ts';
 
 export class SnapshotError extends Error {}
@@ -48,6 +48,9 @@ function identity(path: string): string | null {
   }
 }
 
+/** An identity no file has: the next look at the path tries whatever is there, even a file refused before. */
+const LOOK_AGAIN = '(look again)';
+
 /** The size in an identity (device:inode:size:mtime). */
 const sizeOf = (id: string) => id.split(':')[2];
 
@@ -64,32 +67,6 @@ function headerOf(path: string): Buffer | null {
 function refuseWal(path: string): void {
   const wal = walModeProblem(path);
   if (wal !== null) throw new SnapshotError(wal);
-}
-
-/**
- * What makes the file at `path` no snapshot before SQLite opens it, in the operator's words, or null: no file, a
- * folder, a file that cannot be read, or one shorter than its SQLite header says (a copy that did not finish:
- * SQLite would first call it malformed, or read on until a query failed).
- */
-function fileProblem(path: string): string | null {
-  let size: number;
-  try {
-    const st = statSync(path);
-    if (st.isDirectory()) return 'it is a folder, not a snapshot file';
-    size = st.size;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'there is no file at this path' : (e as Error).message;
-  }
-  let header: Buffer | null;
-  try {
-    header = readHead(path, 100);
-  } catch (e) {
-    return (e as Error).message; // EACCES: permission denied, …
-  }
-  if (header === null || header.toString('latin1', 0, 16) !== 'SQLite format 3\0') return null; // SQLite names it
-  const pageSize = header.readUInt16BE(16) === 1 ? 65536 : header.readUInt16BE(16);
-  const expected = pageSize * header.readUInt32BE(28);
-  return size < expected ? `it is truncated (${size} of ${expected} bytes)` : null;
 }
 
 function open(path: string, preparers: Set<Preparer<unknown>>, nativeBinding?: string): Snapshot {
@@ -230,9 +207,7 @@ export class SnapshotSource {
    */
   private markIfWrittenInPlace(id: string | null): void {
     if (this.damaged !== null || this.current === null || id === null || id === this.currentId) return;
-    if (!sameFile(id, this.currentId)) return;
-    const header = headerOf(this.path);
-    if (sizeOf(id) === sizeOf(this.currentId!) && header !== null && this.servedHeader?.equals(header)) return;
+    if (!sameFile(id, this.currentId) || this.isServedBuild(id)) return;
     this.setDamaged('is being changed in place');
   }
 
@@ -288,8 +263,12 @@ export class SnapshotSource {
     return this.checking;
   }
 
-  /** refresh() for an operator's signal (SIGHUP): also says so when the file at the path is the one served. */
+  /**
+   * refresh() for an operator's signal (SIGHUP): also says so when the file at the path is the one served, and looks
+   * again at a file that was refused or missing (its permissions fixed, say), which the interval does not retry.
+   */
   async lookNow(): Promise<boolean> {
+    if (this.checking === null && this.candidate !== null) this.seenId = LOOK_AGAIN;
     const swapped = await this.refresh();
     if (!swapped && this.upToDate)
       this.opts.log?.({
@@ -302,10 +281,25 @@ export class SnapshotSource {
 
   private async verifyAndSwap(id: string): Promise<boolean> {
     try {
+      // What the file is before what SQLite makes of it: a copy cut short or a file this process may not read is
+      // named as such, not as "malformed" or "unable to open" from quick_check.
+      const problem = fileProblem(this.path);
+      if (problem !== null) throw new SnapshotError(`cannot open snapshot ${this.path}: ${problem}`);
       refuseWal(this.path); // before quick_check opens it; open() below runs only if the file did not change since
-      const problem = await quickCheck(this.path, this.opts.nativeBinding);
-      if (problem !== null) throw new SnapshotError(`${this.path} fails quick_check: ${problem}`);
+      const damage = await quickCheck(this.path, this.opts.nativeBinding);
+      if (damage !== null) throw new SnapshotError(`${this.path} fails quick_check: ${damage}`);
       if (identity(this.path) !== id) throw new SnapshotError(`${this.path} changed while it was checked`);
+      if (this.isServedBuild(id)) {
+        // A touch (or the same build copied over itself): the served snapshot is what the file holds; nothing is swapped.
+        this.currentId = id;
+        this.candidate = null;
+        this.opts.log?.({
+          level: 'info',
+          msg: 'snapshot file checked: it holds the snapshot being served (only its time changed); nothing to swap',
+          snapshot_id: this.current!.meta.snapshot_id,
+        });
+        return false;
+      }
       const next = open(this.path, this.preparers, this.opts.nativeBinding);
       const prev = this.current;
       this.current = next;
@@ -333,6 +327,17 @@ export class SnapshotSource {
       if (identity(this.path) !== id) this.seenId = null; // replaced again meanwhile: look at the newer file
       return false;
     }
+  }
+
+  /**
+   * Whether the file with this identity is the served one, unchanged but for its time: the same device and inode,
+   * size and SQLite header (which carries a stamp of the build's identity) as when it was opened, and not damaged.
+   */
+  private isServedBuild(id: string): boolean {
+    if (this.current === null || this.damaged !== null || !sameFile(id, this.currentId)) return false;
+    if (sizeOf(id) !== sizeOf(this.currentId!)) return false;
+    const header = headerOf(this.path);
+    return header !== null && this.servedHeader !== null && header.equals(this.servedHeader);
   }
 
   private note(c: Omit<CandidateState, 'at'>): void {
