@@ -583,7 +583,11 @@ describe('fail closed: the key store', () => {
     }
     await assert.rejects(
       startService(loadConfig({ ...base, KEYS_PATH: snapshotPath }), { log: () => {} }),
-      /not a key store/,
+      /is a snapshot, not a key store/,
+    );
+    await assert.rejects(
+      startService(loadConfig({ ...base, KEYS_PATH: dir }), { log: () => {} }),
+      /is a folder; KEYS_PATH names the key store's file/,
     );
   });
 });

@@ -61,7 +61,19 @@ describe('npm run keys', () => {
     db.close();
     const r = keys(other, 'list');
     assert.equal(r.code, 1);
-    assert.match(r.stderr, /not a key store/);
+    assert.match(r.stderr, /other\.db is an SQLite file but not a key store of this service\n$/);
+    // The two likeliest slips of KEYS_PATH, in words: a snapshot, and the folder the store is in.
+    const snapshotCopy = join(dir, 'snapshot.db');
+    writeFileSync(snapshotCopy, readFileSync(snapshotPath));
+    for (const args of [['list'], ['create', '--name', 'x']]) {
+      const s = keys(snapshotCopy, ...args);
+      assert.equal(s.code, 1, args.join(' '));
+      assert.match(s.stderr, /^keys: .*snapshot\.db is a snapshot, not a key store: KEYS_PATH names a file of its own/);
+      const f = keys(dir, ...args);
+      assert.equal(f.code, 1, args.join(' '));
+      assert.match(f.stderr, /^keys: .* is a folder; KEYS_PATH names the key store's file \(e\.g\. .*\/keys\.db\)\n$/);
+    }
+    assert.deepEqual(readFileSync(snapshotCopy), readFileSync(snapshotPath), 'the snapshot is left as it was');
     const after = new Database(other, { readonly: true });
     assert.equal(after.pragma('journal_mode', { simple: true }), 'wal', 'its journal mode is left as it was');
     after.close();
@@ -204,7 +216,7 @@ describe('npm run keys', () => {
       [['create', '--name', 'x', '--expires-at', '2099-02-30'], /--expires-at must be an ISO-8601/],
       [['create', '--name', 'x', '--expires-at', '2099-04-31T12:00:00Z'], /--expires-at must be an ISO-8601/],
       [['create', '--name', 'x', 'extra'], /no positional arguments/],
-      [['create', '--name', 'x', '--bogus'], /Unknown option '--bogus'/],
+      [['create', '--name', 'x', '--bogus'], /^keys: unknown option --bogus\n/],
       [['create', '--name', 'a', '--name', 'b'], /--name is given more than once/],
       [
         ['create', '--name', 'a', '--expires-at', '2099-01-01', '--expires-at=2098-01-01'],

@@ -220,6 +220,8 @@ describe('npm run snapshot -- inspect', () => {
       assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
       assert.match(r.stderr, /^snapshot: [^\n]+\n(.+\n)*\nUsage: npm run -s snapshot/, args.join(' '));
     }
+    // An unknown option by its name alone (node's own message advises a "--" that npm run has taken).
+    assert.match(snapshot('inspect', oldPath, '--verbose').stderr, /^snapshot: unknown option --verbose\n\n/);
   });
 });
 

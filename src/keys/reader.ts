@@ -3,7 +3,7 @@ import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { ApiError } from '../http/errors.ts';
 import type { KeyRecord } from './format.ts';
-import { checkSchema, KeyStoreError, openKeyStore } from './store.ts';
+import { checkSchema, KeyStoreError, openKeyStore, refuseFolder } from './store.ts';
 
 const unavailable = () =>
   new ApiError('service_unavailable', 'The key store is unavailable; try again shortly.', { 'Retry-After': '1' });
@@ -99,6 +99,7 @@ export class KeyReader {
     let fd: number | null = null;
     let db: Database.Database | null = null;
     try {
+      refuseFolder(this.path);
       fd = openSync(this.path, 'r');
       db = new Database(this.path, { readonly: true, fileMustExist: true, timeout: 0 });
       db.pragma('query_only = 1');

@@ -1,6 +1,6 @@
 // The key store (its own SQLite file): its schema and the operator's read-write functions (the keys command).
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { digestKey, generateKey, randomBase62 } from './format.ts';
 
@@ -45,9 +45,35 @@ export interface KeyRow {
 export function checkSchema(db: Database.Database, path: string): void {
   const app = db.pragma('application_id', { simple: true }) as number;
   const version = db.pragma('user_version', { simple: true }) as number;
-  if (app !== APPLICATION_ID || version !== SCHEMA_VERSION) {
-    throw new KeyStoreError(`${path} is not a key store of this service (application_id ${app}, version ${version})`);
+  if (app === APPLICATION_ID && version === SCHEMA_VERSION) return;
+  if (app === APPLICATION_ID)
+    throw new KeyStoreError(
+      `${path} is a key store of schema version ${version}; this release reads ${SCHEMA_VERSION}`,
+    );
+  const isSnapshot = db
+    .prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'snapshot_meta'")
+    .pluck()
+    .get();
+  throw new KeyStoreError(
+    isSnapshot
+      ? `${path} is a snapshot, not a key store: KEYS_PATH names a file of its own (default ${DEFAULT_NAME})`
+      : `${path} is an SQLite file but not a key store of this service`,
+  );
+}
+
+const DEFAULT_NAME = 'keys.db';
+/** A folder where the key store's file is expected, in the operator's words (SQLite would say "disk I/O error"). */
+export function refuseFolder(path: string): void {
+  let folder = false;
+  try {
+    folder = statSync(path).isDirectory();
+  } catch {
+    return; // missing or unreadable: the caller's own checks name it
   }
+  if (folder)
+    throw new KeyStoreError(
+      `${path} is a folder; KEYS_PATH names the key store's file (e.g. ${join(path, DEFAULT_NAME)})`,
+    );
 }
 
 /**
@@ -56,6 +82,7 @@ export function checkSchema(db: Database.Database, path: string): void {
  * server's readers wait at most a few milliseconds.
  */
 export function openKeyStore(path: string, opts: { create: boolean }): Database.Database {
+  refuseFolder(path);
   if (!existsSync(path)) {
     if (!opts.create)
       throw new KeyStoreError(`no key store at ${path} (create a key first: npm run keys -- create --name NAME)`);
