@@ -122,8 +122,17 @@ async function run(opts: BuildOptions, state: { stopped: boolean }): Promise<Bui
   } catch (e) {
     // Anything unexpected (an unreadable file, a full disk, a failed rename) is one problem line, and the
     // temporary file goes: the target is untouched either way.
-    return fail([`${out}:0: (build): ${(e as Error).message}`]);
+    return fail([`${out}:0: (build): ${buildFailure(e as Error)}`]);
   }
+}
+
+/**
+ * An unexpected failure's message. SQLite's "disk I/O error" is a write the system refused for a reason other than
+ * a full disk (which SQLite reports as "database or disk is full"): most often a file-size limit.
+ */
+function buildFailure(e: Error): string {
+  if (e.message !== 'disk I/O error') return e.message;
+  return 'disk I/O error (a write was refused: a file-size limit such as ulimit -f, or a failing disk or file system)';
 }
 
 /** Every source file is there and the target can be written or replaced; problems go to the report. */

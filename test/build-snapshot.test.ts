@@ -1219,7 +1219,7 @@ describe('snapshot compiler: operator mistakes', () => {
       assert.ok(!existsSync(f), `a dead build's files (its WAL and the full-text worker's too) are removed: ${f}`);
     assert.ok(existsSync(alive) && existsSync(`${alive}-fts`), "a running build's files are kept");
   });
-  it('fails cleanly when the disk fills up during the listings load or after it: a (build) problem, no temporary files, the target untouched', async () => {
+  it('fails cleanly when a write is refused (a file-size limit, as a full disk would) during the listings load or after it: a (build) problem naming the likely cause, no temporary files, the target untouched', async () => {
     // 8,000 generated listings: the load outgrows the build's 4 MiB page cache, so SQLite writes during it.
     const dir = tempDir();
     const source = join(dir, 'src');
@@ -1243,7 +1243,13 @@ describe('snapshot compiler: operator mistakes', () => {
       assert.equal(run.status, 0, run.stderr);
       const r = JSON.parse(run.stdout) as { ok: boolean; problems: string[]; lastPhase: string };
       assert.equal(r.ok, false, `${kib} KiB: the build must fail`);
-      assert.deepEqual(r.problems, [`${out}:0: (build): disk I/O error`], `${kib} KiB`);
+      assert.deepEqual(
+        r.problems,
+        [
+          `${out}:0: (build): disk I/O error (a write was refused: a file-size limit such as ulimit -f, or a failing disk or file system)`,
+        ],
+        `${kib} KiB`,
+      );
       seen.push(r.lastPhase);
       assert.ok(readFileSync(out).equals(before), 'the previous snapshot is untouched');
       assert.deepEqual(
