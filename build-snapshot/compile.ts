@@ -1,7 +1,7 @@
 // buildSnapshot(): source folder → validated, derived, checked SQLite file, renamed into place only when complete.
 // Phases: preflight → create → load (load.ts) → derive → index → derive from the indexes → check → publish (output.ts).
 import { createHash } from 'node:crypto';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { SCHEMA_VERSION, schemaSql } from '../snapshot-format/schema.ts';
@@ -143,7 +143,7 @@ function preflight(b: Build, source: string, out: string): void {
       ? 'is not a folder (--source names the folder of the .ndjson files)'
       : null;
   if (folder !== null) b.report.problem({ file: source, line: 0, field: '(source)', reason: folder });
-  else
+  else {
     for (const r of S.RESOURCES) {
       const file = join(source, r.file);
       if (!existsSync(file)) {
@@ -152,6 +152,13 @@ function preflight(b: Build, source: string, out: string): void {
         b.report.problem({ file: r.file, line: 0, field: '(file)', reason: 'is a folder, not a file' });
       }
     }
+    // An export under a name the compiler does not read (owner.ndjson for owners.ndjson) would go unseen.
+    const known = new Set<string>(S.RESOURCES.map((r) => r.file));
+    for (const f of readdirSync(source)
+      .filter((f) => f.endsWith('.ndjson') && !known.has(f))
+      .sort())
+      b.report.warn(`${f}: not a source file of the snapshot, not read (the files are ${[...known].join(', ')})`, 0);
+  }
   const outBad = outProblem(out, b.tmp);
   if (outBad) b.report.problem({ file: out, line: 0, field: '(out)', reason: outBad });
 }

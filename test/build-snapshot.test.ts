@@ -585,6 +585,19 @@ describe('snapshot compiler: an empty export of a resource other than listings a
       );
     assert.ok(!r.warnings.some((w) => w.includes('owners.ndjson')), 'only the empty ones');
   });
+  it('warns of a .ndjson file it does not read (a misnamed export), once, and builds', async () => {
+    const src = copyFixture();
+    writeFileSync(join(src, 'owner.ndjson'), readFileSync(join(src, 'owners.ndjson')));
+    writeFileSync(join(src, 'notes.txt'), 'not an export');
+    const r = await buildSnapshot({ source: src, out: join(tempDir(), 'extra-file.db'), log: () => {} });
+    assert.equal(r.ok, true, r.problems.join('\n'));
+    const extra = r.warnings.filter((w) => !w.includes('lacking some translation'));
+    assert.equal(extra.length, 1, extra.join('\n'));
+    assert.match(
+      extra[0],
+      /^warning: owner\.ndjson: not a source file of the snapshot, not read \(the files are locations\.ndjson, owners\.ndjson, listings\.ndjson, .*metrics\.ndjson.*\)$/,
+    );
+  });
 });
 
 describe('snapshot compiler: bad input fails with file:line and leaves the old snapshot untouched', () => {
