@@ -73,7 +73,7 @@ export interface paths {
         };
         /**
          * One listing by id
-         * @description The search fields plus the description, the images, attributes and sources. An inactive or unpublished listing is a 404.
+         * @description The search fields plus the description, the images, attributes and sources. Only a listing a search can return is served: an inactive, unpublished or sale listing is a 404.
          */
         get: operations["listings_id"];
         put?: never;

@@ -258,7 +258,7 @@ export const routes = (_deps: AppDeps) => [
     item: LISTING_DETAIL,
     summary: 'One listing by id',
     description:
-      'The search fields plus the description, the images, attributes and sources. An inactive or unpublished listing is a 404.',
+      'The search fields plus the description, the images, attributes and sources. Only a listing a search can return is served: an inactive, unpublished or sale listing is a 404.',
     handle(ctx) {
       const json = detailText(ctx.snap.use(prepare), ctx.params.id, ctx);
       if (json === undefined) throw notFound('listing');
