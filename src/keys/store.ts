@@ -56,12 +56,11 @@ export function checkSchema(db: Database.Database, path: string): void {
     .get();
   throw new KeyStoreError(
     isSnapshot
-      ? `${path} is a snapshot, not a key store: KEYS_PATH names a file of its own (default ${DEFAULT_NAME})`
+      ? `${path} is a snapshot, not a key store: KEYS_PATH names a file of its own`
       : `${path} is an SQLite file but not a key store of this service`,
   );
 }
 
-const DEFAULT_NAME = 'keys.db';
 /** A folder where the key store's file is expected, in the operator's words (SQLite would say "disk I/O error"). */
 export function refuseFolder(path: string): void {
   let folder = false;
@@ -72,7 +71,7 @@ export function refuseFolder(path: string): void {
   }
   if (folder)
     throw new KeyStoreError(
-      `${path} is a folder; KEYS_PATH names the key store's file (e.g. ${join(path, DEFAULT_NAME)})`,
+      `${path} is a folder; KEYS_PATH names the key store's file (e.g. ${join(path, 'keys.db')})`,
     );
 }
 
