@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
-import { limitCounters, limitsOverIpc } from '../src/cluster/limits.ts';
-import { redisKeyStore } from '../src/keys/redis-store.ts';
-import { createKey, openKeyStore } from '../src/keys/store.ts';
-import { connectRedis } from '../src/redis/client.ts';
+import { createKey, openKeyStore } from '../src/access/key-store.ts';
+import { limitCounters, limitsOverIpc } from '../src/access/limits-ipc.ts';
+import { connectRedis } from '../src/access/redis.ts';
+import { redisKeyStore } from '../src/access/redis-keys.ts';
 import { ensureSnapshot, fmt, lpad, median, pad, procCpuSeconds, ROOT, speedCheck } from './common.ts';
 
 const LIMITS = { perKey: 1e9, authFailures: 1e9, windowSeconds: 60 };

@@ -4,7 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { createKey, openKeyStore } from '../src/keys/store.ts';
+import { createKey, openKeyStore } from '../src/access/key-store.ts';
 
 export const ROOT = resolve(import.meta.dirname, '..');
 export const CACHE = join(ROOT, '.bench-cache');

@@ -37,7 +37,7 @@ const server = createServer(
     res.end(r.body);
   },
 );
-// The same connection settings as src/http/server.ts (TIMEOUTS there).
+// The same connection settings as src/service/server.ts (TIMEOUTS there).
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
   process.stdout.write(
     `${JSON.stringify({ ready: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, pid: process.pid })}\n`,

@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { build } from 'esbuild';
 import { BUNDLE_OPTIONS } from '../scripts/bundle-options.ts';
-import { createKey, openKeyStore } from '../src/keys/store.ts';
+import { createKey, openKeyStore } from '../src/access/key-store.ts';
 import {
   CACHE,
   ensureSnapshot,

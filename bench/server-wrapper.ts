@@ -13,8 +13,8 @@ import { createWriteStream } from 'node:fs';
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { loadConfig } from '../src/config.ts';
-import { stdoutLog } from '../src/http/log.ts';
-import { startService } from '../src/http/server.ts';
+import { stdoutLog } from '../src/log.ts';
+import { startService } from '../src/service/server.ts';
 
 const RESOLUTION_MS = 5;
 const windowHist = createHistogram();

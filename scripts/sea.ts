@@ -7,7 +7,7 @@ import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync, statSync, w
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { build, type Plugin } from 'esbuild';
-import { DOCS_ASSET_FILES } from '../src/routes/docs.ts';
+import { DOCS_ASSET_FILES } from '../src/openapi/docs.ts';
 import { ADDON_ASSET } from './sea-addon.ts';
 
 export const SEA_NAME = 'nl-rental-api';

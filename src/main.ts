@@ -1,13 +1,13 @@
 // The only reader of process.env: loadConfig, then one of three roles. WORKERS=1: a single process
-// (startService). WORKERS>1: this process is the cluster's primary (src/cluster/primary.ts) and every worker
-// runs startService (src/cluster/worker.ts). The development key is made once, after the port listens.
+// (startService). WORKERS>1: this process is the cluster's primary (src/service/primary.ts) and every worker
+// runs startService (src/service/worker.ts). The development key is made once, after the port listens.
 // Each role loads only its own modules (dynamic imports): a primary never evaluates the server's, so it forks
 // its workers sooner, and they start on cores it is not using.
 import cluster from 'node:cluster';
-import { SLOT_ENV } from './cluster/protocol.ts';
+import type { KeyAdmin } from './access/key-admin.ts';
 import { type Config, isLoopback, loadConfig } from './config.ts';
-import { stdoutLog } from './http/log.ts';
-import type { KeyAdmin } from './keys/admin.ts';
+import { stdoutLog } from './log.ts';
+import { SLOT_ENV } from './service/protocol.ts';
 import { VERSION } from './version.ts';
 
 const slot = cluster.isWorker ? (process.env[SLOT_ENV] ?? '?') : null;
@@ -20,7 +20,7 @@ const { log, requestLog } = stdoutLog(
 async function main() {
   const config = loadConfig(process.env);
   if (slot !== null) {
-    const { runWorker } = await import('./cluster/worker.ts');
+    const { runWorker } = await import('./service/worker.ts');
     return runWorker(config, { slot, log, requestLog, startupMessage });
   }
   const listening = (info: { url: string; metricsUrl?: string; snapshotId: string }) => {
@@ -38,11 +38,11 @@ async function main() {
     void createDevKey(config).then((devKey) => devKey && printDevKey(devKey, info.url));
   };
   if (config.WORKERS > 1) {
-    const { runPrimary } = await import('./cluster/primary.ts');
+    const { runPrimary } = await import('./service/primary.ts');
     return runPrimary(config, { log, listening, fail });
   }
 
-  const { startService } = await import('./http/server.ts');
+  const { startService } = await import('./service/server.ts');
   const service = await startService(config, { log, requestLog });
   listening({ url: service.url, metricsUrl: service.metricsUrl, snapshotId: service.snapshots.get().meta.snapshot_id });
   // SIGTERM / SIGINT: drain, then exit 0; still busy after DRAIN_TIMEOUT_MS, the rest is cut and the exit is 1.
@@ -68,7 +68,7 @@ async function createDevKey(config: Config): Promise<{ id: string; key: string }
   if (!config.DEV_KEY) return null;
   let store: KeyAdmin;
   try {
-    const { openKeyAdmin } = await import('./keys/admin.ts');
+    const { openKeyAdmin } = await import('./access/key-admin.ts');
     store = await openKeyAdmin(
       { keysPath: config.KEYS_PATH, redisUrl: config.REDIS_URL, redisPrefix: config.REDIS_PREFIX },
       { create: true },

@@ -7,9 +7,6 @@ import { syncBuiltinESMExports } from 'node:module';
 import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { UNAUTHORIZED_MESSAGE } from '../src/http/access.ts';
-import { ApiError } from '../src/http/errors.ts';
-import { addressBucket, createLimits } from '../src/http/rate-limit.ts';
 import {
   digestKey,
   digestKeyBase64,
@@ -17,9 +14,12 @@ import {
   isWellFormedKey,
   KEY_PATTERN,
   parseBearer,
-} from '../src/keys/format.ts';
-import { KeyReader } from '../src/keys/reader.ts';
-import { changeKey, openKeyStore } from '../src/keys/store.ts';
+} from '../src/access/key-format.ts';
+import { KeyReader } from '../src/access/key-reader.ts';
+import { changeKey, openKeyStore } from '../src/access/key-store.ts';
+import { addressBucket, createLimits } from '../src/access/rate-limit.ts';
+import { ApiError } from '../src/http/errors.ts';
+import { UNAUTHORIZED_MESSAGE } from '../src/http/guard.ts';
 import { buildTestSnapshot, issueKey, startServer, type TestServer, tempDir } from './helpers.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -570,7 +570,7 @@ describe('fail closed: the key store', () => {
   });
 
   it('creates an empty key store at start-up when none exists, and refuses a file that is not a key store', async () => {
-    const { startService } = await import('../src/http/server.ts');
+    const { startService } = await import('../src/service/server.ts');
     const { loadConfig } = await import('../src/config.ts');
     const dir = tempDir();
     const base = { HOST: '127.0.0.1', PORT: '0', LOG_REQUESTS: '0', SNAPSHOT_PATH: snapshotPath };

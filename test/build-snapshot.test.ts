@@ -1188,7 +1188,7 @@ describe('snapshot compiler: operator mistakes', () => {
   });
   it('refuses to replace a file at --out that is not a snapshot (a key store, a text file), and a folder', async () => {
     const dir = tempDir();
-    const { openKeyStore } = await import('../src/keys/store.ts');
+    const { openKeyStore } = await import('../src/access/key-store.ts');
     const keys = join(dir, 'keys.db');
     openKeyStore(keys, { create: true }).close();
     const text = join(dir, 'notes.txt');

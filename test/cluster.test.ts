@@ -6,7 +6,7 @@ import { copyFileSync, renameSync } from 'node:fs';
 import type { Agent } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { changeKey, openKeyStore } from '../src/keys/store.ts';
+import { changeKey, openKeyStore } from '../src/access/key-store.ts';
 import { buildTestSnapshot, issueKey, tempDir } from './helpers.ts';
 import { answeredBy, changedSource, connections, get, type Main, type Reply, spawnMain, until } from './replicas.ts';
 

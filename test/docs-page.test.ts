@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium } from 'playwright-core';
-import { DOCS_ASSET_FILES } from '../src/routes/docs.ts';
+import { DOCS_ASSET_FILES } from '../src/openapi/docs.ts';
 import { buildTestSnapshot, startServer, type TestServer } from './helpers.ts';
 import { assertError, ROOT } from './support.ts';
 

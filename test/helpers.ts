@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BuildResult, buildSnapshot } from '../build-snapshot/compile.ts';
+import { createKey, openKeyStore } from '../src/access/key-store.ts';
 import { loadConfig } from '../src/config.ts';
-import { type Service, type ServiceOptions, startService } from '../src/http/server.ts';
-import { createKey, openKeyStore } from '../src/keys/store.ts';
+import { type Service, type ServiceOptions, startService } from '../src/service/server.ts';
 
 export const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
 

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
-import { stdoutLog } from '../src/http/log.ts';
+import { stdoutLog } from '../src/log.ts';
 
 function capture() {
   const chunks: string[] = [];

@@ -8,8 +8,8 @@ import { copyFileSync, readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import autocannon from 'autocannon';
-import { redisKeyStore } from '../src/keys/redis-store.ts';
-import { connectRedis, type RedisLink } from '../src/redis/client.ts';
+import { connectRedis, type RedisLink } from '../src/access/redis.ts';
+import { redisKeyStore } from '../src/access/redis-keys.ts';
 import { buildTestSnapshot, startServer, type TestServer, tempDir } from './helpers.ts';
 import {
   changedSource,
@@ -55,7 +55,7 @@ async function balancer(lb: number, replicas: string[]): Promise<Daemon> {
 
 /** The keys command as a child process, with REDIS_URL: its exit status and JSON output. */
 function keysCommand(...args: string[]) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/keys/cli.ts', ...args], {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/access/keys-cli.ts', ...args], {
     cwd: ROOT,
     env: { ...process.env, REDIS_URL: redisUrl },
     encoding: 'utf8',

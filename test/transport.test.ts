@@ -9,7 +9,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../src/config.ts';
-import { startService } from '../src/http/server.ts';
+import { startService } from '../src/service/server.ts';
 import { buildTestSnapshot, startServer, type TestServer, tempDir } from './helpers.ts';
 
 interface Reply {

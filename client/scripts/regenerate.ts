@@ -5,9 +5,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { buildSnapshot } from '../../build-snapshot/compile.ts';
+import { openKeyStore } from '../../src/access/key-store.ts';
 import { loadConfig } from '../../src/config.ts';
-import { startService } from '../../src/http/server.ts';
-import { openKeyStore } from '../../src/keys/store.ts';
+import { startService } from '../../src/service/server.ts';
 import { CLIENT_DIR, DOCUMENT_FILE, documentText, fetchDocument, TYPES_FILE, typesFor } from './openapi-types.ts';
 
 const ROOT = join(CLIENT_DIR, '..');

@@ -1,6 +1,6 @@
 // Query strings → validated input: raw parsing (unknown, repeated, oversized → 400), typed coercion, valibot, messages.
 import * as v from 'valibot';
-import { redactKeys } from '../keys/format.ts';
+import { redactKeys } from '../access/key-format.ts';
 import { badRequest } from './errors.ts';
 import { codePoints, entriesOf, INTEGER, type QuerySchema } from './params.ts';
 

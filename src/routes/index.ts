@@ -1,8 +1,8 @@
 // Every route module, in registration order (a fixed path before a parameterised one).
 import type { Database } from 'better-sqlite3';
 import type { AppDeps, RouteDef } from '../http/route.ts';
+import * as docs from '../openapi/docs.ts';
 import * as articles from './articles.ts';
-import * as docs from './docs.ts';
 import * as glossary from './glossary.ts';
 import * as health from './health.ts';
 import * as insurance from './insurance.ts';

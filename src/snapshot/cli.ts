@@ -96,7 +96,7 @@ function run(argv: string[], out: (s: string) => void, err: (s: string) => void)
   }
 }
 
-// An entry point only (never imported), as src/keys/cli.ts.
+// An entry point only (never imported), as src/access/keys-cli.ts.
 // A report that cannot be written (a full disk, a closed pipe) is a failure with one line, not a stack trace.
 const write = writerTo(process.stdout);
 const written: Promise<void>[] = [];

@@ -1,11 +1,12 @@
 // A cluster worker: startService as a single process runs it, with its limits counted by the primary (or in
 // Redis), no metrics listener (the primary serves /metrics), and a drain when the primary says so.
+
+import { limitsOverIpc } from '../access/limits-ipc.ts';
 import type { Config } from '../config.ts';
 import type { Log } from '../http/route.ts';
-import { type Service, startService } from '../http/server.ts';
-import { limitsOverIpc } from './limits.ts';
-import { answerMetrics } from './metrics.ts';
+import { answerMetrics } from './cluster-metrics.ts';
 import { isMessage, type ToPrimary, type ToWorker } from './protocol.ts';
+import { type Service, startService } from './server.ts';
 
 export interface WorkerIo {
   /** This worker's place in the cluster (0 … WORKERS-1, kept by its replacement): the metrics' `worker` label. */

@@ -2,7 +2,7 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
-import { digestKey, generateKey, randomBase62 } from './format.ts';
+import { digestKey, generateKey, randomBase62 } from './key-format.ts';
 
 const APPLICATION_ID = 0x6e6c726b; // 'nlrk': marks the file as a key store, so a snapshot passed as KEYS_PATH is refused
 const SCHEMA_VERSION = 1;

@@ -9,11 +9,11 @@ import { promisify } from 'node:util';
 import { brotliCompress, gzip, constants as zlibConstants } from 'node:zlib';
 import swaggerUiPackage from 'swagger-ui-dist/package.json' with { type: 'json' };
 import * as v from 'valibot';
+import { redactKeys } from '../access/key-format.ts';
 import { ApiError } from '../http/errors.ts';
 import { type Coding, negotiate, writeHead } from '../http/respond.ts';
 import { defineRoute } from '../http/route.ts';
-import { redactKeys } from '../keys/format.ts';
-import { SERVICE_ID } from './ping.ts';
+import { SERVICE_ID } from '../routes/ping.ts';
 
 /** swagger-ui-dist's files served under /docs/assets/<version>/; a single executable embeds each as `docs/<file>`. */
 export const DOCS_ASSET_FILES = [

@@ -1,6 +1,6 @@
 // The process log: one JSON line per event on stdout; request lines buffered and written in batches.
 import type { Writable } from 'node:stream';
-import type { Log } from './route.ts';
+import type { Log } from './http/route.ts';
 
 /** The largest write a pipe takes in one piece (POSIX PIPE_BUF on Linux): shorter writes never interleave. */
 const PIPE_BUF = 4096;

@@ -8,7 +8,7 @@ import {
   limitAnswers,
   type Refusal,
   type SharedLimits,
-} from '../http/rate-limit.ts';
+} from './rate-limit.ts';
 
 /** [request id, 'k', key id]: count a request of the key; [request id, 'f', address]: a failed authentication. */
 export type LimitOp = [id: number, op: 'k' | 'f', subject: string];

@@ -1,9 +1,10 @@
 // The admission of a request in Redis mode: one Lua script (EVALSHA) looks the key's digest up, checks its
 // status and expiry and counts the request (or the address's failed authentication), in one round trip.
-import type { Admission, Verdict } from '../http/access.ts';
+
 import { ApiError } from '../http/errors.ts';
-import { addressBucket, isRefusal, limitAnswers } from '../http/rate-limit.ts';
-import type { RedisLink } from './client.ts';
+import type { Admission, Verdict } from '../http/guard.ts';
+import { addressBucket, isRefusal, limitAnswers } from './rate-limit.ts';
+import type { RedisLink } from './redis.ts';
 
 /**
  * ARGV: prefix, digest (base64 SHA-256; '' for a key that is not well formed), address bucket, now (ms),

@@ -1,8 +1,8 @@
 // The operator's side of the key store, whichever it is: the SQLite file at KEYS_PATH, or Redis when REDIS_URL
 // is set. Used by the keys command and by npm start's development key.
 import { redactUrl } from '../config.ts';
-import { redisKeyStore } from './redis-store.ts';
-import { changeKey, countKeys, createKey, type KeyInfo, KeyStoreError, listKeys, openKeyStore } from './store.ts';
+import { changeKey, countKeys, createKey, type KeyInfo, KeyStoreError, listKeys, openKeyStore } from './key-store.ts';
+import { redisKeyStore } from './redis-keys.ts';
 
 export interface KeyAdmin {
   /** Where the keys are, for messages: the file, or the Redis URL without its password. */
@@ -29,7 +29,7 @@ export async function openKeyAdmin(at: KeyStoreLocation, opts: { create: boolean
     const where = redactUrl(at.redisUrl);
     let reason = 'no answer';
     // Loaded only when Redis is used: the Redis client is a sixth of a start-up's module evaluation.
-    const { connectRedis } = await import('../redis/client.ts');
+    const { connectRedis } = await import('./redis.ts');
     const link = connectRedis(at.redisUrl, {
       name: 'nlr-keys',
       commandTimeoutMs: ADMIN_TIMEOUT_MS,

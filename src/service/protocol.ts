@@ -1,6 +1,6 @@
 // The messages between a cluster's primary and its workers (node:cluster IPC, JSON), each tagged `nlr`.
-import type { LimitAnswer, LimitOp } from './limits.ts';
-import type { MetricsAnswer, MetricsRequest } from './metrics.ts';
+import type { LimitAnswer, LimitOp } from '../access/limits-ipc.ts';
+import type { MetricsAnswer, MetricsRequest } from './cluster-metrics.ts';
 
 /** The environment variable that tells a forked process it is a worker, and which slot it fills. */
 export const SLOT_ENV = 'NLR_WORKER_SLOT';

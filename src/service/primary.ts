@@ -5,11 +5,11 @@ import cluster, { type Worker } from 'node:cluster';
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { limitCounters } from '../access/limits-ipc.ts';
 import { type Config, CURSOR_SECRET_WARNING } from '../config.ts';
 import { serveMetrics } from '../http/metrics.ts';
 import type { Log } from '../http/route.ts';
-import { limitCounters } from './limits.ts';
-import { clusterMetrics } from './metrics.ts';
+import { clusterMetrics } from './cluster-metrics.ts';
 import { isMessage, SLOT_ENV, type ToPrimary, type ToWorker } from './protocol.ts';
 
 /** Restart delays: 100 ms, doubled for each death within STABLE_MS of its start, at most 30 s. */

@@ -21,7 +21,7 @@ import {
   PAGINATION,
   RESPONSES,
   TAGS,
-} from './openapi-text.ts';
+} from './text.ts';
 
 const CURSOR_EXAMPLE = (cursor as unknown as { [DOC]: ParamDoc })[DOC].example;
 

@@ -4,8 +4,8 @@ import { parseCliArgs } from '../../snapshot-format/cli-args.ts';
 import { writerTo } from '../cli-output.ts';
 import { ConfigError, loadSettings, SETTINGS } from '../config.ts';
 import { isRealDate } from '../http/params.ts';
-import { type KeyAdmin, openKeyAdmin } from './admin.ts';
-import { KeyStoreError } from './store.ts';
+import { type KeyAdmin, openKeyAdmin } from './key-admin.ts';
+import { KeyStoreError } from './key-store.ts';
 
 const USAGE = `Usage: npm run keys -- <command> [arguments]
 

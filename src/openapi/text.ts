@@ -1,10 +1,10 @@
 // The OpenAPI document's prose and shared parts: the introduction, the tags, the response headers, and the
 // envelope, error schemas and shared responses every operation refers to.
 import { LOCALES } from '../../snapshot-format/locales.ts';
-import { UNAUTHORIZED_MESSAGE } from '../http/access.ts';
+import { POLICY } from '../access/rate-limit.ts';
 import { CODES, INTERNAL_MESSAGE, notAllowedMessage, TIMEOUT_MESSAGE, TOO_LARGE_MESSAGE } from '../http/errors.ts';
-import { POLICY } from '../http/rate-limit.ts';
-import { SERVICE_ID } from './ping.ts';
+import { UNAUTHORIZED_MESSAGE } from '../http/guard.ts';
+import { SERVICE_ID } from '../routes/ping.ts';
 
 export const INTRODUCTION = `Read-only JSON API (\`${SERVICE_ID}\`) for Netherlands rental listings and the housing resources around them: owners and agencies, internet providers and plans, insurance, rental platforms, articles, a glossary, locations and market statistics. Prices are asking rents, not signed tenancy prices. Everything is \`GET\` (and \`HEAD\`); there is no write operation.
 

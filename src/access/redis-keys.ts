@@ -1,8 +1,9 @@
 // The key store in Redis (REDIS_URL): the operator's create, list, disable, enable, revoke, as the SQLite store
 // does them. A hash per key id (digest, name, created, expires, disabled, revoked) and a digest → id index.
-import type { RedisLink } from '../redis/client.ts';
-import { digestKeyBase64, generateKey, randomBase62 } from './format.ts';
-import { type KeyInfo, type KeyRow, KeyStoreError, keyInfo } from './store.ts';
+
+import { digestKeyBase64, generateKey, randomBase62 } from './key-format.ts';
+import { type KeyInfo, type KeyRow, KeyStoreError, keyInfo } from './key-store.ts';
+import type { RedisLink } from './redis.ts';
 
 /**
  * Layout under the prefix (REDIS_PREFIX, default nlr:):

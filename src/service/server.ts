@@ -4,19 +4,19 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { KeyReader } from '../access/key-reader.ts';
+import { KeyStoreError } from '../access/key-store.ts';
+import { createLimits, type SharedLimits } from '../access/rate-limit.ts';
+import type { RedisLink } from '../access/redis.ts';
 import { type Config, CURSOR_SECRET_WARNING, isLoopback, redactUrl } from '../config.ts';
-import { KeyReader } from '../keys/reader.ts';
-import { KeyStoreError } from '../keys/store.ts';
-import type { RedisLink } from '../redis/client.ts';
+import { createApp } from '../http/app.ts';
+import { cursorCodec } from '../http/cursor.ts';
+import { type DrainResult, drain } from '../http/drain.ts';
+import { type Admission, accessGuard, httpsRedirect, localAdmission, sharedAdmission } from '../http/guard.ts';
+import { createMetrics, type Metrics, serveMetrics } from '../http/metrics.ts';
+import { clientErrorHandler, connectHandler, trackingResponses } from '../http/raw-answers.ts';
+import type { Lifecycle, Log } from '../http/route.ts';
 import { SnapshotError, SnapshotSource } from '../snapshot/source.ts';
-import { type Admission, accessGuard, httpsRedirect, localAdmission, sharedAdmission } from './access.ts';
-import { createApp } from './app.ts';
-import { cursorCodec } from './cursor.ts';
-import { type DrainResult, drain } from './drain.ts';
-import { createMetrics, type Metrics, serveMetrics } from './metrics.ts';
-import { createLimits, type SharedLimits } from './rate-limit.ts';
-import { clientErrorHandler, connectHandler, trackingResponses } from './raw-answers.ts';
-import type { Lifecycle, Log } from './route.ts';
 
 export interface Service {
   /** http://… for plain HTTP, https://… when the service terminates TLS itself. */
@@ -117,8 +117,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     // until it is, so replicas and Redis may start in any order.
     // Loaded only when Redis is used: the Redis client is a sixth of a start-up's module evaluation.
     const [{ connectRedis }, { redisAdmission }] = await Promise.all([
-      import('../redis/client.ts'),
-      import('../redis/admission.ts'),
+      import('../access/redis.ts'),
+      import('../access/redis-admission.ts'),
     ]);
     redis = connectRedis(config.REDIS_URL, { log: opts.log, name: 'nlr-api' });
     const where = redactUrl(config.REDIS_URL);

@@ -2,8 +2,8 @@
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { ApiError } from '../http/errors.ts';
-import type { KeyRecord } from './format.ts';
-import { checkSchema, KeyStoreError, openKeyStore, refuseFolder } from './store.ts';
+import type { KeyRecord } from './key-format.ts';
+import { checkSchema, KeyStoreError, openKeyStore, refuseFolder } from './key-store.ts';
 
 const unavailable = () =>
   new ApiError('service_unavailable', 'The key store is unavailable; try again shortly.', { 'Retry-After': '1' });

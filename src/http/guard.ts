@@ -2,9 +2,9 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
-import { authenticate, type KeyLookup, presentedDigest, redactKeys } from '../keys/format.ts';
+import { authenticate, type KeyLookup, presentedDigest, redactKeys } from '../access/key-format.ts';
+import { isRefusal, type Limits, type Refusal, type SharedLimits } from '../access/rate-limit.ts';
 import { ApiError, badRequest, HSTS, sendError } from './errors.ts';
-import { isRefusal, type Limits, type Refusal, type SharedLimits } from './rate-limit.ts';
 import { addHeader, writeHead } from './respond.ts';
 import type { AppDeps, Guard, Req } from './route.ts';
 import { normalTarget } from './target.ts';
