@@ -1,6 +1,8 @@
 // The process log: one JSON line per event on stdout; request lines buffered and written in batches.
 import type { Writable } from 'node:stream';
-import type { Log } from './http/route.ts';
+
+/** Where a module writes its log lines: one object, one JSON line. */
+export type Log = (line: Record<string, unknown>) => void;
 
 /** The largest write a pipe takes in one piece (POSIX PIPE_BUF on Linux): shorter writes never interleave. */
 const PIPE_BUF = 4096;

@@ -1,6 +1,6 @@
 // Exact limits across a cluster's workers: the primary holds the counters (the fixed windows of rate-limit.ts)
 // and workers ask it over IPC, the requests of one event-loop turn batched into one message each way.
-import { ApiError } from '../http/errors.ts';
+import { LimiterUnavailable } from '../errors.ts';
 import {
   type Allowance,
   addressBucket,
@@ -24,8 +24,7 @@ export interface LimitSettings {
 /** How long a worker waits for the primary's answer before the request gets a 503. */
 const ANSWER_TIMEOUT_MS = 1000;
 
-const unavailable = () =>
-  new ApiError('service_unavailable', 'The rate limiter is unavailable; try again shortly.', { 'Retry-After': '1' });
+const unavailable = () => new LimiterUnavailable('the primary did not answer in time');
 
 /** The primary's side: answers a batch of operations with the same decisions createLimits makes. */
 export function limitCounters(s: LimitSettings, now: () => number = Date.now) {

@@ -1,8 +1,8 @@
 // The admission of a request in Redis mode: one Lua script (EVALSHA) looks the key's digest up, checks its
 // status and expiry and counts the request (or the address's failed authentication), in one round trip.
 
-import { ApiError } from '../http/errors.ts';
-import type { Admission, Verdict } from '../http/guard.ts';
+import { KeyStoreUnavailable } from '../errors.ts';
+import type { Admission, Verdict } from './admission.ts';
 import { addressBucket, isRefusal, limitAnswers } from './rate-limit.ts';
 import type { RedisLink } from './redis.ts';
 
@@ -45,8 +45,7 @@ interface WithAdmit {
   nlrAdmit(...args: (string | number)[]): Promise<Reply>;
 }
 
-const unavailable = () =>
-  new ApiError('service_unavailable', 'The key store is unavailable; try again shortly.', { 'Retry-After': '1' });
+const unavailable = () => new KeyStoreUnavailable('redis did not answer');
 
 export interface RedisAdmissionOptions {
   prefix: string;

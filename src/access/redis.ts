@@ -2,7 +2,7 @@
 // (no offline queue, a 500 ms command timeout), it reconnects by itself, and its password is never logged.
 import { Redis } from 'ioredis';
 import { redactUrl } from '../config.ts';
-import type { Log } from '../http/route.ts';
+import type { Log } from '../log.ts';
 
 /** The longest a request waits for Redis before it fails closed (503). */
 export const COMMAND_TIMEOUT_MS = 500;

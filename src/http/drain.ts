@@ -1,6 +1,7 @@
 // Graceful drain (SIGTERM/SIGINT): not ready at once, no new connections, in-flight requests finish, then close.
 import type { Server } from 'node:http';
-import type { Lifecycle, Log } from './route.ts';
+import type { Log } from '../log.ts';
+import type { Lifecycle } from './route.ts';
 
 /** How often connections that became idle during the drain are closed. */
 const IDLE_SWEEP_MS = 50;

@@ -1,8 +1,12 @@
-// The one error type and the one place errors are rendered: a closed set of codes, each with its status.
+// The one error type and the one place errors are rendered: each code's status, each failure's answer.
 import type { ServerResponse } from 'node:http';
+import { type Dependency, DependencyUnavailable, type ErrorCode } from '../errors.ts';
 import { writeHead } from './respond.ts';
 
-export const CODES = {
+export type { ErrorCode };
+
+/** Each error code's HTTP status. */
+export const CODES: Record<ErrorCode, number> = {
   invalid_request: 400,
   unauthorized: 401,
   not_found: 404,
@@ -13,8 +17,22 @@ export const CODES = {
   rate_limited: 429,
   internal_error: 500,
   service_unavailable: 503,
-} as const;
-export type ErrorCode = keyof typeof CODES;
+};
+
+/**
+ * The answer to each unusable dependency (a DependencyUnavailable from the domain modules, or SQLite's busy and
+ * damaged codes under a statement): a 503 that says what failed and when to try again. The OpenAPI examples
+ * read this table.
+ */
+export const UNAVAILABLE: Record<Dependency, { message: string; retryAfter: number }> = {
+  snapshot: { message: 'The data snapshot is unavailable; try again shortly.', retryAfter: 5 },
+  key_store: { message: 'The key store is unavailable; try again shortly.', retryAfter: 1 },
+  rate_limiter: { message: 'The rate limiter is unavailable; try again shortly.', retryAfter: 1 },
+  data_store: { message: 'The data store is busy or unavailable; try again shortly.', retryAfter: 1 },
+};
+
+const unavailable = (d: Dependency) =>
+  new ApiError('service_unavailable', UNAVAILABLE[d].message, { 'Retry-After': String(UNAVAILABLE[d].retryAfter) });
 
 export class ApiError extends Error {
   readonly status: number;
@@ -112,11 +130,10 @@ export function sendError(
 ): void {
   let e: ApiError;
   if (err instanceof ApiError) e = err;
+  else if (err instanceof DependencyUnavailable) e = unavailable(err.dependency);
   else if (isBusy(err)) {
     logStoreError(err as Error, requestId, log);
-    e = new ApiError('service_unavailable', 'The data store is busy or unavailable; try again shortly.', {
-      'Retry-After': '1',
-    });
+    e = unavailable('data_store');
   } else {
     log({
       level: 'error',

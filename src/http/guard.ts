@@ -1,9 +1,10 @@
-// The access-control guard (runs before routing): HTTPS redirect and HSTS, CORS and preflight, key-in-query refusal, Bearer auth, rate limits.
+// The access-control step, run once the route is matched: HTTPS redirect and HSTS, CORS and preflight, key-in-query refusal, Bearer auth, rate limits.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
-import { authenticate, type KeyLookup, presentedDigest, redactKeys } from '../access/key-format.ts';
-import { isRefusal, type Limits, type Refusal, type SharedLimits } from '../access/rate-limit.ts';
+import type { Admission, Verdict } from '../access/admission.ts';
+import { presentedDigest, redactKeys } from '../access/key-format.ts';
+import type { Refusal } from '../access/rate-limit.ts';
 import { ApiError, badRequest, HSTS, sendError } from './errors.ts';
 import { addHeader, writeHead } from './respond.ts';
 import type { AppDeps, Guard, Req } from './route.ts';
@@ -12,54 +13,6 @@ import { normalTarget } from './target.ts';
 export const UNAUTHORIZED_MESSAGE = 'A valid API key is required: send the header "Authorization: Bearer <key>".';
 /** The one answer for missing, malformed, unknown, expired, disabled and revoked keys. */
 const unauthorized = () => new ApiError('unauthorized', UNAUTHORIZED_MESSAGE, { 'WWW-Authenticate': 'Bearer' });
-
-/** What the key check and the limits decided for a request that needs a key. */
-export interface Verdict {
-  /** The key's id; null when the request carries no usable key (401, or 429 for its address). */
-  keyId: string | null;
-  /** A request let in: its remaining allowance (RateLimit headers). */
-  headers?: Record<string, string>;
-  /** Over a limit: the key's (keyId set) or its address's failed authentications (keyId null). */
-  refusal?: Refusal;
-}
-
-/**
- * Checks a request's key (its digest: presentedDigest; null when it has none that is well formed) and counts it
- * against the limits. Synchronous when both live in this process;
- * a promise when the counters live elsewhere (the cluster's primary, Redis). An unavailable key store or
- * counter store throws (or rejects with) a 503 ApiError.
- */
-export type Admission = (digest: string | null, address: () => string, now: number) => Verdict | Promise<Verdict>;
-
-/**
- * Keys from the key reader, counters from `limits`. Failed authentications are limited per client address
- * (SPEC: "repeated failed authentication attempts may themselves be rate limited"); a valid key is served
- * from any address, so nobody can lock a key's owner out by failing from the same address (a shared NAT, a
- * proxy without TRUST_PROXY). Keys carry ~238 random bits: what the limit slows down is noise, not guessing.
- */
-export function localAdmission(lookup: KeyLookup, limits: Limits): Admission {
-  return (digest, address, now) => {
-    const keyId = authenticate(digest, lookup, now); // a 503 from the key store propagates as is
-    if (keyId === null) {
-      const a = address();
-      const blocked = limits.checkAddress(a);
-      if (blocked) return { keyId: null, refusal: blocked };
-      limits.recordFailure(a);
-      return { keyId: null };
-    }
-    const r = limits.consumeKey(keyId);
-    return isRefusal(r) ? { keyId, refusal: r } : { keyId, headers: r.headers };
-  };
-}
-
-/** Keys from this process's key reader, counters in another process (a cluster's primary): one message per request. */
-export function sharedAdmission(lookup: KeyLookup, limits: SharedLimits): Admission {
-  return (digest, address, now) => {
-    const keyId = authenticate(digest, lookup, now);
-    if (keyId === null) return limits.failure(address()).then((refusal) => (refusal ? { keyId, refusal } : { keyId }));
-    return limits.consumeKey(keyId).then((r) => (isRefusal(r) ? { keyId, refusal: r } : { keyId, headers: r.headers }));
-  };
-}
 
 export interface AccessOptions {
   admission: Admission;

@@ -1,12 +1,12 @@
 // What a route is: its definition (path, schema, handler, documentation), the context a handler gets, the app's dependencies.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Log } from '../log.ts';
 import type { Snapshot, SnapshotSource } from '../snapshot/source.ts';
 import type { CursorCodec } from './cursor.ts';
 import type { Metrics } from './metrics.ts';
 import type { QuerySchema } from './params.ts';
 import type { Meta } from './respond.ts';
 
-export type Log = (line: Record<string, unknown>) => void;
 
 export interface Req extends IncomingMessage {
   id: string;

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { limitCounters } from '../access/limits-ipc.ts';
 import { type Config, CURSOR_SECRET_WARNING } from '../config.ts';
 import { serveMetrics } from '../http/metrics.ts';
-import type { Log } from '../http/route.ts';
+import type { Log } from '../log.ts';
 import { clusterMetrics } from './cluster-metrics.ts';
 import { isMessage, SLOT_ENV, type ToPrimary, type ToWorker } from './protocol.ts';
 

@@ -12,10 +12,12 @@ import { type Config, CURSOR_SECRET_WARNING, isLoopback, redactUrl } from '../co
 import { createApp } from '../http/app.ts';
 import { cursorCodec } from '../http/cursor.ts';
 import { type DrainResult, drain } from '../http/drain.ts';
-import { type Admission, accessGuard, httpsRedirect, localAdmission, sharedAdmission } from '../http/guard.ts';
+import { type Admission, localAdmission, sharedAdmission } from '../access/admission.ts';
+import { accessGuard, httpsRedirect } from '../http/guard.ts';
 import { createMetrics, type Metrics, serveMetrics } from '../http/metrics.ts';
 import { clientErrorHandler, connectHandler, trackingResponses } from '../http/raw-answers.ts';
-import type { Lifecycle, Log } from '../http/route.ts';
+import type { Lifecycle } from '../http/route.ts';
+import type { Log } from '../log.ts';
 import { SnapshotError, SnapshotSource } from '../snapshot/source.ts';
 
 export interface Service {

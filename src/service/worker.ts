@@ -3,7 +3,7 @@
 
 import { limitsOverIpc } from '../access/limits-ipc.ts';
 import type { Config } from '../config.ts';
-import type { Log } from '../http/route.ts';
+import type { Log } from '../log.ts';
 import { answerMetrics } from './cluster-metrics.ts';
 import { isMessage, type ToPrimary, type ToWorker } from './protocol.ts';
 import { type Service, startService } from './server.ts';

@@ -2,7 +2,7 @@
 import { type FSWatcher, statSync, watch } from 'node:fs';
 import Database from 'better-sqlite3';
 import { aboutTheFile, SCHEMA_VERSION } from '../../snapshot-format/schema.ts';
-import { ApiError } from '../http/errors.ts';
+import { SnapshotUnavailable } from '../errors.ts';
 import { fileProblem, readHead, walModeProblem } from './file.ts';
 import { quickCheck } from './quick-check.ts';
 
@@ -235,9 +235,7 @@ export class SnapshotSource {
   get(): Snapshot {
     if (this.now() - this.lastCheck >= (this.opts.checkIntervalMs ?? 1000)) void this.refresh();
     if (!this.current || this.damaged !== null)
-      throw new ApiError('service_unavailable', 'The data snapshot is unavailable; try again shortly.', {
-        'Retry-After': '5',
-      });
+      throw new SnapshotUnavailable(this.damaged ?? 'no snapshot was opened');
     return this.current;
   }
 

@@ -1,0 +1,52 @@
+// Admission: a request's key checked and counted against the limits, in each mode (this process, a cluster's
+// primary); the verdict in its own terms, which the HTTP guard turns into an answer. Redis: redis-admission.ts.
+import { authenticate, type KeyLookup } from './key-format.ts';
+import { isRefusal, type Limits, type Refusal, type SharedLimits } from './rate-limit.ts';
+
+/** What the key check and the limits decided for a request that needs a key. */
+export interface Verdict {
+  /** The key's id; null when the request carries no usable key (401, or 429 for its address). */
+  keyId: string | null;
+  /** A request let in: its remaining allowance (RateLimit headers). */
+  headers?: Record<string, string>;
+  /** Over a limit: the key's (keyId set) or its address's failed authentications (keyId null). */
+  refusal?: Refusal;
+}
+
+/**
+ * Checks a request's key (its digest: presentedDigest; null when it has none that is well formed) and counts it
+ * against the limits. Synchronous when both live in this process;
+ * a promise when the counters live elsewhere (the cluster's primary, Redis). An unavailable key store or
+ * counter store throws (or rejects with) a DependencyUnavailable (src/errors.ts).
+ */
+export type Admission = (digest: string | null, address: () => string, now: number) => Verdict | Promise<Verdict>;
+
+/**
+ * Keys from the key reader, counters from `limits`. Failed authentications are limited per client address
+ * (SPEC: "repeated failed authentication attempts may themselves be rate limited"); a valid key is served
+ * from any address, so nobody can lock a key's owner out by failing from the same address (a shared NAT, a
+ * proxy without TRUST_PROXY). Keys carry ~238 random bits: what the limit slows down is noise, not guessing.
+ */
+export function localAdmission(lookup: KeyLookup, limits: Limits): Admission {
+  return (digest, address, now) => {
+    const keyId = authenticate(digest, lookup, now); // a 503 from the key store propagates as is
+    if (keyId === null) {
+      const a = address();
+      const blocked = limits.checkAddress(a);
+      if (blocked) return { keyId: null, refusal: blocked };
+      limits.recordFailure(a);
+      return { keyId: null };
+    }
+    const r = limits.consumeKey(keyId);
+    return isRefusal(r) ? { keyId, refusal: r } : { keyId, headers: r.headers };
+  };
+}
+
+/** Keys from this process's key reader, counters in another process (a cluster's primary): one message per request. */
+export function sharedAdmission(lookup: KeyLookup, limits: SharedLimits): Admission {
+  return (digest, address, now) => {
+    const keyId = authenticate(digest, lookup, now);
+    if (keyId === null) return limits.failure(address()).then((refusal) => (refusal ? { keyId, refusal } : { keyId }));
+    return limits.consumeKey(keyId).then((r) => (isRefusal(r) ? { keyId, refusal: r } : { keyId, headers: r.headers }));
+  };
+}
