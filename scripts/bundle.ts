@@ -45,7 +45,7 @@ mkdirSync(outdir, { recursive: true });
 // beside the file that runs.
 await build({
   ...common,
-  entryPoints: { server: 'src/main.ts', 'build-snapshot': 'build-snapshot/main.ts', keys: 'src/access/keys-cli.ts' },
+  entryPoints: { server: 'src/main.ts', 'build-snapshot': 'build-snapshot/main.ts', keys: 'src/cli/keys.ts' },
   outdir,
   outExtension: { '.js': '.mjs' },
 });

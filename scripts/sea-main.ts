@@ -1,6 +1,6 @@
 // The single executable's main script (bundled by scripts/sea.ts as CommonJS, as Node 20's SEA needs):
 // `nl-rental-api [serve]` runs the server (src/main.ts), `nl-rental-api keys …` the key command
-// (src/access/keys-cli.ts). Each entry point reads process.argv after the command, so the command word is removed
+// (src/cli/keys.ts). Each entry point reads process.argv after the command, so the command word is removed
 // before it loads. The snapshot compiler stays in the dist/ bundle: its worker threads load their own script
 // file, which a single executable does not have.
 
@@ -26,7 +26,7 @@ switch (command) {
     break;
   case 'keys':
     process.argv.splice(2, 1);
-    require('../src/access/keys-cli.ts');
+    require('../src/cli/keys.ts');
     break;
   case 'version':
   case '--version':

@@ -19,7 +19,7 @@ function keys(keysPath: string, ...args: string[]) {
 }
 /** keys with its stdout sent to `stdout` (a pipe, 'ignore' for /dev/null, or an open file descriptor). */
 function keysTo(stdout: 'pipe' | 'ignore' | number, keysPath: string, ...args: string[]) {
-  const r = spawnSync(TSX[0], [...TSX.slice(1), 'src/access/keys-cli.ts', ...args], {
+  const r = spawnSync(TSX[0], [...TSX.slice(1), 'src/cli/keys.ts', ...args], {
     cwd: ROOT,
     env: { ...process.env, KEYS_PATH: keysPath },
     encoding: 'utf8',
@@ -105,7 +105,7 @@ describe('npm run keys', () => {
   it('ends a list quietly (exit 0, nothing on stderr) when its reader closes the pipe, as list | head -1 does', async () => {
     const path = join(tempDir(), 'keys.db');
     for (let i = 0; i < 3; i++) assert.equal(keys(path, 'create', '--name', `k${i}`).code, 0);
-    const child = spawn(TSX[0], [...TSX.slice(1), 'src/access/keys-cli.ts', 'list'], {
+    const child = spawn(TSX[0], [...TSX.slice(1), 'src/cli/keys.ts', 'list'], {
       cwd: ROOT,
       env: { ...process.env, KEYS_PATH: path },
       stdio: ['ignore', 'pipe', 'pipe'],

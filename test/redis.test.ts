@@ -55,7 +55,7 @@ async function balancer(lb: number, replicas: string[]): Promise<Daemon> {
 
 /** The keys command as a child process, with REDIS_URL: its exit status and JSON output. */
 function keysCommand(...args: string[]) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/access/keys-cli.ts', ...args], {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/keys.ts', ...args], {
     cwd: ROOT,
     env: { ...process.env, REDIS_URL: redisUrl },
     encoding: 'utf8',

@@ -19,7 +19,7 @@ import { buildTestSnapshot, copyFixture, tempDir } from './helpers.ts';
 import { ROOT } from './support.ts';
 
 function snapshot(...args: string[]) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/snapshot/cli.ts', ...args], {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/snapshot.ts', ...args], {
     cwd: ROOT,
     encoding: 'utf8',
   });
@@ -192,7 +192,7 @@ describe('npm run snapshot -- inspect', () => {
   it('fails with one line, not a stack trace, when its report cannot be written (stdout on a full disk)', () => {
     const full = openSync('/dev/full', 'w');
     try {
-      const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/snapshot/cli.ts', 'inspect', oldPath], {
+      const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/snapshot.ts', 'inspect', oldPath], {
         cwd: ROOT,
         encoding: 'utf8',
         stdio: ['ignore', full, 'pipe'],

@@ -7,7 +7,6 @@ import type { Metrics } from './metrics.ts';
 import type { QuerySchema } from './params.ts';
 import type { Meta } from './respond.ts';
 
-
 export interface Req extends IncomingMessage {
   id: string;
   path: string;

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { type Admission, localAdmission, sharedAdmission } from '../access/admission.ts';
 import { KeyReader } from '../access/key-reader.ts';
 import { KeyStoreError } from '../access/key-store.ts';
 import { createLimits, type SharedLimits } from '../access/rate-limit.ts';
@@ -12,7 +13,6 @@ import { type Config, CURSOR_SECRET_WARNING, isLoopback, redactUrl } from '../co
 import { createApp } from '../http/app.ts';
 import { cursorCodec } from '../http/cursor.ts';
 import { type DrainResult, drain } from '../http/drain.ts';
-import { type Admission, localAdmission, sharedAdmission } from '../access/admission.ts';
 import { accessGuard, httpsRedirect } from '../http/guard.ts';
 import { createMetrics, type Metrics, serveMetrics } from '../http/metrics.ts';
 import { clientErrorHandler, connectHandler, trackingResponses } from '../http/raw-answers.ts';

@@ -234,8 +234,7 @@ export class SnapshotSource {
 
   get(): Snapshot {
     if (this.now() - this.lastCheck >= (this.opts.checkIntervalMs ?? 1000)) void this.refresh();
-    if (!this.current || this.damaged !== null)
-      throw new SnapshotUnavailable(this.damaged ?? 'no snapshot was opened');
+    if (!this.current || this.damaged !== null) throw new SnapshotUnavailable(this.damaged ?? 'no snapshot was opened');
     return this.current;
   }
 

@@ -1,11 +1,11 @@
 // The operator's key command: create, list, disable, enable, revoke keys in the key store at KEYS_PATH.
 import { fstatSync, statSync } from 'node:fs';
 import { parseCliArgs } from '../../snapshot-format/cli-args.ts';
-import { writerTo } from '../cli-output.ts';
+import { type KeyAdmin, openKeyAdmin } from '../access/key-admin.ts';
+import { KeyStoreError } from '../access/key-store.ts';
 import { ConfigError, loadSettings, SETTINGS } from '../config.ts';
 import { isRealDate } from '../http/params.ts';
-import { type KeyAdmin, openKeyAdmin } from './key-admin.ts';
-import { KeyStoreError } from './key-store.ts';
+import { writerTo } from './output.ts';
 
 const USAGE = `Usage: npm run keys -- <command> [arguments]
 

@@ -1,9 +1,9 @@
 // The operator's snapshot command: inspect one snapshot file, or diff two. Both only ever read the files.
 import { parseCliArgs } from '../../snapshot-format/cli-args.ts';
-import { writerTo } from '../cli-output.ts';
-import { diffSnapshots, formatDiff } from './diff.ts';
-import { SnapshotFileError } from './file.ts';
-import { formatInspect, inspectSnapshot } from './inspect.ts';
+import { diffSnapshots, formatDiff } from '../snapshot/diff.ts';
+import { SnapshotFileError } from '../snapshot/file.ts';
+import { formatInspect, inspectSnapshot } from '../snapshot/inspect.ts';
+import { writerTo } from './output.ts';
 
 const USAGE = `Usage: npm run -s snapshot -- <command> [arguments]
 
@@ -96,7 +96,7 @@ function run(argv: string[], out: (s: string) => void, err: (s: string) => void)
   }
 }
 
-// An entry point only (never imported), as src/access/keys-cli.ts.
+// An entry point only (never imported), as src/cli/keys.ts.
 // A report that cannot be written (a full disk, a closed pipe) is a failure with one line, not a stack trace.
 const write = writerTo(process.stdout);
 const written: Promise<void>[] = [];
