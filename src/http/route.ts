@@ -11,7 +11,6 @@ export interface Req extends IncomingMessage {
   id: string;
   path: string;
   search: string | null;
-  params: Record<string, string>;
   /** Set by access control: the authenticated key's id (never the key). */
   keyId?: string;
   /** The matched route's pattern (the metrics' route label). */

@@ -1,7 +1,6 @@
 // Every route module, in registration order (a fixed path before a parameterised one).
 import type { Database } from 'better-sqlite3';
 import type { AppDeps, RouteDef } from '../http/route.ts';
-import * as docs from '../openapi/docs.ts';
 import * as articles from './articles.ts';
 import * as glossary from './glossary.ts';
 import * as health from './health.ts';
@@ -35,5 +34,4 @@ export const ROUTE_MODULES: RouteModule[] = [
   glossary,
   market,
   locations,
-  docs,
 ].map(mod);

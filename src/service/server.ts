@@ -16,9 +16,10 @@ import { type DrainResult, drain } from '../http/drain.ts';
 import { accessGuard, httpsRedirect } from '../http/guard.ts';
 import { createMetrics, type Metrics, serveMetrics } from '../http/metrics.ts';
 import { clientErrorHandler, connectHandler, trackingResponses } from '../http/raw-answers.ts';
-import type { Lifecycle } from '../http/route.ts';
+import type { AppDeps, Lifecycle } from '../http/route.ts';
 import type { Log } from '../log.ts';
 import { SnapshotError, SnapshotSource } from '../snapshot/source.ts';
+import { serviceRoutes } from './routes.ts';
 
 export interface Service {
   /** http://… for plain HTTP, https://… when the service terminates TLS itself. */
@@ -170,7 +171,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     cursorSecret = randomBytes(32).toString('base64url');
     opts.log({ level: 'warn', msg: CURSOR_SECRET_WARNING });
   }
-  const app = createApp({
+  const deps: AppDeps = {
     snapshots,
     cursor: cursorCodec(cursorSecret, opts.now),
     log: opts.log,
@@ -180,7 +181,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     metrics,
     lifecycle,
     keysReady: redis ? () => redis!.ready() : () => keys!.probe(),
-  });
+  };
+  const app = createApp(deps, serviceRoutes(deps));
   const servers: Server[] = [];
   const close = async () => {
     await Promise.all(
