@@ -94,8 +94,8 @@ export const cursor = documented(
 );
 export const id120 = str(1, 120);
 
-/** A check that a minimum does not exceed its maximum, reported on the minimum. */
-export function minMax(min: string, max: string): never {
+/** A check that a minimum does not exceed its maximum, reported on the minimum; the pipe's output type is kept. */
+export function minMax<T>(min: keyof T & string, max: keyof T & string): v.GenericPipeAction<T, T> {
   return v.forward(
     v.partialCheck(
       [[min], [max]] as never,

@@ -45,25 +45,23 @@ const filterEntries = {
     'apartment',
   ),
 };
-const withMinMax = <T extends v.ObjectEntries>(entries: T) =>
-  v.pipe(v.strictObject(entries), minMax('min_price', 'max_price'), minMax('min_size', 'max_size'));
-export const SearchQuery = withMinMax({ ...filterEntries, limit: limit(100, 20), cursor });
-export const StatsQuery = withMinMax(filterEntries);
+const FilterObject = v.strictObject(filterEntries);
+const SearchObject = v.strictObject({ ...filterEntries, limit: limit(100, 20), cursor });
+/** The validated filters, as the schema gives them (the one description of what a filter is). */
+type Filters = v.InferOutput<typeof FilterObject>;
+type Search = v.InferOutput<typeof SearchObject>;
+export const SearchQuery = v.pipe(
+  SearchObject,
+  minMax<Search>('min_price', 'max_price'),
+  minMax<Search>('min_size', 'max_size'),
+);
+export const StatsQuery = v.pipe(
+  FilterObject,
+  minMax<Filters>('min_price', 'max_price'),
+  minMax<Filters>('min_size', 'max_size'),
+);
 const DetailQuery = v.strictObject({ locale });
 const SimilarQuery = v.strictObject({ locale, limit: limit(20, 10) });
-type Filters = {
-  locale: string;
-  q?: string;
-  location_id?: string;
-  owner_id?: string;
-  min_price?: number;
-  max_price?: number;
-  min_size?: number;
-  max_size?: number;
-  min_rooms?: number;
-  furnishing?: string;
-  property_type?: string;
-};
 
 export function prepare(db: Database) {
   return {
@@ -216,7 +214,7 @@ const STATS = J.object(
 );
 
 export const routes = (_deps: AppDeps) => [
-  defineRoute<Filters & { limit: number; cursor?: string }>({
+  defineRoute<Search>({
     path: '/v1/listings',
     tag: 'Listings',
     kind: 'collection',
