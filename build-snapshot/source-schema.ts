@@ -1,6 +1,7 @@
 // The source data format: one valibot schema per NDJSON file. This file IS the format; data/README.md explains it.
 import * as v from 'valibot';
 import { TRANSLATED_LOCALES } from '../snapshot-format/locales.ts';
+import { RESOURCES as RESOURCE_NAMES, type ResourceName } from '../snapshot-format/resources.ts';
 
 const idPattern = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
 export const Id = v.pipe(
@@ -282,21 +283,23 @@ export const MetricSource = v.strictObject({
   ),
 });
 
+const SCHEMAS = {
+  locations: LocationSource,
+  owners: OwnerSource,
+  listings: ListingSource,
+  internet_providers: InternetProviderSource,
+  internet_plans: InternetPlanSource,
+  insurance_providers: InsuranceProviderSource,
+  insurance_products: InsuranceProductSource,
+  platforms: PlatformSource,
+  articles: ArticleSource,
+  glossary: GlossarySource,
+  metrics: MetricSource,
+} satisfies Record<ResourceName, unknown>;
+
 /** Every source file, in the order the compiler reads them (references point backwards only). */
-export const RESOURCES = [
-  { name: 'locations', file: 'locations.ndjson', schema: LocationSource },
-  { name: 'owners', file: 'owners.ndjson', schema: OwnerSource },
-  { name: 'listings', file: 'listings.ndjson', schema: ListingSource },
-  { name: 'internet_providers', file: 'internet_providers.ndjson', schema: InternetProviderSource },
-  { name: 'internet_plans', file: 'internet_plans.ndjson', schema: InternetPlanSource },
-  { name: 'insurance_providers', file: 'insurance_providers.ndjson', schema: InsuranceProviderSource },
-  { name: 'insurance_products', file: 'insurance_products.ndjson', schema: InsuranceProductSource },
-  { name: 'platforms', file: 'platforms.ndjson', schema: PlatformSource },
-  { name: 'articles', file: 'articles.ndjson', schema: ArticleSource },
-  { name: 'glossary', file: 'glossary.ndjson', schema: GlossarySource },
-  { name: 'metrics', file: 'metrics.ndjson', schema: MetricSource },
-] as const;
-export type ResourceName = (typeof RESOURCES)[number]['name'];
+export const RESOURCES = RESOURCE_NAMES.map((name) => ({ name, file: `${name}.ndjson`, schema: SCHEMAS[name] }));
+export type { ResourceName };
 
 export type LocationRec = v.InferOutput<typeof LocationSource>;
 export type ListingRec = v.InferOutput<typeof ListingSource>;

@@ -6,6 +6,7 @@ import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { RESOURCES } from '../snapshot-format/resources.ts';
 import { copyFixture, type TestServer, tempDir } from './helpers.ts';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -448,19 +449,7 @@ export function readNdjson(file: string): Rec[] {
 }
 
 export function loadSource(dir: string): SourceModel {
-  const names = [
-    'locations',
-    'owners',
-    'listings',
-    'internet_providers',
-    'internet_plans',
-    'insurance_providers',
-    'insurance_products',
-    'platforms',
-    'articles',
-    'glossary',
-    'metrics',
-  ];
+  const names = RESOURCES;
   const all = Object.fromEntries(names.map((n) => [n, readNdjson(join(dir, `${n}.ndjson`))]));
   const locations = new Map(all.locations.map((l) => [l.id as string, l]));
   const ancestorsOf = (id: string) => {

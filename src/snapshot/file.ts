@@ -6,23 +6,7 @@ import { aboutTheFile } from '../../snapshot-format/schema.ts';
 /** A file that cannot be read as a snapshot (missing, not SQLite, no snapshot_meta): exit status 1. */
 export class SnapshotFileError extends Error {}
 
-/** The resources, each a base table with an `id` column and a `<table>_i18n` table of translations. */
-export const RESOURCES = [
-  'locations',
-  'listings',
-  'owners',
-  'internet_providers',
-  'internet_plans',
-  'insurance_providers',
-  'insurance_products',
-  'platforms',
-  'articles',
-  'glossary',
-  'metrics',
-] as const;
-
-/** Tables that hold more of a resource's stored columns under the same rid (listings are split in three). */
-export const COMPANIONS: Partial<Record<string, string[]>> = { listings: ['listing_summary', 'listing_text'] };
+export { COMPANIONS, RESOURCES } from '../../snapshot-format/resources.ts';
 
 /**
  * The first `bytes` bytes of the file (of SQLite's 100-byte header), or null when it is shorter. Throws the open's
