@@ -13,19 +13,18 @@ import {
   RANGES,
   type RangeCol,
 } from '../../snapshot-format/listing-sql.ts';
-import { statsOf } from '../../snapshot-format/price-stats.ts';
+import {
+  COST,
+  hintOf,
+  SCAN_MIN_UNITS,
+  SCAN_UNITS_PER_LISTING,
+  STATEMENT_CACHE_SIZE,
+  shapeKey,
+  statsFromPrices,
+} from './plan-costs.ts';
 import { ListingScan, type PrimaryHint, rememberedIn, type ScanStats } from './scan.ts';
 
-/**
- * Relative cost of reading one row by each access path, and of checking q on a row that FTS did not
- * produce (an FTS lookup per row), of each document FTS reads to intersect several terms, and of each
- * document of a term FTS steps over to reach a cursor's position (its document lists have no index to
- * seek a rowid in: a page after rid 700,000 of "bright", in 353k listings, took 27 ms).
- * Measured on the 1M snapshot (npm run bench:queries): a residual q check costs about as much as
- * reading 20 rows; a row unit is 2-7 µs, a document of a multi-term intersection ~36 ns, a document
- * stepped over 85-100 ns.
- */
-const COST = { row: 1, ftsRow: 1.5, ftsCheck: 20, sortRow: 0.2, ftsMergeDoc: 0.005, ftsSkipDoc: 0.014 };
+export { shapeKey, statsFromPrices } from './plan-costs.ts';
 
 interface Quantiles {
   values: Float64Array;
@@ -278,58 +277,6 @@ export class ListingQueries {
   matchingPrices(f: ListingFilters, driver = this.choose(f, null)): (number | null)[] {
     return this.stmt('match', f, driver).all(params(f)) as (number | null)[];
   }
-}
-
-function hintOf(d: Driver): PrimaryHint {
-  switch (d.kind) {
-    case 'fts':
-      return 'fts';
-    case 'eq':
-      return d.col === 'owner_id'
-        ? 'owner_id'
-        : d.col === 'property_type'
-          ? 'property_type'
-          : d.col === 'furnishing'
-            ? 'furnishing'
-            : 'location_id';
-    case 'range':
-      return d.col === 'price_eur' ? 'price' : d.col === 'size_m2' ? 'size' : 'rooms';
-    default:
-      return null;
-  }
-}
-
-/**
- * Prepared statements kept per snapshot. Shapes × drivers × page sizes is large (an adversary can
- * ask for many), so the least recently used are dropped; a dropped shape is prepared again (~50 µs).
- */
-const STATEMENT_CACHE_SIZE = 256;
-
-/**
- * Below this many row-units an index plan is always used; above it, the column scan when cheaper.
- * A row read through an index costs 2-7 µs on the 1M snapshot (an FTS-driven read with a residual
- * check is the dearest), so 600 units bound an index plan at about 4 ms even when the estimate is
- * off (correlated filters); 2,000 allowed 12-17 ms (npm run bench:queries).
- */
-const SCAN_MIN_UNITS = 600;
-/** One scan page costs about as much as reading this many rows per listing through an index (~3-4 ms at 751k). */
-const SCAN_UNITS_PER_LISTING = 0.0007;
-
-export function statsFromPrices(all: (number | null)[]): ScanStats {
-  const prices = new Float64Array(all.length);
-  let k = 0;
-  for (const x of all) if (x !== null) prices[k++] = x;
-  const [min, max, average, median] = statsOf(prices.subarray(0, k));
-  return { count: all.length, min, max, average, median };
-}
-
-/** The shape of a filter set: which filters are present (values excluded). */
-export function shapeKey(f: ListingFilters): string {
-  return Object.keys(f)
-    .filter((k) => f[k as keyof ListingFilters] !== undefined)
-    .map((k) => (k === 'location_id' ? `location_id:${f.location_column}` : k))
-    .sort()
-    .join(',');
 }
 
 /** EXPLAIN QUERY PLAN detail lines of the page statement the planner picks for a filter set. */
