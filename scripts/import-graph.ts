@@ -86,7 +86,9 @@ function tokenize(src: string): Token[] {
     } else if (c === '/') {
       const prev = tokens[tokens.length - 1];
       const regex =
-        !prev || (prev.t === 'p' && prev.v !== ')' && prev.v !== ']') || (prev.t === 'id' && BEFORE_REGEX.has(prev.v));
+        !prev ||
+        (prev.t === 'p' && prev.v !== ')' && prev.v !== ']') ||
+        (prev.t === 'id' && BEFORE_REGEX.has(prev.v) && tokens[tokens.length - 2]?.v !== '.');
       if (!regex) {
         tokens.push({ t: 'p', v: c, at: i++ });
         continue;
@@ -191,15 +193,16 @@ export interface Edge {
 }
 
 const CODE = /\.(ts|mts|cts|tsx|js|mjs|cjs|jsx)$/;
-/** Folders never read: dependencies, build output, git-ignored data and caches (any folder starting with a dot). */
-const SKIP = new Set(['node_modules', 'dist', 'data']);
+/** Top-level folders never read: build output and data. node_modules and dot-folders (caches) are skipped anywhere. */
+const SKIP_TOP = new Set(['dist', 'data']);
 
 /** The code files under root, as posix paths relative to it, sorted. */
 export function codeFiles(root: string): string[] {
   const out: string[] = [];
   const walk = (dir: string) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      if (entry.name.startsWith('.') || SKIP.has(entry.name)) continue;
+      if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
+      if (dir === root && SKIP_TOP.has(entry.name)) continue;
       const path = join(dir, entry.name);
       if (entry.isDirectory()) walk(path);
       else if (entry.isFile() && CODE.test(entry.name)) out.push(relative(root, path).split(sep).join('/'));
