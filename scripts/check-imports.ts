@@ -205,7 +205,7 @@ export function checkImports(root: string, rules: Rules = { floors: SRC_FLOORS, 
     ...floorRules(files, edges, rules.floors),
     ...banRules(edges, rules.bans),
     ...cycleRules(edges),
-  ].sort((a, b) => a.message.localeCompare(b.message));
+  ].sort((a, b) => a.message.localeCompare(b.message, 'en', { numeric: true }));
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
