@@ -1,7 +1,7 @@
 // The import rules in biome.json catch what they exist for: a small tree with each kind of violation fails them.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -60,6 +60,9 @@ describe('import rules (biome.json)', () => {
       ['src/a.ts', '../test/x.ts', /Nothing imports the tests or the benchmarks/],
       ['build-snapshot/a.ts', '../bench/x.ts', /Nothing imports the tests or the benchmarks/],
       ['scripts/a.ts', '../test/x.ts', /Nothing imports the tests/],
+      ['scripts/a.ts', '../bench/x.ts', /Nothing imports the tests or the benchmarks/],
+      ['test/a.ts', '../bench/x.ts', /Nothing imports the benchmarks/],
+      ['bench/a.ts', '../test/x.ts', /Nothing imports the tests/],
     ];
     for (const [from, target, message] of cases) {
       const r = lint({
@@ -71,5 +74,29 @@ describe('import rules (biome.json)', () => {
       assert.notEqual(r.status, 0, `${from} → ${target}`);
       assert.match(r.out, message);
     }
+  });
+
+  it('fails on both of scripts/ imports, of the tests and of the benchmarks, in one tree', () => {
+    const r = lint({
+      'test/x.ts': 'export const X = 1;\n',
+      'bench/x.ts': 'export const X = 1;\n',
+      'scripts/a.ts': "import { X } from '../test/x.ts';\n\nexport const A = X;\n",
+      'scripts/b.ts': "import { X } from '../bench/x.ts';\n\nexport const B = X;\n",
+    });
+    assert.notEqual(r.status, 0);
+    assert.match(r.out, /scripts\/a\.ts.*noRestrictedImports/);
+    assert.match(r.out, /scripts\/b\.ts.*noRestrictedImports/);
+  });
+
+  it('gives each folder its import bans in one override (a later override would replace an earlier one)', () => {
+    const config = JSON.parse(readFileSync(join(ROOT, 'biome.json'), 'utf8'));
+    const seen = new Map<string, number>();
+    config.overrides.forEach((o: any, i: number) => {
+      if (!o.linter?.rules?.style?.noRestrictedImports) return;
+      for (const glob of o.includes) {
+        assert.equal(seen.get(glob), undefined, `${glob} is in overrides ${seen.get(glob)} and ${i}`);
+        seen.set(glob, i);
+      }
+    });
   });
 });

@@ -1,14 +1,21 @@
-// `npm run client:types`: starts the real service in-process on a loopback port (a snapshot of the shipped sample
+// `npm run client:types` (here, not in client/: the client never imports the server): starts the real service in-process on a loopback port (a snapshot of the shipped sample
 // in a temporary folder, an empty key store: the document is public), fetches /v1/openapi.json and writes
 // client/openapi.json and client/src/schema.d.ts from it.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { buildSnapshot } from '../../build-snapshot/compile.ts';
-import { openKeyStore } from '../../src/access/key-store.ts';
-import { loadConfig } from '../../src/config.ts';
-import { startService } from '../../src/service/server.ts';
-import { CLIENT_DIR, DOCUMENT_FILE, documentText, fetchDocument, TYPES_FILE, typesFor } from './openapi-types.ts';
+import { buildSnapshot } from '../build-snapshot/compile.ts';
+import {
+  CLIENT_DIR,
+  DOCUMENT_FILE,
+  documentText,
+  fetchDocument,
+  TYPES_FILE,
+  typesFor,
+} from '../client/scripts/openapi-types.ts';
+import { openKeyStore } from '../src/access/key-store.ts';
+import { loadConfig } from '../src/config.ts';
+import { startService } from '../src/service/server.ts';
 
 const ROOT = join(CLIENT_DIR, '..');
 const dir = mkdtempSync(join(tmpdir(), 'nlr-client-types-'));
