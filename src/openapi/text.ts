@@ -2,7 +2,15 @@
 // envelope, error schemas and shared responses every operation refers to.
 import { LOCALES } from '../../snapshot-format/locales.ts';
 import { POLICY } from '../access/rate-limit.ts';
-import { CODES, INTERNAL_MESSAGE, notAllowedMessage, TIMEOUT_MESSAGE, TOO_LARGE_MESSAGE } from '../http/errors.ts';
+import type { Dependency } from '../errors.ts';
+import {
+  CODES,
+  INTERNAL_MESSAGE,
+  notAllowedMessage,
+  TIMEOUT_MESSAGE,
+  TOO_LARGE_MESSAGE,
+  UNAVAILABLE,
+} from '../http/errors.ts';
 import { UNAUTHORIZED_MESSAGE } from '../http/guard.ts';
 import { SERVICE_ID } from '../routes/ping.ts';
 
@@ -140,6 +148,14 @@ export const errorBody = (code: keyof typeof CODES, message: string) => ({
 });
 export const META_EXAMPLE = { locale: 'en', request_id: REQUEST_ID };
 
+/** What each 503 example shows (its message comes from the table the server answers with). */
+const UNAVAILABLE_SUMMARY: Record<Dependency, string> = {
+  snapshot: 'The data is unavailable',
+  key_store: 'The key store is unavailable',
+  rate_limiter: 'The rate limiter is unavailable',
+  data_store: 'The data store is busy',
+};
+
 /** Examples of the errors whose text does not depend on the endpoint. */
 export const ERROR_EXAMPLES = {
   401: { unauthorized: { summary: 'No valid key', value: errorBody('unauthorized', UNAUTHORIZED_MESSAGE) } },
@@ -153,16 +169,12 @@ export const ERROR_EXAMPLES = {
       value: errorBody('rate_limited', 'Too many failed authentications from this address; retry after 12 s.'),
     },
   },
-  503: {
-    snapshot: {
-      summary: 'The data is unavailable',
-      value: errorBody('service_unavailable', 'The data snapshot is unavailable; try again shortly.'),
-    },
-    key_store: {
-      summary: 'The key store is unavailable',
-      value: errorBody('service_unavailable', 'The key store is unavailable; try again shortly.'),
-    },
-  },
+  503: Object.fromEntries(
+    Object.entries(UNAVAILABLE).map(([dependency, { message }]) => [
+      dependency,
+      { summary: UNAVAILABLE_SUMMARY[dependency as Dependency], value: errorBody('service_unavailable', message) },
+    ]),
+  ),
 };
 
 export const META = {
