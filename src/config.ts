@@ -53,6 +53,7 @@ export const SETTINGS = {
   CURSOR_SECRET: {
     schema: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'))),
     default: undefined,
+    secret: true,
     help: 'HMAC secret for paging cursors (at least 16 characters); unset, a random one per process (cursors then end with a restart).',
   },
   KEYS_PATH: { schema: text, default: 'data/keys.db', help: 'The API key store (written by npm run keys).' },

@@ -74,6 +74,16 @@ describe('REDIS_URL and REDIS_PREFIX settings', () => {
   });
 });
 
+describe('a secret setting', () => {
+  it('is never echoed in the start-up error, whatever is wrong with it', () => {
+    const secret = 'short-Secret';
+    assert.throws(
+      () => loadConfig({ CURSOR_SECRET: secret }),
+      (e: Error) => e instanceof ConfigError && e.message === 'CURSOR_SECRET: must be at least 16 characters',
+    );
+  });
+});
+
 describe('a setting given as an empty string', () => {
   it('is unset where unset is allowed, and otherwise says it is empty (not a type error)', () => {
     assert.equal(loadConfig({ REDIS_URL: '' }).REDIS_URL, undefined);
