@@ -12,7 +12,22 @@ const say = (msg: string) =>
   process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'info', msg })}\n`);
 
 if (!process.env.SNAPSHOT_PATH) {
-  const state = !existsSync(OUT) ? 'missing' : snapshotSchemaVersion(OUT) !== SCHEMA_VERSION ? 'outdated' : 'current';
+  const version = existsSync(OUT) ? snapshotSchemaVersion(OUT) : undefined;
+  const state =
+    version === undefined
+      ? 'missing'
+      : version === null
+        ? 'unreadable'
+        : version !== SCHEMA_VERSION
+          ? 'outdated'
+          : 'current';
+  if (state === 'unreadable') {
+    // The compiler replaces only a file it can read as a snapshot (a key store given by mistake must survive).
+    process.stderr.write(
+      `npm start: ${OUT} is not a snapshot this server can read (damaged, cut short, or another file); remove it (rm ${OUT}) and run npm start again to rebuild it from ${SOURCE}/\n`,
+    );
+    process.exit(1);
+  }
   if (state !== 'current') {
     say(
       state === 'missing'

@@ -2,7 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -106,7 +106,7 @@ describe('npx tsx src/main.ts: request log', () => {
 });
 
 /** npm start's first step (build-snapshot/sample.ts) in `cwd`; its stdout. */
-function buildSample(cwd: string, env: Record<string, string> = {}): string {
+function buildSample(cwd: string, env: Record<string, string> = {}, status = 0): string {
   const base = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => !k.startsWith('NODE_TEST') && k !== 'SNAPSHOT_PATH'),
   );
@@ -116,11 +116,23 @@ function buildSample(cwd: string, env: Record<string, string> = {}): string {
     env: { ...base, ...env },
     encoding: 'utf8',
   });
-  assert.equal(r.status, 0, r.stderr);
-  return r.stdout;
+  assert.equal(r.status, status, r.stderr);
+  return r.stdout + r.stderr;
 }
 
 describe('npm start: the sample snapshot', () => {
+  it('says once what to do with a damaged data/snapshot.db, instead of promising a rebuild it then refuses', () => {
+    const cwd = tempDir();
+    mkdirSync(join(cwd, 'data'));
+    writeFileSync(join(cwd, 'data', 'snapshot.db'), 'SQLite format 3\u0000 cut short');
+    const out = buildSample(cwd, {}, 1);
+    assert.match(
+      out,
+      /data\/snapshot\.db is not a snapshot this server can read .*remove it \(rm data\/snapshot\.db\)/,
+    );
+    assert.doesNotMatch(out, /rebuilding|remove it first/);
+  });
+
   it('rebuilds data/snapshot.db when it was made by another schema version (never a SNAPSHOT_PATH)', async () => {
     const cwd = tempDir();
     mkdirSync(join(cwd, 'data'));
