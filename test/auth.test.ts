@@ -8,7 +8,6 @@ import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { UNAUTHORIZED_MESSAGE } from '../src/http/access.ts';
-import { ApiError } from '../src/http/errors.ts';
 import { addressBucket, createLimits } from '../src/http/rate-limit.ts';
 import {
   digestKey,
@@ -18,7 +17,7 @@ import {
   KEY_PATTERN,
   parseBearer,
 } from '../src/keys/format.ts';
-import { KeyReader } from '../src/keys/reader.ts';
+import { KeyReader, KeyStoreUnavailable } from '../src/keys/reader.ts';
 import { changeKey, openKeyStore } from '../src/keys/store.ts';
 import { buildTestSnapshot, issueKey, startServer, type TestServer, tempDir } from './helpers.ts';
 
@@ -534,19 +533,19 @@ describe('fail closed: the key store', () => {
       await turn();
       assert.throws(
         () => reader.lookup(digest),
-        (e) => e instanceof ApiError && e.status === 503,
+        (e) => e instanceof KeyStoreUnavailable,
         'a deleted store fails closed on the next turn',
       );
       assert.throws(
         () => reader.lookup(digest),
-        (e) => e instanceof ApiError && e.status === 503,
+        (e) => e instanceof KeyStoreUnavailable,
         'and within the same turn too',
       );
       reader.close();
       assert.throws(
         () => reader.lookup(digest),
-        (e) => e instanceof ApiError && e.status === 503,
-        'a closed reader answers 503, not a TypeError',
+        (e) => e instanceof KeyStoreUnavailable,
+        'a closed reader fails closed, not with a TypeError',
       );
     } finally {
       reader.close();

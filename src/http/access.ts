@@ -26,8 +26,8 @@ export interface Verdict {
 /**
  * Checks a request's key (its digest: presentedDigest; null when it has none that is well formed) and counts it
  * against the limits. Synchronous when both live in this process;
- * a promise when the counters live elsewhere (the cluster's primary, Redis). An unavailable key store or
- * counter store throws (or rejects with) a 503 ApiError.
+ * a promise when the counters live elsewhere (the cluster's primary, Redis). An unavailable key store throws
+ * KeyStoreUnavailable, an unavailable counter store throws (or rejects with) a 503 ApiError.
  */
 export type Admission = (digest: string | null, address: () => string, now: number) => Verdict | Promise<Verdict>;
 
@@ -39,7 +39,7 @@ export type Admission = (digest: string | null, address: () => string, now: numb
  */
 export function localAdmission(lookup: KeyLookup, limits: Limits): Admission {
   return (digest, address, now) => {
-    const keyId = authenticate(digest, lookup, now); // a 503 from the key store propagates as is
+    const keyId = authenticate(digest, lookup, now); // an unavailable key store (KeyStoreUnavailable) propagates as is
     if (keyId === null) {
       const a = address();
       const blocked = limits.checkAddress(a);

@@ -1,5 +1,6 @@
 // The one error type and the one place errors are rendered: a closed set of codes, each with its status.
 import type { ServerResponse } from 'node:http';
+import { KeyStoreUnavailable } from '../keys/reader.ts';
 import { writeHead } from './respond.ts';
 
 export const CODES = {
@@ -36,6 +37,9 @@ export const notAllowedMessage = (method: string | undefined) =>
   `Method ${method} is not allowed here; this API is read-only (GET).`;
 
 export const badRequest = (message: string) => new ApiError('invalid_request', message);
+/** The answer to KeyStoreUnavailable (the key reader's own signal: keys cannot be judged now, so fail closed). */
+const keyStoreUnavailable = () =>
+  new ApiError('service_unavailable', 'The key store is unavailable; try again shortly.', { 'Retry-After': '1' });
 export const notFound = (what = 'resource') => new ApiError('not_found', `No public ${what} was found with this id.`);
 
 /** The error envelope's JSON text. */
@@ -103,7 +107,10 @@ export function rawErrorResponse(
   };
 }
 
-/** Writes the spec's error envelope. Anything that is not an ApiError is logged and becomes a bare 500. */
+/**
+ * Writes the spec's error envelope. KeyStoreUnavailable and SQLite's busy or unreadable errors become 503s;
+ * anything else that is not an ApiError is logged and becomes a bare 500.
+ */
 export function sendError(
   res: ServerResponse,
   requestId: string,
@@ -112,6 +119,7 @@ export function sendError(
 ): void {
   let e: ApiError;
   if (err instanceof ApiError) e = err;
+  else if (err instanceof KeyStoreUnavailable) e = keyStoreUnavailable();
   else if (isBusy(err)) {
     logStoreError(err as Error, requestId, log);
     e = new ApiError('service_unavailable', 'The data store is busy or unavailable; try again shortly.', {

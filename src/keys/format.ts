@@ -69,7 +69,7 @@ export interface KeyRecord {
   disabled_at: string | null;
   revoked_at: string | null;
 }
-/** Looks a key up by its SHA-256 digest; throws a 503 ApiError when the store cannot be read. */
+/** Looks a key up by its SHA-256 digest; throws KeyStoreUnavailable (reader.ts) when the store cannot be read. */
 export type KeyLookup = (digestBase64: string) => KeyRecord | undefined;
 
 /** The digest of the key an Authorization header value carries, or null when it carries no well-formed key. */

@@ -1,12 +1,17 @@
 // The server's side of the key store: every key's digest and status in memory, re-read when the file changes; fails closed.
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { ApiError } from '../http/errors.ts';
 import type { KeyRecord } from './format.ts';
 import { checkSchema, KeyStoreError, openKeyStore, refuseFolder } from './store.ts';
 
-const unavailable = () =>
-  new ApiError('service_unavailable', 'The key store is unavailable; try again shortly.', { 'Retry-After': '1' });
+/**
+ * The key store cannot be read now (missing, unreadable, or changed and still locked by a writer): keys cannot
+ * be judged, and the caller fails closed. The message is for logs; the HTTP layer answers its own 503.
+ */
+export class KeyStoreUnavailable extends Error {
+  override name = 'KeyStoreUnavailable';
+}
+const unavailable = () => new KeyStoreUnavailable('the key store is unavailable');
 const isBusy = (e: unknown) => /^SQLITE_(BUSY|LOCKED)/.test(String((e as { code?: unknown })?.code ?? ''));
 
 /** The longest the key store's stat is reused within one event-loop turn (see KeyReader.lookup). */
@@ -40,10 +45,10 @@ function fileIdentity(path: string): string | null {
  * one clock tick. The counter is read before the rows, so a write that lands in between only causes
  * one more reload.
  *
- * Fails closed: a missing, unreadable or locked store throws a 503 ApiError. A store that changed while a
- * writer holds its lock is never waited for on the event loop: requests get their 503 at once and a timer
- * reads it again every BUSY_RETRY_MS until it can (the table in memory is only trusted while the file has
- * not changed). After any other failure the file is re-read at most once per `retryMs`.
+ * Fails closed: a missing, unreadable or locked store throws KeyStoreUnavailable. A store that changed while
+ * a writer holds its lock is never waited for on the event loop: requests fail at once and a timer reads it
+ * again every BUSY_RETRY_MS until it can (the table in memory is only trusted while the file has not
+ * changed). After any other failure the file is re-read at most once per `retryMs`.
  */
 export class KeyReader {
   private keys: Map<string, KeyRecord> | null = null;
@@ -73,7 +78,7 @@ export class KeyReader {
         this.load();
         return;
       } catch (e) {
-        if (!(e instanceof ApiError)) throw e;
+        if (!(e instanceof KeyStoreUnavailable)) throw e;
         if (Date.now() >= waitUntil) throw new KeyStoreError(`key store ${path} is locked by a writer; try again`);
         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, BUSY_RETRY_MS);
       }
@@ -153,7 +158,7 @@ export class KeyReader {
     throw unavailable();
   }
 
-  /** The key's record by digest, or undefined; throws a 503 ApiError when the store cannot be read. */
+  /** The key's record by digest, or undefined; throws KeyStoreUnavailable when the store cannot be read. */
   lookup = (digestBase64: string): KeyRecord | undefined => {
     if (
       this.keys === null ||
@@ -188,7 +193,7 @@ export class KeyReader {
       try {
         this.load();
       } catch (e) {
-        if (e instanceof ApiError) {
+        if (e instanceof KeyStoreUnavailable) {
           this.retryWhileBusy();
           throw e; // busy: neither a failure nor a success
         }
@@ -209,7 +214,7 @@ export class KeyReader {
         this.load();
         this.busyRetry = null;
       } catch (e) {
-        if (e instanceof ApiError) {
+        if (e instanceof KeyStoreUnavailable) {
           this.busyRetry = setTimeout(attempt, BUSY_RETRY_MS).unref();
           return;
         }
