@@ -2,10 +2,12 @@
 // key store, and HEAD answers to requests the HTTP parser rejected.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { generateKey } from '../src/keys/format.ts';
+import { createKey, openKeyStore } from '../src/keys/store.ts';
 import { buildTestSnapshot, copyFixture, issueKey, startServer, type TestServer, tempDir } from './helpers.ts';
 import { ROOT } from './support.ts';
 
@@ -13,6 +15,8 @@ let snapshotPath: string;
 before(async () => {
   snapshotPath = (await buildTestSnapshot()).path;
 });
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** One raw HTTP/1.1 exchange; resolves with everything the server sent before closing. */
 const raw = (url: string, text: string) =>
@@ -280,6 +284,62 @@ describe('a key store held locked by a writer', () => {
       assert.equal((await server.get('/v1/listings?limit=1')).status, 200);
       assert.equal((await server.get('/v1/listings?limit=1', { key: other.key })).status, 401, 'the revoke applies');
     } finally {
+      await server.close();
+    }
+  });
+
+  it('lets a key the server does not know wait for the re-read of a changed store (no 503 for a new key), at most ~250 ms', async () => {
+    const server = await startServer({ SNAPSHOT_PATH: snapshotPath });
+    const writer = openKeyStore(server.keysPath, { create: false });
+    const timed = async (key: string | null, path = '/v1/listings?limit=1') => {
+      const t0 = performance.now();
+      const r = await server.get(path, { key });
+      return { status: r.status, code: r.body?.error?.code, ms: performance.now() - t0 };
+    };
+    try {
+      assert.equal((await server.get('/v1/listings?limit=1')).status, 200);
+      // `keys create` commits a key, and the server looks while the writer still holds the lock (here held on
+      // purpose, in place of the last moments of its commit): the reader has seen the change and cannot read it yet.
+      const fresh = createKey(writer, { name: 'fresh' });
+      writer.exec('BEGIN EXCLUSIVE');
+      const known = await timed(server.key);
+      assert.equal(known.status, 503, 'a key the table holds fails closed at once: it may have been revoked');
+      assert.ok(known.ms < 250, `the known key's 503 took ${known.ms.toFixed(0)} ms`);
+      const during = timed(fresh.key);
+      await sleep(100);
+      writer.exec('COMMIT'); // the writer has finished; the reader's re-read is still to come
+      const after = timed(fresh.key);
+      const [d, a] = await Promise.all([during, after]);
+      assert.equal(d.status, 200, 'the new key sent during the lock is served once it is gone');
+      assert.equal(a.status, 200, 'the new key sent right after the writer finished is served');
+
+      // A key nobody issued, while the store stays locked: a 503 after the bounded wait; ping is never held up.
+      createKey(writer, { name: 'another' });
+      writer.exec('BEGIN EXCLUSIVE');
+      try {
+        assert.equal((await timed(server.key)).status, 503);
+        const unknown = timed(generateKey());
+        const ping = await timed(null, '/v1/ping');
+        const u = await unknown;
+        assert.equal(ping.status, 200);
+        assert.ok(ping.ms < 250, `ping took ${ping.ms.toFixed(0)} ms while a request waited for the re-read`);
+        assert.equal(u.status, 503);
+        assert.equal(u.code, 'service_unavailable');
+        assert.ok(u.ms >= 200 && u.ms < 1000, `the unknown key waited ${u.ms.toFixed(0)} ms`);
+      } finally {
+        writer.exec('COMMIT');
+      }
+      writer.close();
+      await sleep(100);
+      assert.equal((await timed(server.key)).status, 200, 'readable again');
+
+      // A store that cannot be read at all (deleted) is no re-read under way: an unknown key fails closed at once.
+      rmSync(server.keysPath);
+      const gone = await timed(generateKey());
+      assert.equal(gone.status, 503);
+      assert.ok(gone.ms < 200, `the 503 for a deleted store took ${gone.ms.toFixed(0)} ms`);
+    } finally {
+      if (writer.open) writer.close();
       await server.close();
     }
   });

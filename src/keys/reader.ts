@@ -20,6 +20,8 @@ const REUSE_STAT_MS = 1;
 const BUSY_RETRY_MS = 20;
 /** How long start-up waits for a writer's lock on the key store. */
 const START_WAIT_MS = 3000;
+/** The longest a key the table does not hold waits for the re-read of a store that changed under a writer's lock. */
+const UNKNOWN_WAIT_MS = 250;
 
 /** Which file is at `path` now (device and inode), or null when there is none. */
 function fileIdentity(path: string): string | null {
@@ -46,9 +48,12 @@ function fileIdentity(path: string): string | null {
  * one more reload.
  *
  * Fails closed: a missing, unreadable or locked store throws KeyStoreUnavailable. A store that changed while
- * a writer holds its lock is never waited for on the event loop: requests fail at once and a timer reads it
- * again every BUSY_RETRY_MS until it can (the table in memory is only trusted while the file has not
- * changed). After any other failure the file is re-read at most once per `retryMs`.
+ * a writer holds its lock is never waited for on the event loop: a timer reads it again every BUSY_RETRY_MS
+ * until it can (the table in memory is only trusted while the file has not changed), and meanwhile a key
+ * the table holds gets its 503 at once (it may have been revoked), while one it does not hold (most likely
+ * just created: the change being read may be its creation) waits for that re-read, asynchronously and at
+ * most UNKNOWN_WAIT_MS (lookupOrWait). After any other failure the file is re-read at most once per
+ * `retryMs`, and every lookup fails at once.
  */
 export class KeyReader {
   private keys: Map<string, KeyRecord> | null = null;
@@ -59,6 +64,8 @@ export class KeyReader {
   private lastAttempt = 0;
   private failure: string | null = null;
   private busyRetry: NodeJS.Timeout | null = null;
+  /** Called when the re-read under way (busyRetry) ends, read or failed, or the reader closes (lookupOrWait). */
+  private readonly rereadWaiters = new Set<() => void>();
   /** Reloads, counted for the metrics. */
   reloads = 0;
 
@@ -171,6 +178,36 @@ export class KeyReader {
   };
 
   /**
+   * lookup, except that a key the table does not hold, asked while the store is being re-read after a change
+   * (a writer's lock: busyRetry), waits for that re-read instead of failing: the promise settles with the key's
+   * record from the new table, or rejects with KeyStoreUnavailable when the re-read fails or has not succeeded
+   * within UNKNOWN_WAIT_MS. Nothing waits on the event loop. A key the table holds still fails at once, and so
+   * does every key when the store cannot be read at all (no re-read under way).
+   */
+  lookupOrWait = (digestBase64: string): KeyRecord | undefined | Promise<KeyRecord | undefined> => {
+    try {
+      return this.lookup(digestBase64);
+    } catch (e) {
+      if (!(e instanceof KeyStoreUnavailable) || this.busyRetry === null || this.keys?.has(digestBase64)) throw e;
+      return new Promise((resolve, reject) => {
+        const done = () => {
+          clearTimeout(timer);
+          this.rereadWaiters.delete(done);
+          if (this.busyRetry === null && this.keys !== null) resolve(this.keys.get(digestBase64));
+          else reject(unavailable());
+        };
+        const timer = setTimeout(done, UNKNOWN_WAIT_MS);
+        this.rereadWaiters.add(done);
+      });
+    }
+  };
+
+  /** Settles the lookups waiting for the re-read that just ended (or for a reader that closed). */
+  private rereadEnded(): void {
+    for (const done of this.rereadWaiters) done();
+  }
+
+  /**
    * The two questions cost differently, so they are asked at different rates. "Was the file written?" (the
    * 4-byte read of the change counter) is asked on every request: the keys command changes the store in
    * place, so a disable or revoke applies to every request read after its commit, pipelined ones too.
@@ -226,6 +263,7 @@ export class KeyReader {
           /* requests see the failure from now on */
         }
       }
+      this.rereadEnded();
     };
     this.busyRetry = setTimeout(attempt, BUSY_RETRY_MS).unref();
   }
@@ -246,5 +284,6 @@ export class KeyReader {
     this.keys = null;
     if (this.fd !== null) closeSync(this.fd);
     this.fd = null;
+    this.rereadEnded();
   }
 }
