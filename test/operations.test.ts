@@ -363,6 +363,58 @@ describe('HEAD requests the HTTP parser rejected', () => {
     assert.match(get, /\r\n\r\n\{"error":\{"code":"invalid_request"/);
   });
 
+  /** The answers in what a connection received: each status line's head, and the body its Content-Length counts. */
+  function answers(text: string): { head: string; body: string }[] {
+    const out: { head: string; body: string }[] = [];
+    let rest = text;
+    let headOnly = true; // the first answer here is always to a HEAD
+    while (rest.length > 0) {
+      const end = rest.indexOf('\r\n\r\n');
+      assert.ok(rest.startsWith('HTTP/1.1 ') && end > 0, `an answer starts here: ${JSON.stringify(rest.slice(0, 80))}`);
+      const head = rest.slice(0, end);
+      const length = headOnly ? 0 : Number(/\r\ncontent-length: (\d+)/i.exec(head)?.[1] ?? 0);
+      out.push({ head, body: rest.slice(end + 4, end + 4 + length) });
+      rest = rest.slice(end + 4 + length);
+      headOnly = false;
+    }
+    return out;
+  }
+
+  it('answers a request rejected after a pipelined HEAD by its own method: a GET gets its body', async () => {
+    const head = `HEAD /v1/market/metrics?&&locale HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.key}\r\n\r\n`;
+    const get = 'GET /v1/ping HTTP/1.1\r\nHost: x\r\nContent-Length: 150\r\nTransfer-Encoding: chunked\r\n\r\n';
+    const [first, second, ...more] = answers(await raw(server.url, head + get)); // one write: one packet
+    assert.match(first.head, /^HTTP\/1\.1 400 /);
+    assert.equal(more.length, 0, 'nothing after the second answer');
+    assert.match(second.head, /^HTTP\/1\.1 400 /);
+    assert.match(second.head, /\r\nconnection: close/i);
+    const length = Number(/\r\ncontent-length: (\d+)/i.exec(second.head)?.[1]);
+    assert.equal(Buffer.byteLength(second.body), length, "the GET's answer carries its body");
+    const body = JSON.parse(second.body);
+    assert.equal(body.error.code, 'invalid_request');
+    assert.equal(body.error.request_id, /\r\nx-request-id: (\S+)/i.exec(second.head)?.[1]);
+  });
+
+  it('answers a HEAD the parser rejects without a body also after earlier requests on its connection', async () => {
+    const { hostname, port } = new URL(server.url);
+    const text = await new Promise<string>((resolve, reject) => {
+      let data = '';
+      const s = connect(Number(port), hostname, () => s.write('GET /v1/ping HTTP/1.1\r\nHost: x\r\n\r\n'));
+      s.on('data', (d) => {
+        const first = data === '';
+        data += d.toString('latin1');
+        if (first) s.write('HEAD /v1/ping?q=\xff HTTP/1.1\r\nHost: x\r\n\r\n', 'latin1'); // the ping answered
+      });
+      s.on('close', () => resolve(data));
+      s.on('error', () => {});
+      setTimeout(() => reject(new Error('still open after 5 s')), 5000).unref();
+    });
+    const at = text.indexOf('HTTP/1.1 400 ');
+    assert.match(text, /^HTTP\/1\.1 200 /);
+    assert.ok(at > 0, text);
+    assert.ok(text.endsWith('\r\n\r\n'), `no body after the HEAD's headers: ${JSON.stringify(text.slice(-80))}`);
+  });
+
   it('answers 431 without a body to HEAD', async () => {
     const head = await raw(server.url, `HEAD /v1/ping HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
     assert.match(head, /^HTTP\/1\.1 431 /);
