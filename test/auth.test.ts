@@ -15,7 +15,7 @@ import {
   KEY_PATTERN,
   parseBearer,
 } from '../src/access/key-format.ts';
-import { KeyReader } from '../src/access/key-reader.ts';
+import { KeyReader, KeyStoreUnavailable } from '../src/access/key-reader.ts';
 import { changeKey, openKeyStore } from '../src/access/key-store.ts';
 import { addressBucket, createLimits } from '../src/access/rate-limit.ts';
 import { ApiError } from '../src/http/errors.ts';
@@ -534,19 +534,19 @@ describe('fail closed: the key store', () => {
       await turn();
       assert.throws(
         () => reader.lookup(digest),
-        (e) => e instanceof ApiError && e.status === 503,
+        (e) => e instanceof KeyStoreUnavailable,
         'a deleted store fails closed on the next turn',
       );
       assert.throws(
         () => reader.lookup(digest),
-        (e) => e instanceof ApiError && e.status === 503,
+        (e) => e instanceof KeyStoreUnavailable,
         'and within the same turn too',
       );
       reader.close();
       assert.throws(
         () => reader.lookup(digest),
-        (e) => e instanceof ApiError && e.status === 503,
-        'a closed reader answers 503, not a TypeError',
+        (e) => e instanceof KeyStoreUnavailable,
+        'a closed reader fails closed, not with a TypeError',
       );
     } finally {
       reader.close();

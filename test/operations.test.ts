@@ -2,10 +2,12 @@
 // key store, and HEAD answers to requests the HTTP parser rejected.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { generateKey } from '../src/access/key-format.ts';
+import { createKey, openKeyStore } from '../src/access/key-store.ts';
 import { buildTestSnapshot, copyFixture, issueKey, startServer, type TestServer, tempDir } from './helpers.ts';
 import { ROOT } from './support.ts';
 
@@ -13,6 +15,8 @@ let snapshotPath: string;
 before(async () => {
   snapshotPath = (await buildTestSnapshot()).path;
 });
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** One raw HTTP/1.1 exchange; resolves with everything the server sent before closing. */
 const raw = (url: string, text: string) =>
@@ -283,6 +287,62 @@ describe('a key store held locked by a writer', () => {
       await server.close();
     }
   });
+
+  it('lets a key the server does not know wait for the re-read of a changed store (no 503 for a new key), at most ~250 ms', async () => {
+    const server = await startServer({ SNAPSHOT_PATH: snapshotPath });
+    const writer = openKeyStore(server.keysPath, { create: false });
+    const timed = async (key: string | null, path = '/v1/listings?limit=1') => {
+      const t0 = performance.now();
+      const r = await server.get(path, { key });
+      return { status: r.status, code: r.body?.error?.code, ms: performance.now() - t0 };
+    };
+    try {
+      assert.equal((await server.get('/v1/listings?limit=1')).status, 200);
+      // `keys create` commits a key, and the server looks while the writer still holds the lock (here held on
+      // purpose, in place of the last moments of its commit): the reader has seen the change and cannot read it yet.
+      const fresh = createKey(writer, { name: 'fresh' });
+      writer.exec('BEGIN EXCLUSIVE');
+      const known = await timed(server.key);
+      assert.equal(known.status, 503, 'a key the table holds fails closed at once: it may have been revoked');
+      assert.ok(known.ms < 250, `the known key's 503 took ${known.ms.toFixed(0)} ms`);
+      const during = timed(fresh.key);
+      await sleep(100);
+      writer.exec('COMMIT'); // the writer has finished; the reader's re-read is still to come
+      const after = timed(fresh.key);
+      const [d, a] = await Promise.all([during, after]);
+      assert.equal(d.status, 200, 'the new key sent during the lock is served once it is gone');
+      assert.equal(a.status, 200, 'the new key sent right after the writer finished is served');
+
+      // A key nobody issued, while the store stays locked: a 503 after the bounded wait; ping is never held up.
+      createKey(writer, { name: 'another' });
+      writer.exec('BEGIN EXCLUSIVE');
+      try {
+        assert.equal((await timed(server.key)).status, 503);
+        const unknown = timed(generateKey());
+        const ping = await timed(null, '/v1/ping');
+        const u = await unknown;
+        assert.equal(ping.status, 200);
+        assert.ok(ping.ms < 250, `ping took ${ping.ms.toFixed(0)} ms while a request waited for the re-read`);
+        assert.equal(u.status, 503);
+        assert.equal(u.code, 'service_unavailable');
+        assert.ok(u.ms >= 200 && u.ms < 1000, `the unknown key waited ${u.ms.toFixed(0)} ms`);
+      } finally {
+        writer.exec('COMMIT');
+      }
+      writer.close();
+      await sleep(100);
+      assert.equal((await timed(server.key)).status, 200, 'readable again');
+
+      // A store that cannot be read at all (deleted) is no re-read under way: an unknown key fails closed at once.
+      rmSync(server.keysPath);
+      const gone = await timed(generateKey());
+      assert.equal(gone.status, 503);
+      assert.ok(gone.ms < 200, `the 503 for a deleted store took ${gone.ms.toFixed(0)} ms`);
+    } finally {
+      if (writer.open) writer.close();
+      await server.close();
+    }
+  });
 });
 
 describe('HEAD requests the HTTP parser rejected', () => {
@@ -301,6 +361,58 @@ describe('HEAD requests the HTTP parser rejected', () => {
     const get = await raw(server.url, 'GET /v1/ping?q=\xff HTTP/1.1\r\nHost: x\r\n\r\n');
     assert.match(get, /^HTTP\/1\.1 400 /);
     assert.match(get, /\r\n\r\n\{"error":\{"code":"invalid_request"/);
+  });
+
+  /** The answers in what a connection received: each status line's head, and the body its Content-Length counts. */
+  function answers(text: string): { head: string; body: string }[] {
+    const out: { head: string; body: string }[] = [];
+    let rest = text;
+    let headOnly = true; // the first answer here is always to a HEAD
+    while (rest.length > 0) {
+      const end = rest.indexOf('\r\n\r\n');
+      assert.ok(rest.startsWith('HTTP/1.1 ') && end > 0, `an answer starts here: ${JSON.stringify(rest.slice(0, 80))}`);
+      const head = rest.slice(0, end);
+      const length = headOnly ? 0 : Number(/\r\ncontent-length: (\d+)/i.exec(head)?.[1] ?? 0);
+      out.push({ head, body: rest.slice(end + 4, end + 4 + length) });
+      rest = rest.slice(end + 4 + length);
+      headOnly = false;
+    }
+    return out;
+  }
+
+  it('answers a request rejected after a pipelined HEAD by its own method: a GET gets its body', async () => {
+    const head = `HEAD /v1/market/metrics?&&locale HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.key}\r\n\r\n`;
+    const get = 'GET /v1/ping HTTP/1.1\r\nHost: x\r\nContent-Length: 150\r\nTransfer-Encoding: chunked\r\n\r\n';
+    const [first, second, ...more] = answers(await raw(server.url, head + get)); // one write: one packet
+    assert.match(first.head, /^HTTP\/1\.1 400 /);
+    assert.equal(more.length, 0, 'nothing after the second answer');
+    assert.match(second.head, /^HTTP\/1\.1 400 /);
+    assert.match(second.head, /\r\nconnection: close/i);
+    const length = Number(/\r\ncontent-length: (\d+)/i.exec(second.head)?.[1]);
+    assert.equal(Buffer.byteLength(second.body), length, "the GET's answer carries its body");
+    const body = JSON.parse(second.body);
+    assert.equal(body.error.code, 'invalid_request');
+    assert.equal(body.error.request_id, /\r\nx-request-id: (\S+)/i.exec(second.head)?.[1]);
+  });
+
+  it('answers a HEAD the parser rejects without a body also after earlier requests on its connection', async () => {
+    const { hostname, port } = new URL(server.url);
+    const text = await new Promise<string>((resolve, reject) => {
+      let data = '';
+      const s = connect(Number(port), hostname, () => s.write('GET /v1/ping HTTP/1.1\r\nHost: x\r\n\r\n'));
+      s.on('data', (d) => {
+        const first = data === '';
+        data += d.toString('latin1');
+        if (first) s.write('HEAD /v1/ping?q=\xff HTTP/1.1\r\nHost: x\r\n\r\n', 'latin1'); // the ping answered
+      });
+      s.on('close', () => resolve(data));
+      s.on('error', () => {});
+      setTimeout(() => reject(new Error('still open after 5 s')), 5000).unref();
+    });
+    const at = text.indexOf('HTTP/1.1 400 ');
+    assert.match(text, /^HTTP\/1\.1 200 /);
+    assert.ok(at > 0, text);
+    assert.ok(text.endsWith('\r\n\r\n'), `no body after the HEAD's headers: ${JSON.stringify(text.slice(-80))}`);
   });
 
   it('answers 431 without a body to HEAD', async () => {

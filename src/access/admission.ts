@@ -16,8 +16,9 @@ export interface Verdict {
 /**
  * Checks a request's key (its digest: presentedDigest; null when it has none that is well formed) and counts it
  * against the limits. Synchronous when both live in this process;
- * a promise when the counters live elsewhere (the cluster's primary, Redis). An unavailable key store or
- * counter store throws (or rejects with) a DependencyUnavailable (src/errors.ts).
+ * a promise when the counters live elsewhere (the cluster's primary, Redis), or when the key's lookup waits for
+ * the key store to be read again. An unavailable key store or counter store throws (or rejects with) a
+ * DependencyUnavailable (src/errors.ts).
  */
 export type Admission = (digest: string | null, address: () => string, now: number) => Verdict | Promise<Verdict>;
 
@@ -29,7 +30,11 @@ export type Admission = (digest: string | null, address: () => string, now: numb
  */
 export function localAdmission(lookup: KeyLookup, limits: Limits): Admission {
   return (digest, address, now) => {
-    const keyId = authenticate(digest, lookup, now); // a 503 from the key store propagates as is
+    // An unavailable key store (KeyStoreUnavailable) propagates as is; a lookup waiting for a re-read is a promise.
+    const keyId = authenticate(digest, lookup, now);
+    return keyId instanceof Promise ? keyId.then((id) => decide(id, address)) : decide(keyId, address);
+  };
+  function decide(keyId: string | null, address: () => string): Verdict {
     if (keyId === null) {
       const a = address();
       const blocked = limits.checkAddress(a);
@@ -39,14 +44,17 @@ export function localAdmission(lookup: KeyLookup, limits: Limits): Admission {
     }
     const r = limits.consumeKey(keyId);
     return isRefusal(r) ? { keyId, refusal: r } : { keyId, headers: r.headers };
-  };
+  }
 }
 
 /** Keys from this process's key reader, counters in another process (a cluster's primary): one message per request. */
 export function sharedAdmission(lookup: KeyLookup, limits: SharedLimits): Admission {
-  return (digest, address, now) => {
-    const keyId = authenticate(digest, lookup, now);
+  const decide = (keyId: string | null, address: () => string): Promise<Verdict> => {
     if (keyId === null) return limits.failure(address()).then((refusal) => (refusal ? { keyId, refusal } : { keyId }));
     return limits.consumeKey(keyId).then((r) => (isRefusal(r) ? { keyId, refusal: r } : { keyId, headers: r.headers }));
+  };
+  return (digest, address, now) => {
+    const keyId = authenticate(digest, lookup, now);
+    return keyId instanceof Promise ? keyId.then((id) => decide(id, address)) : decide(keyId, address);
   };
 }

@@ -69,8 +69,11 @@ export interface KeyRecord {
   disabled_at: string | null;
   revoked_at: string | null;
 }
-/** Looks a key up by its SHA-256 digest; throws a 503 ApiError when the store cannot be read. */
-export type KeyLookup = (digestBase64: string) => KeyRecord | undefined;
+/**
+ * Looks a key up by its SHA-256 digest; throws (or rejects with) KeyStoreUnavailable when the store cannot be
+ * read. A promise only when the answer has to wait for the store to be read again (reader.ts lookupOrWait).
+ */
+export type KeyLookup = (digestBase64: string) => KeyRecord | undefined | Promise<KeyRecord | undefined>;
 
 /** The digest of the key an Authorization header value carries, or null when it carries no well-formed key. */
 export function presentedDigest(header: string | undefined): string | null {
@@ -80,14 +83,22 @@ export function presentedDigest(header: string | undefined): string | null {
 
 /**
  * The key id for a usable key (given by its digest, presentedDigest), or null for every kind of failure (the
- * caller answers one 401). The lookup is by digest in the key reader's map (reader.ts), which re-reads the key store when the
- * file changed, so a disabled or revoked key fails on its very next request. No secret-dependent
- * comparison happens here: the map lookup compares digests of the presented key, which reveal nothing
- * useful about stored keys.
+ * caller answers one 401), or a promise of it when the lookup answers with one. The lookup is by digest in the key
+ * reader's map (reader.ts), which re-reads the key store when the file changed, so a disabled or revoked key fails
+ * on its very next request. No secret-dependent comparison happens here: the map lookup compares digests of the
+ * presented key, which reveal nothing useful about stored keys.
  */
-export function authenticate(digest: string | null, lookup: KeyLookup, now: number): string | null {
+export function authenticate(
+  digest: string | null,
+  lookup: KeyLookup,
+  now: number,
+): string | null | Promise<string | null> {
   if (digest === null) return null;
   const rec = lookup(digest);
+  return rec instanceof Promise ? rec.then((r) => usableId(r, now)) : usableId(rec, now);
+}
+
+function usableId(rec: KeyRecord | undefined, now: number): string | null {
   if (!rec || rec.revoked_at !== null || rec.disabled_at !== null) return null;
   if (rec.expires_at !== null && !(Date.parse(rec.expires_at) > now)) return null;
   return rec.id;

@@ -1,12 +1,13 @@
 // The server's side of the key store: every key's digest and status in memory, re-read when the file changes; fails closed.
 import { closeSync, existsSync, openSync, readSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { ApiError } from '../http/errors.ts';
+import { KeyStoreUnavailable } from '../errors.ts';
 import type { KeyRecord } from './key-format.ts';
 import { checkSchema, KeyStoreError, openKeyStore, refuseFolder } from './key-store.ts';
 
-const unavailable = () =>
-  new ApiError('service_unavailable', 'The key store is unavailable; try again shortly.', { 'Retry-After': '1' });
+export { KeyStoreUnavailable };
+
+const unavailable = () => new KeyStoreUnavailable('the key store is unavailable');
 const isBusy = (e: unknown) => /^SQLITE_(BUSY|LOCKED)/.test(String((e as { code?: unknown })?.code ?? ''));
 
 /** The longest the key store's stat is reused within one event-loop turn (see KeyReader.lookup). */
@@ -15,6 +16,8 @@ const REUSE_STAT_MS = 1;
 const BUSY_RETRY_MS = 20;
 /** How long start-up waits for a writer's lock on the key store. */
 const START_WAIT_MS = 3000;
+/** The longest a key the table does not hold waits for the re-read of a store that changed under a writer's lock. */
+const UNKNOWN_WAIT_MS = 250;
 
 /** Which file is at `path` now (device and inode), or null when there is none. */
 function fileIdentity(path: string): string | null {
@@ -40,10 +43,13 @@ function fileIdentity(path: string): string | null {
  * one clock tick. The counter is read before the rows, so a write that lands in between only causes
  * one more reload.
  *
- * Fails closed: a missing, unreadable or locked store throws a 503 ApiError. A store that changed while a
- * writer holds its lock is never waited for on the event loop: requests get their 503 at once and a timer
- * reads it again every BUSY_RETRY_MS until it can (the table in memory is only trusted while the file has
- * not changed). After any other failure the file is re-read at most once per `retryMs`.
+ * Fails closed: a missing, unreadable or locked store throws KeyStoreUnavailable. A store that changed while
+ * a writer holds its lock is never waited for on the event loop: a timer reads it again every BUSY_RETRY_MS
+ * until it can (the table in memory is only trusted while the file has not changed), and meanwhile a key
+ * the table holds gets its 503 at once (it may have been revoked), while one it does not hold (most likely
+ * just created: the change being read may be its creation) waits for that re-read, asynchronously and at
+ * most UNKNOWN_WAIT_MS (lookupOrWait). After any other failure the file is re-read at most once per
+ * `retryMs`, and every lookup fails at once.
  */
 export class KeyReader {
   private keys: Map<string, KeyRecord> | null = null;
@@ -54,6 +60,8 @@ export class KeyReader {
   private lastAttempt = 0;
   private failure: string | null = null;
   private busyRetry: NodeJS.Timeout | null = null;
+  /** Called when the re-read under way (busyRetry) ends, read or failed, or the reader closes (lookupOrWait). */
+  private readonly rereadWaiters = new Set<() => void>();
   /** Reloads, counted for the metrics. */
   reloads = 0;
 
@@ -73,7 +81,7 @@ export class KeyReader {
         this.load();
         return;
       } catch (e) {
-        if (!(e instanceof ApiError)) throw e;
+        if (!(e instanceof KeyStoreUnavailable)) throw e;
         if (Date.now() >= waitUntil) throw new KeyStoreError(`key store ${path} is locked by a writer; try again`);
         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, BUSY_RETRY_MS);
       }
@@ -153,7 +161,7 @@ export class KeyReader {
     throw unavailable();
   }
 
-  /** The key's record by digest, or undefined; throws a 503 ApiError when the store cannot be read. */
+  /** The key's record by digest, or undefined; throws KeyStoreUnavailable when the store cannot be read. */
   lookup = (digestBase64: string): KeyRecord | undefined => {
     if (
       this.keys === null ||
@@ -164,6 +172,36 @@ export class KeyReader {
       this.check();
     return this.keys!.get(digestBase64);
   };
+
+  /**
+   * lookup, except that a key the table does not hold, asked while the store is being re-read after a change
+   * (a writer's lock: busyRetry), waits for that re-read instead of failing: the promise settles with the key's
+   * record from the new table, or rejects with KeyStoreUnavailable when the re-read fails or has not succeeded
+   * within UNKNOWN_WAIT_MS. Nothing waits on the event loop. A key the table holds still fails at once, and so
+   * does every key when the store cannot be read at all (no re-read under way).
+   */
+  lookupOrWait = (digestBase64: string): KeyRecord | undefined | Promise<KeyRecord | undefined> => {
+    try {
+      return this.lookup(digestBase64);
+    } catch (e) {
+      if (!(e instanceof KeyStoreUnavailable) || this.busyRetry === null || this.keys?.has(digestBase64)) throw e;
+      return new Promise((resolve, reject) => {
+        const done = () => {
+          clearTimeout(timer);
+          this.rereadWaiters.delete(done);
+          if (this.busyRetry === null && this.keys !== null) resolve(this.keys.get(digestBase64));
+          else reject(unavailable());
+        };
+        const timer = setTimeout(done, UNKNOWN_WAIT_MS);
+        this.rereadWaiters.add(done);
+      });
+    }
+  };
+
+  /** Settles the lookups waiting for the re-read that just ended (or for a reader that closed). */
+  private rereadEnded(): void {
+    for (const done of this.rereadWaiters) done();
+  }
 
   /**
    * The two questions cost differently, so they are asked at different rates. "Was the file written?" (the
@@ -188,7 +226,7 @@ export class KeyReader {
       try {
         this.load();
       } catch (e) {
-        if (e instanceof ApiError) {
+        if (e instanceof KeyStoreUnavailable) {
           this.retryWhileBusy();
           throw e; // busy: neither a failure nor a success
         }
@@ -209,7 +247,7 @@ export class KeyReader {
         this.load();
         this.busyRetry = null;
       } catch (e) {
-        if (e instanceof ApiError) {
+        if (e instanceof KeyStoreUnavailable) {
           this.busyRetry = setTimeout(attempt, BUSY_RETRY_MS).unref();
           return;
         }
@@ -221,6 +259,7 @@ export class KeyReader {
           /* requests see the failure from now on */
         }
       }
+      this.rereadEnded();
     };
     this.busyRetry = setTimeout(attempt, BUSY_RETRY_MS).unref();
   }
@@ -241,5 +280,6 @@ export class KeyReader {
     this.keys = null;
     if (this.fd !== null) closeSync(this.fd);
     this.fd = null;
+    this.rereadEnded();
   }
 }

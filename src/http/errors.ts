@@ -63,15 +63,16 @@ const envelope = (code: ErrorCode, message: string, requestId: string) =>
 /**
  * The raw HTTP response for a request node's parser rejected (headers too large, a malformed request
  * line, a missing Host, headers not received in time): there is no request or response object then,
- * only the socket, and node's own answer is a bare status line without the spec's envelope.
+ * only the socket, and node's own answer is a bare status line without the spec's envelope. `head`: the
+ * rejected request is a HEAD, whose answer has no body (RFC 9110, 9.3.2), whatever was wrong with it
+ * (the connection knows: raw-answers.ts rejectedHead).
  */
 export function clientErrorResponse(
-  err: Error & { code?: string; reason?: string; rawPacket?: Buffer },
+  err: Error & { code?: string; reason?: string },
   requestId: string,
   tls: boolean,
+  head: boolean,
 ): { status: number; text: string } {
-  // A HEAD request's answer has no body (RFC 9110, 9.3.2), whatever was wrong with it.
-  const head = err.rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW':
       return rawErrorResponse(new ApiError('request_too_large', TOO_LARGE_MESSAGE), requestId, tls, head);
@@ -121,7 +122,10 @@ export function rawErrorResponse(
   };
 }
 
-/** Writes the spec's error envelope. Anything that is not an ApiError is logged and becomes a bare 500. */
+/**
+ * Writes the spec's error envelope. A DependencyUnavailable and SQLite's busy or unreadable errors become 503s;
+ * anything else that is not an ApiError is logged and becomes a bare 500.
+ */
 export function sendError(
   res: ServerResponse,
   requestId: string,

@@ -21,9 +21,27 @@ export function clientErrorHandler(
       socket.destroy();
       return;
     }
-    answerLast(socket, lastResponse, (id, tls) => clientErrorResponse(err, id, tls), deps, { error: err.code });
+    const head = rejectedHead(err, socket, lastResponse(socket));
+    answerLast(socket, lastResponse, (id, tls) => clientErrorResponse(err, id, tls, head), deps, { error: err.code });
   };
 }
+
+/**
+ * Whether the request the parser rejected is a HEAD, whose answer has no body (RFC 9110, 9.3.2). Node gives the
+ * packet it was parsing (err.rawPacket: one read from the connection), which starts with the rejected request
+ * only when no earlier request on the connection came from that same read: pipelined requests sent in one write
+ * (a HEAD, then a GET the parser refuses) share a packet, and its first bytes are the HEAD's. A request's read is
+ * told by the connection's byte count when it arrived (trackingResponses). When the rejected request's method
+ * is not known that way, its answer carries the body: a GET client would wait for a missing body, while a HEAD
+ * client given one only sees bytes before the connection closes.
+ */
+function rejectedHead(err: Error & { rawPacket?: Buffer }, socket: Duplex, last: Last | undefined): boolean {
+  if (last !== undefined && last.bytesRead === bytesRead(socket)) return false; // not the packet's first request
+  return err.rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
+}
+
+/** The bytes read from a connection so far (net.Socket and tls.TLSSocket count them; another Duplex: -1). */
+const bytesRead = (socket: Duplex) => (socket as Duplex & { bytesRead?: number }).bytesRead ?? -1;
 
 /**
  * The server's 'connect' listener: this API is no proxy, so a CONNECT gets the 405 every other method
@@ -36,17 +54,25 @@ export function connectHandler(deps: Pick<AppDeps, 'log' | 'requestLog' | 'logRe
   };
 }
 
-/** The last response started on a connection (node queues the responses to pipelined requests). */
-export type LastResponse = (socket: Duplex) => ServerResponse | undefined;
+/**
+ * A connection's last request: the response started for it (node queues the responses to pipelined requests), and
+ * how many bytes the connection had read when it arrived (which read it came from: rejectedHead).
+ */
+export interface Last {
+  res: ServerResponse;
+  bytesRead: number;
+}
+/** The last request on a connection (see Last), or undefined before its first. */
+export type LastResponse = (socket: Duplex) => Last | undefined;
 
-/** A request listener that remembers each connection's last response, for answerLast. */
+/** A request listener that remembers each connection's last request and response, for answerLast and rejectedHead. */
 export function trackingResponses<R extends IncomingMessage>(
   handler: (req: R, res: ServerResponse) => void,
 ): { handler: (req: R, res: ServerResponse) => void; lastResponse: LastResponse } {
-  const latest = new WeakMap<object, ServerResponse>();
+  const latest = new WeakMap<object, Last>();
   return {
     handler: (req, res) => {
-      latest.set(req.socket, res);
+      latest.set(req.socket, { res, bytesRead: bytesRead(req.socket) });
       handler(req, res);
     },
     lastResponse: (socket) => latest.get(socket),
@@ -65,7 +91,7 @@ function answerLast(
   deps: Pick<AppDeps, 'log' | 'requestLog' | 'logRequests'>,
   logFields: Record<string, unknown>,
 ): void {
-  const last = lastResponse(socket);
+  const last = lastResponse(socket)?.res;
   const answer = () => {
     if (socket.writable && last?.shouldKeepAlive !== false) {
       const id = randomUUID();

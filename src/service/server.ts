@@ -142,9 +142,9 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       throw naming('KEYS_PATH', e);
     }
     admission = opts.sharedLimits
-      ? sharedAdmission(keys.lookup, opts.sharedLimits)
+      ? sharedAdmission(keys.lookupOrWait, opts.sharedLimits)
       : localAdmission(
-          keys.lookup,
+          keys.lookupOrWait,
           createLimits({
             perKey: config.RATE_LIMIT_PER_MINUTE,
             authFailures: config.AUTH_FAILURES_PER_MINUTE,
