@@ -240,9 +240,13 @@ describe('npm run keys', () => {
   });
 });
 
-/** Runs src/main.ts as npm start does, until it logs "listening"; returns its url and stderr. */
+/**
+ * Runs src/main.ts as npm start does, until it logs "listening" and then, the development key's step coming after
+ * it, until its output matches `expect` (at most 15 s: a loaded machine is slow) or, without `expect`, 200 ms more.
+ */
 async function start(
   env: Record<string, string>,
+  expect?: RegExp,
 ): Promise<{ url: string; stderr: string; stdout: string; stop(): Promise<void> }> {
   const child = spawn(TSX[0], [...TSX.slice(1), 'src/main.ts'], {
     cwd: ROOT,
@@ -262,7 +266,9 @@ async function start(
     });
     child.on('exit', (code) => reject(new Error(`main.ts exited ${code}: ${stderr}`)));
   });
-  await new Promise((r) => setTimeout(r, 200)); // the dev key banner follows the listening line
+  const deadline = Date.now() + (expect ? 15_000 : 200);
+  while (Date.now() < deadline && !(expect?.test(stdout + stderr) ?? false))
+    await new Promise((r) => setTimeout(r, 20));
   return {
     url,
     get stderr() {
@@ -292,7 +298,7 @@ describe('key store file', () => {
 describe('npm start', () => {
   it('creates and prints one development key when the key store is empty, and only then', async () => {
     const path = join(tempDir(), 'keys.db');
-    const first = await start({ SNAPSHOT_PATH: snapshotPath, KEYS_PATH: path, DEV_KEY: '1' });
+    const first = await start({ SNAPSHOT_PATH: snapshotPath, KEYS_PATH: path, DEV_KEY: '1' }, /nlr_live_/);
     let key: string;
     try {
       const m = /(nlr_live_[0-9A-Za-z]{46})/.exec(first.stderr);
@@ -321,7 +327,10 @@ describe('npm start', () => {
 
   it('makes no development key behind a proxy (TRUST_PROXY=1), even on a loopback HOST, and says how to issue one', async () => {
     const path = join(tempDir(), 'keys.db');
-    const s = await start({ SNAPSHOT_PATH: snapshotPath, KEYS_PATH: path, DEV_KEY: '1', TRUST_PROXY: '1' });
+    const s = await start(
+      { SNAPSHOT_PATH: snapshotPath, KEYS_PATH: path, DEV_KEY: '1', TRUST_PROXY: '1' },
+      /the key store is empty/,
+    );
     try {
       assert.ok(!/nlr_live_/.test(s.stderr + s.stdout), 'no key printed');
       assert.match(
