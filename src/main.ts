@@ -4,7 +4,7 @@
 // Each role loads only its own modules (dynamic imports): a primary never evaluates the server's, so it forks
 // its workers sooner, and they start on cores it is not using.
 import cluster from 'node:cluster';
-import { SLOT_ENV } from './cluster/protocol.ts';
+import { SERVED_ENV, SLOT_ENV } from './cluster/protocol.ts';
 import { type Config, isLoopback, loadConfig } from './config.ts';
 import { stdoutLog } from './http/log.ts';
 import type { KeyAdmin } from './keys/admin.ts';
@@ -21,7 +21,12 @@ async function main() {
   const config = loadConfig(process.env);
   if (slot !== null) {
     const { runWorker } = await import('./cluster/worker.ts');
-    return runWorker(config, { slot, log, requestLog, startupMessage });
+    const served = JSON.parse(process.env[SERVED_ENV] ?? 'null') ?? {
+      file: config.SNAPSHOT_PATH,
+      inode: '',
+      linked: false,
+    };
+    return runWorker(config, { slot, log, requestLog, startupMessage, served });
   }
   const listening = (info: { url: string; metricsUrl?: string; snapshotId: string }) => {
     log({

@@ -8,7 +8,7 @@ import { type Config, CURSOR_SECRET_WARNING, isLoopback, redactUrl } from '../co
 import { KeyReader } from '../keys/reader.ts';
 import { KeyStoreError } from '../keys/store.ts';
 import type { RedisLink } from '../redis/client.ts';
-import { SnapshotError, SnapshotSource } from '../snapshot/source.ts';
+import { type ServedFile, SnapshotError, SnapshotSource } from '../snapshot/source.ts';
 import { type Admission, accessGuard, httpsRedirect, localAdmission, sharedAdmission } from './access.ts';
 import { createApp } from './app.ts';
 import { cursorCodec } from './cursor.ts';
@@ -50,6 +50,8 @@ export interface ServiceOptions {
   timeouts?: Partial<typeof TIMEOUTS>;
   /** Counters kept by another process (a cluster worker asks its primary); default: in this process. Not with REDIS_URL. */
   sharedLimits?: SharedLimits;
+  /** A cluster worker: the snapshot file its primary serves (default: this process owns SNAPSHOT_PATH). */
+  served?: ServedFile;
 }
 
 /**
@@ -96,6 +98,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   const metrics = createMetrics({
     snapshot: () => snapshots?.peek()?.meta ?? null,
     serving: () => snapshots?.peek() != null && snapshots.damaged === null,
+    pathRefused: () => snapshots?.pathRefused === true,
     keyReloads: () => keys?.reloads ?? 0,
     now: opts.now,
   });
@@ -106,6 +109,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       log: opts.log,
       now: opts.now,
       events: { swapped: () => metrics.swaps.inc(), refused: () => metrics.refused.inc() },
+      served: opts.served,
     });
   } catch (e) {
     throw naming('SNAPSHOT_PATH', e);
