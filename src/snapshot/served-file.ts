@@ -1,6 +1,6 @@
 // The served snapshot's own name: a hard link the owner keeps beside SNAPSHOT_PATH, so that every process opens the
 // inode the owner checked, whatever the path names by then (SQLite resolves /proc/<pid>/fd/<n> to its link text).
-import { linkSync, readdirSync, statSync, unlinkSync } from 'node:fs';
+import { linkSync, readdirSync, realpathSync, statSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 /** What a process opens to serve a snapshot: a file (the owner's link, or the path itself) and the inode it must be. */
@@ -34,13 +34,14 @@ const made = new Set<string>();
 let exitHook = false;
 
 /**
- * A new hard link to the file `path` names now. Throws the link's error when there is no file at the path (ENOENT);
+ * A new hard link to the file `path` names now (the file a symbolic link there points to). Throws the link's error when there is no file at the path (ENOENT);
  * any other refusal (a read-only folder, EPERM, EMLINK) gives the path itself, not linked, with the reason.
  */
 export function linkServed(path: string): ServedFile & { why?: string } {
   const file = linkPath(path, counter++);
   try {
-    linkSync(path, file);
+    // link(2) does not follow a symbolic link: a link to the symlink would name whatever it points to later.
+    linkSync(realpathSync(path), file);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'EISDIR' || code === 'ENOTDIR') throw e;
