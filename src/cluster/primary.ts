@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { type Config, CURSOR_SECRET_WARNING } from '../config.ts';
 import { serveMetrics } from '../http/metrics.ts';
 import type { Log } from '../http/route.ts';
+import { MemberGone } from '../snapshot/members.ts';
 import type { SnapshotOwner } from '../snapshot/owner.ts';
 import { removeStaleLinks, servedAtStart } from '../snapshot/served-file.ts';
 import { limitCounters } from './limits.ts';
@@ -100,7 +101,7 @@ export async function runPrimary(config: Config, io: PrimaryIo): Promise<void> {
     if (owner?.busy) return void owner.idle().then(() => !stopping && fork(i));
     const served = owner?.file ?? first;
     const w = cluster.fork({ ...env, [SLOT_ENV]: String(i), [SERVED_ENV]: JSON.stringify(served) });
-    const member = workerMember(w, () => new MemberGoneError(`worker ${i} exited`));
+    const member = workerMember(w, () => new MemberGone(`worker ${i} exited`));
     Object.assign(slot, { worker: w, member, ready: false, startedAt: Date.now() });
     w.on('message', (m: ToPrimary) => {
       if (!isMessage(m)) return;
@@ -214,8 +215,7 @@ export async function runPrimary(config: Config, io: PrimaryIo): Promise<void> {
   let othersForked = false;
   fork(0);
 
-  const { SnapshotOwner, MemberGone } = await import('../snapshot/owner.ts');
-  MemberGoneError = MemberGone;
+  const { SnapshotOwner } = await import('../snapshot/owner.ts');
   if (stopping || failed) return;
   const starting = () => slots.some((s) => s.worker !== null && !s.ready);
   owner = new SnapshotOwner(config.SNAPSHOT_PATH, first, firstSnapshotId, {
@@ -242,6 +242,3 @@ export async function runPrimary(config: Config, io: PrimaryIo): Promise<void> {
   // Whatever happened to the path while the module loaded is looked at now.
   void owner.refresh();
 }
-
-/** MemberGone, once the owner's module is loaded (a worker that exits before then owes it nothing). */
-let MemberGoneError: new (message: string) => Error = Error;

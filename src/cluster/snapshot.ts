@@ -1,7 +1,7 @@
 // A cluster's snapshot over IPC: each worker as a member of the primary's SnapshotOwner (primary side), and the
 // worker's answers to the owner's prepare / switch / drop / state messages (worker side).
 import type { Worker } from 'node:cluster';
-import type { Member } from '../snapshot/owner.ts';
+import type { Member } from '../snapshot/members.ts';
 import type { SnapshotSource } from '../snapshot/source.ts';
 import type { ToPrimary, ToWorker } from './protocol.ts';
 

@@ -1,9 +1,10 @@
 // The one owner of a service's snapshot: watches SNAPSHOT_PATH, checks each candidate once, and has every serving
 // process (its members) prepare it and then switch to it at one instant, or drop it.
-import { type FSWatcher, statSync, watch } from 'node:fs';
-import { fileProblem, readHead, walModeProblem } from './file.ts';
+import { type FSWatcher, watch } from 'node:fs';
+import { fileProblem, walModeProblem } from './file.ts';
+import { commitAll, dropAll, type Member, prepareAll, SWITCH_LEAD_MS } from './members.ts';
 import { quickCheck } from './quick-check.ts';
-import { linkServed, type ServedFile, unlinkServed } from './served-file.ts';
+import { headerOf, identity, linkServed, type ServedFile, sameFile, sizeOf, unlinkServed } from './served-file.ts';
 
 /** What became of the last replacement file that was looked at (for /readyz and the logs). */
 export interface CandidateState {
@@ -19,27 +20,6 @@ export interface OwnerState {
   /** Why the served file no longer holds the snapshot opened (written in place), or null. */
   damaged: string | null;
 }
-
-/** A process that serves the snapshot: a cluster worker, or the single process itself. */
-export interface Member {
-  /** Opens the file and prepares every route's statements; resolves the snapshot id read, or rejects with why not. */
-  prepare(gen: number, served: ServedFile): Promise<string>;
-  /** Serve the prepared snapshot from `at` (Date.now() ms) on; resolves how late (ms) it switched, or null if gone. */
-  commit(gen: number, at: number): Promise<number | null>;
-  drop(gen: number): void;
-}
-
-/** Rejects a member's prepare when it exits meanwhile: it is left out, not a refusal. */
-export class MemberGone extends Error {}
-
-/**
- * With several members, the switch instant is this long after the last one prepared: each gets the word before it,
- * then each answers a request it begins at or after that instant from the new snapshot, so no two answer under two
- * ids at once. A member told later than that (a stalled process) switches on receipt and logs how late it was.
- */
-export const SWITCH_LEAD_MS = 200;
-/** A member that has not prepared a candidate by then refuses it. */
-const PREPARE_TIMEOUT_MS = 30_000;
 
 type Log = (line: Record<string, unknown>) => void;
 
@@ -60,26 +40,7 @@ export interface OwnerOptions {
 
 class Refusal extends Error {}
 
-/** device:inode:size:mtime, or null when there is no file. */
-function identity(path: string): string | null {
-  try {
-    const s = statSync(path);
-    return `${s.dev}:${s.ino}:${s.size}:${s.mtimeMs}`;
-  } catch {
-    return null;
-  }
-}
-const sameFile = (a: string | null, b: string | null) =>
-  a !== null && b !== null && a.split(':', 2).join(':') === b.split(':', 2).join(':');
-const sizeOf = (id: string) => id.split(':')[2];
 const LOOK_AGAIN = '(look again)';
-function headerOf(path: string): Buffer | null {
-  try {
-    return readHead(path, 100);
-  } catch {
-    return null;
-  }
-}
 
 export class SnapshotOwner {
   private served: ServedFile;
@@ -284,17 +245,13 @@ export class SnapshotOwner {
         return false;
       }
       const gen = ++this.gen;
-      const answers = await Promise.allSettled(members.map((m) => withTimeout(m.prepare(gen, cand))));
-      const failed = answers.find(
-        (a): a is PromiseRejectedResult => a.status === 'rejected' && !(a.reason instanceof MemberGone),
-      );
-      const ids = answers.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []));
+      const { ids, refusal } = await prepareAll(members, gen, cand);
       const changed = identity(cand.file) !== id;
-      if (failed || ids.length === 0 || changed || this.closed) {
-        for (const m of members) m.drop(gen);
+      if (refusal !== null || ids.length === 0 || changed || this.closed) {
+        dropAll(members, gen);
         if (this.closed) throw new Refusal('closed');
         if (changed) throw new Refusal(`${this.path} changed while it was checked`);
-        if (failed) throw new Refusal((failed.reason as Error).message);
+        if (refusal !== null) throw new Refusal(refusal);
         this.seenId = null; // every member left meanwhile: look again at the next interval
         unlinkServed(cand);
         return false;
@@ -310,7 +267,7 @@ export class SnapshotOwner {
           switch_at: new Date(at).toISOString(),
           workers: ids.length,
         });
-      const late = await Promise.all(members.map((m) => m.commit(gen, at)));
+      const late = await commitAll(members, gen, at);
       const old = this.served;
       this.served = cand;
       this.servedId = id;
@@ -361,14 +318,4 @@ export class SnapshotOwner {
     this.watcher = null;
     unlinkServed(this.served);
   }
-}
-
-function withTimeout<T>(p: Promise<T>): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const t = setTimeout(
-      () => reject(new Error(`a worker did not prepare the snapshot within ${PREPARE_TIMEOUT_MS / 1000} s`)),
-      PREPARE_TIMEOUT_MS,
-    );
-    p.then(resolve, reject).finally(() => clearTimeout(t));
-  });
 }

@@ -1,6 +1,6 @@
 // The served snapshot's own name: a hard link the owner keeps beside SNAPSHOT_PATH, so that every process opens the
 // inode the owner checked, whatever the path names by then (SQLite resolves /proc/<pid>/fd/<n> to its link text).
-import { linkSync, readdirSync, realpathSync, statSync, unlinkSync } from 'node:fs';
+import { closeSync, linkSync, openSync, readdirSync, readSync, realpathSync, statSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
 /** What a process opens to serve a snapshot: a file (the owner's link, or the path itself) and the inode it must be. */
@@ -23,6 +23,36 @@ export function inodeOf(file: string): string | null {
   try {
     const s = statSync(file);
     return `${s.dev}:${s.ino}`;
+  } catch {
+    return null;
+  }
+}
+
+/** device:inode:size:mtime of the file a path names, or null when there is none. */
+export function identity(path: string): string | null {
+  try {
+    const s = statSync(path);
+    return `${s.dev}:${s.ino}:${s.size}:${s.mtimeMs}`;
+  } catch {
+    return null;
+  }
+}
+/** Whether two identities are of one file (device and inode), whatever its size and modification time. */
+export const sameFile = (a: string | null, b: string | null) =>
+  a !== null && b !== null && a.split(':', 2).join(':') === b.split(':', 2).join(':');
+/** The size in an identity. */
+export const sizeOf = (id: string) => id.split(':')[2];
+/** The first 100 bytes of the file (SQLite's header, with the compiler's stamp of the build), or null. */
+export function headerOf(path: string): Buffer | null {
+  // Not file.ts's readHead: this module is loaded by a cluster's primary before it forks, without better-sqlite3.
+  try {
+    const fd = openSync(path, 'r');
+    try {
+      const head = Buffer.alloc(100);
+      return readSync(fd, head, 0, 100, 0) === 100 ? head : null;
+    } finally {
+      closeSync(fd);
+    }
   } catch {
     return null;
   }

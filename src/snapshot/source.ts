@@ -4,7 +4,8 @@ import Database from 'better-sqlite3';
 import { aboutTheFile, SCHEMA_VERSION } from '../../snapshot-format/schema.ts';
 import { ApiError } from '../http/errors.ts';
 import { fileProblem, walModeProblem } from './file.ts';
-import { type CandidateState, type Member, type OwnerState, SnapshotOwner } from './owner.ts';
+import type { Member } from './members.ts';
+import { type CandidateState, type OwnerState, SnapshotOwner } from './owner.ts';
 import { inodeOf, removeStaleLinks, type ServedFile, servedAtStart, unlinkServed } from './served-file.ts';
 
 export type { CandidateState, OwnerState } from './owner.ts';
