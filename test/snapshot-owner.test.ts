@@ -2,9 +2,22 @@
 // worker, every worker switches to a new snapshot at one instant, and /readyz and /metrics say when the file at the
 // path was refused. WORKERS=2, and the single process (WORKERS=1) the same.
 import assert from 'node:assert/strict';
-import { copyFileSync, readdirSync, readFileSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { buildTestSnapshot, issueKey, tempDir } from './helpers.ts';
@@ -383,5 +396,73 @@ describe('WORKERS=1: the process is its own owner, with the same behaviour', () 
     assert.equal(links(d.dir).length, 1, 'the old link removed, the new one kept');
     assert.equal(await main.stop(), 0, main.stderr());
     assert.deepEqual(links(d.dir), [], 'no link left after the stop');
+  });
+});
+
+describe('WORKERS=2 where no link can be kept beside SNAPSHOT_PATH (a symbolic link to another file system)', () => {
+  const shm = '/dev/shm';
+  const skip =
+    existsSync(shm) && statSync(shm).dev !== statSync(tmpdir()).dev
+      ? undefined
+      : `needs ${shm} on another file system than ${tmpdir()}`;
+  let m: Main | undefined;
+  let linkDir: string | undefined;
+  after(async () => {
+    await m?.stop();
+    if (linkDir) rmSync(linkDir, { recursive: true, force: true });
+  });
+
+  it('opens the path checking its inode: a restart on another file fails, the service goes on, and says so', {
+    skip,
+  }, async () => {
+    const d = deployment();
+    const dir = mkdtempSync(join(shm, 'nlr-owner-test-'));
+    linkDir = dir;
+    const path = join(dir, 'snapshot.db');
+    symlinkSync(d.path, path);
+    const point = (target: string) => {
+      symlinkSync(target, `${path}.new`);
+      renameSync(`${path}.new`, path);
+    };
+    m = await spawnMain({
+      WORKERS: '2',
+      SNAPSHOT_PATH: path,
+      SNAPSHOT_CHECK_MS: '600000',
+      KEYS_PATH: d.keys,
+      METRICS_PORT: '0',
+      RATE_LIMIT_PER_MINUTE: '1000000',
+      CURSOR_SECRET: 'owner-test-secret-0123456789',
+    });
+    const main = m;
+    const served = main.lines().find((l) => l.msg === 'listening')!.snapshot_id;
+    const degraded = main.lines().find((l) => /^cannot keep a link to the served snapshot/.test(String(l.msg)));
+    assert.ok(degraded, 'the owner says it cannot keep a link');
+    assert.match(degraded.reason, /EXDEV|cross-device/);
+    point(truncatedCopy(d.dir));
+    main.child.kill('SIGHUP');
+    await until('the refusal', () =>
+      main.lines().find((l) => l.msg === `snapshot candidate refused; still serving ${served}`),
+    );
+    process.kill(ready(main)[0].pid, 'SIGKILL');
+    const failed = await until('the restart fails', () =>
+      main.lines().find((l) => l.msg === 'a new worker failed to start'),
+    );
+    assert.match(failed.error, /is not the snapshot being served/);
+    const rs = await Promise.all(connections(4).map((a) => get(`${main.url}/v1/listings?limit=1`, d.key, a)));
+    assert.deepEqual(
+      rs.map((r) => [r.status, r.headers['x-snapshot-id']]),
+      rs.map(() => [200, served]),
+      'the other worker serves on',
+    );
+    const z = await readyz(main.url);
+    assert.equal(z.status, 200);
+    assert.match(z.body.path_refused, /truncated/);
+    point(d.path); // the served file at the path again: the next restart starts
+    main.child.kill('SIGHUP');
+    await until('two workers again', async () => /^nlr_cluster_workers 2$/m.test(await metricsText(main)), 60_000);
+    assert.deepEqual(
+      readdirSync(linkDir).filter((n) => n.includes('.served-')),
+      [],
+    );
   });
 });

@@ -39,10 +39,6 @@ export interface SnapshotEvents {
  */
 function open(served: ServedFile, path: string, preparers: Set<Preparer<unknown>>, nativeBinding?: string): Snapshot {
   const file = served.file;
-  const problem = fileProblem(file);
-  if (problem !== null) throw new SnapshotError(`cannot open snapshot ${path}: ${problem}`);
-  const wal = walModeProblem(file, path); // before SQLite opens it (it would add -wal and -shm files)
-  if (wal !== null) throw new SnapshotError(wal);
   const notServed = () =>
     !served.linked && served.inode !== '' && inodeOf(file) !== served.inode
       ? new SnapshotError(
@@ -51,6 +47,10 @@ function open(served: ServedFile, path: string, preparers: Set<Preparer<unknown>
       : null;
   const before = notServed();
   if (before) throw before;
+  const problem = fileProblem(file);
+  if (problem !== null) throw new SnapshotError(`cannot open snapshot ${path}: ${problem}`);
+  const wal = walModeProblem(file, path); // before SQLite opens it (it would add -wal and -shm files)
+  if (wal !== null) throw new SnapshotError(wal);
   let db: Database.Database;
   try {
     db = new Database(file, {
