@@ -139,6 +139,28 @@ describe('WORKERS=2: a truncated file moved over SNAPSHOT_PATH while the second 
   });
 });
 
+describe('WORKERS=2: a bad file at the first start', () => {
+  it('is refused with the one-line message, exit 1, and no link left behind', async () => {
+    const d = deployment();
+    renameSync(truncatedCopy(d.dir), d.path);
+    const m = launchMain({
+      WORKERS: '2',
+      SNAPSHOT_PATH: d.path,
+      KEYS_PATH: d.keys,
+      CURSOR_SECRET: 'owner-test-secret-0123456789',
+    });
+    const t = setTimeout(() => m.child.kill('SIGKILL'), 60_000);
+    const code = await m.exited;
+    clearTimeout(t);
+    assert.equal(code, 1);
+    assert.equal(
+      m.stderr().trim(),
+      `start-up failed: SNAPSHOT_PATH: cannot open snapshot ${d.path}: it is truncated (4096 of ${readFileSync(good).length} bytes)`,
+    );
+    assert.deepEqual(links(d.dir), []);
+  });
+});
+
 describe('WORKERS=2: a worker killed while a refused file sits at the path', () => {
   let d: ReturnType<typeof deployment>;
   let m: Main;
