@@ -7,7 +7,7 @@ import cluster from 'node:cluster';
 import type { KeyAdmin } from './access/key-admin.ts';
 import { type Config, isLoopback, loadConfig } from './config.ts';
 import { stdoutLog } from './log.ts';
-import { SLOT_ENV } from './service/protocol.ts';
+import { SERVED_ENV, SLOT_ENV } from './service/protocol.ts';
 import { VERSION } from './version.ts';
 
 const slot = cluster.isWorker ? (process.env[SLOT_ENV] ?? '?') : null;
@@ -21,7 +21,12 @@ async function main() {
   const config = loadConfig(process.env);
   if (slot !== null) {
     const { runWorker } = await import('./service/worker.ts');
-    return runWorker(config, { slot, log, requestLog, startupMessage });
+    const served = JSON.parse(process.env[SERVED_ENV] ?? 'null') ?? {
+      file: config.SNAPSHOT_PATH,
+      inode: '',
+      linked: false,
+    };
+    return runWorker(config, { slot, log, requestLog, startupMessage, served });
   }
   const listening = (info: { url: string; metricsUrl?: string; snapshotId: string }) => {
     log({

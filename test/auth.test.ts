@@ -18,7 +18,6 @@ import {
 import { KeyReader, KeyStoreUnavailable } from '../src/access/key-reader.ts';
 import { changeKey, openKeyStore } from '../src/access/key-store.ts';
 import { addressBucket, createLimits } from '../src/access/rate-limit.ts';
-import { ApiError } from '../src/http/errors.ts';
 import { UNAUTHORIZED_MESSAGE } from '../src/http/guard.ts';
 import { buildTestSnapshot, issueKey, startServer, type TestServer, tempDir } from './helpers.ts';
 

@@ -51,8 +51,8 @@ export interface Main {
   stop(): Promise<number | null>;
 }
 
-/** `node --import tsx src/main.ts` (one process: its pid is the server's, or the primary's) until it listens. */
-export async function spawnMain(env: Record<string, string>): Promise<Main> {
+/** `node --import tsx src/main.ts` (one process: its pid is the server's, or the primary's), not waited for. */
+export function launchMain(env: Record<string, string>): Omit<Main, 'url' | 'metricsUrl'> {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('NODE_TEST')));
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
@@ -68,20 +68,8 @@ export async function spawnMain(env: Record<string, string>): Promise<Main> {
       .split('\n')
       .filter((l) => l.startsWith('{'))
       .map((l) => JSON.parse(l) as Line);
-  let gone = false;
-  void exited.then(() => (gone = true));
-  const listening = await until(
-    'the listening line',
-    () => {
-      if (gone) throw new Error(`exited before listening: ${out}\n${err}`);
-      return lines().find((l) => l.msg === 'listening');
-    },
-    30_000,
-  );
   return {
     child,
-    url: listening.url,
-    metricsUrl: listening.metrics_url,
     lines,
     stderr: () => err,
     exited,
@@ -93,6 +81,22 @@ export async function spawnMain(env: Record<string, string>): Promise<Main> {
       return code;
     },
   };
+}
+
+/** launchMain, resolved once it listens (its "listening" line). */
+export async function spawnMain(env: Record<string, string>): Promise<Main> {
+  const m = launchMain(env);
+  let gone = false;
+  void m.exited.then(() => (gone = true));
+  const listening = await until(
+    'the listening line',
+    () => {
+      if (gone) throw new Error(`exited before listening: ${JSON.stringify(m.lines())}\n${m.stderr()}`);
+      return m.lines().find((l) => l.msg === 'listening');
+    },
+    30_000,
+  );
+  return { ...m, url: listening.url, metricsUrl: listening.metrics_url };
 }
 
 export interface Reply {

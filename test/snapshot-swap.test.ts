@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { SCHEMA_VERSION } from '../snapshot-format/schema.ts';
-import type { ApiError } from '../src/http/errors.ts';
+import { SnapshotUnavailable } from '../src/errors.ts';
 import { SnapshotError, SnapshotSource } from '../src/snapshot/source.ts';
 import { buildTestSnapshot, copyFixture, startServer, type TestServer, tempDir } from './helpers.ts';
 import { assertAscendingIds, assertError, ROOT } from './support.ts';
@@ -356,7 +356,7 @@ describe('a valid snapshot copied over the served file in place', () => {
       const swapped = src.refresh(); // what the watch or the interval calls; the quick_check runs off the thread
       assert.throws(
         () => src.get(),
-        (e: ApiError) => e.status === 503,
+        (e) => e instanceof SnapshotUnavailable,
         'the old connection would read the new pages beside its cached old ones',
       );
       assert.match(src.damaged ?? '', /changed in place/);

@@ -9,6 +9,8 @@ export interface MetricsSources {
   snapshot: () => SnapshotMeta | null;
   /** Whether data requests are answered from a snapshot (false: none was opened, or the served file was damaged). */
   serving?: () => boolean;
+  /** Whether the file at SNAPSHOT_PATH is not the one served because it was refused or is missing. */
+  pathRefused?: () => boolean;
   /** Key-store reloads so far. */
   keyReloads: () => number;
   now?: () => number;
@@ -70,6 +72,14 @@ export function createMetrics(src: MetricsSources): Metrics {
     registers,
     collect() {
       this.set((src.serving?.() ?? src.snapshot() !== null) ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'nlr_snapshot_path_refused',
+    help: 'Whether the file at SNAPSHOT_PATH was refused or is missing (1): the served snapshot goes on, but a new start of the service would fail there.',
+    registers,
+    collect() {
+      this.set(src.pathRefused?.() ? 1 : 0);
     },
   });
   new Gauge({

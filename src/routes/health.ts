@@ -32,6 +32,10 @@ export function readiness(deps: AppDeps, now = Date.now()) {
     ...(damaged ? { damaged: deps.snapshots.damaged } : {}),
     key_store: keys ? 'ok' : 'unavailable',
     candidate: deps.snapshots.candidate,
+    // Served on regardless (a restarted worker starts on the served snapshot): a new start would read this file.
+    path_refused: deps.snapshots.pathRefused
+      ? `the file at SNAPSHOT_PATH was ${deps.snapshots.candidate?.state === 'missing' ? 'missing' : 'refused'} (${deps.snapshots.candidate?.reason}); the snapshot above goes on serving, but a new start of the service would fail on this file`
+      : null,
   };
 }
 

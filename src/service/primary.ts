@@ -1,6 +1,6 @@
 // The cluster's primary (WORKERS > 1): starts the workers on one listening port (node:cluster), starts another
-// when one dies (exponential backoff), holds the limit counters, serves the merged /metrics, and on SIGTERM or
-// SIGINT has every worker drain, then exits.
+// when one dies (exponential backoff), owns the snapshot (every worker serves the file it checked), holds the limit
+// counters, serves the merged /metrics, and on SIGTERM or SIGINT has every worker drain, then exits.
 import cluster, { type Worker } from 'node:cluster';
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
@@ -9,8 +9,12 @@ import { limitCounters } from '../access/limits-ipc.ts';
 import { type Config, CURSOR_SECRET_WARNING } from '../config.ts';
 import { serveMetrics } from '../http/metrics.ts';
 import type { Log } from '../log.ts';
+import { MemberGone } from '../snapshot/members.ts';
+import type { SnapshotOwner } from '../snapshot/owner.ts';
+import { removeStaleLinks, servedAtStart } from '../snapshot/served-file.ts';
 import { clusterMetrics } from './cluster-metrics.ts';
-import { isMessage, SLOT_ENV, type ToPrimary, type ToWorker } from './protocol.ts';
+import { isMessage, SERVED_ENV, SLOT_ENV, type ToPrimary, type ToWorker } from './protocol.ts';
+import { workerMember } from './snapshot.ts';
 
 /** Restart delays: 100 ms, doubled for each death within STABLE_MS of its start, at most 30 s. */
 const BACKOFF_MIN_MS = 100;
@@ -30,6 +34,7 @@ export interface PrimaryIo {
 
 interface Slot {
   worker: Worker | null;
+  member: ReturnType<typeof workerMember> | null;
   ready: boolean;
   startedAt: number;
   quickDeaths: number;
@@ -46,6 +51,7 @@ export async function runPrimary(config: Config, io: PrimaryIo): Promise<void> {
       });
   const slots: Slot[] = Array.from({ length: config.WORKERS }, () => ({
     worker: null,
+    member: null,
     ready: false,
     startedAt: 0,
     quickDeaths: 0,
@@ -81,14 +87,28 @@ export async function runPrimary(config: Config, io: PrimaryIo): Promise<void> {
   let failed = false;
   const exitCodes: (number | null)[] = [];
 
+  // The first start is the one time the path is read: a link to the file there now is what every worker opens,
+  // whatever the path names later. From then on the owner (loaded once worker 0 is forked) decides what is served.
+  removeStaleLinks(config.SNAPSHOT_PATH);
+  const first = servedAtStart(config.SNAPSHOT_PATH);
+  let owner: SnapshotOwner | null = null;
+  let firstSnapshotId: string | null = null;
+
   const fork = (i: number) => {
     const slot = slots[i];
     slot.restart = null;
-    const w = cluster.fork({ ...env, [SLOT_ENV]: String(i) });
-    Object.assign(slot, { worker: w, ready: false, startedAt: Date.now() });
+    // Never while the workers switch: a worker started now would open the file they are leaving.
+    if (owner?.busy) return void owner.idle().then(() => !stopping && fork(i));
+    const served = owner?.file ?? first;
+    const w = cluster.fork({ ...env, [SLOT_ENV]: String(i), [SERVED_ENV]: JSON.stringify(served) });
+    const member = workerMember(w, () => new MemberGone(`worker ${i} exited`));
+    Object.assign(slot, { worker: w, member, ready: false, startedAt: Date.now() });
     w.on('message', (m: ToPrimary) => {
       if (!isMessage(m)) return;
       switch (m.nlr) {
+        case 'snapshot-prepared':
+        case 'snapshot-serving':
+          return member.answer(m);
         case 'limits':
           if (counters) w.send({ nlr: 'limits', answers: counters(m.ops) } satisfies ToWorker);
           return;
@@ -110,6 +130,9 @@ export async function runPrimary(config: Config, io: PrimaryIo): Promise<void> {
           return;
         case 'ready':
           slot.ready = true;
+          firstSnapshotId ??= m.snapshotId;
+          owner?.started(m.snapshotId);
+          if (owner) w.send({ nlr: 'snapshot-state', state: owner.state, refused: false } satisfies ToWorker);
           if (i === 0 && !othersForked) {
             othersForked = true;
             for (let j = 1; j < slots.length; j++) fork(j);
@@ -124,6 +147,7 @@ export async function runPrimary(config: Config, io: PrimaryIo): Promise<void> {
     w.on('exit', (code, signal) => {
       slot.worker = null;
       slot.ready = false;
+      member.gone();
       if (stopping) {
         exitCodes.push(signal ? null : code);
         return finishIfDone();
@@ -161,6 +185,7 @@ export async function runPrimary(config: Config, io: PrimaryIo): Promise<void> {
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
+    owner?.close();
     io.log({
       level: 'info',
       msg: `${signal}: stopping`,
@@ -182,13 +207,38 @@ export async function runPrimary(config: Config, io: PrimaryIo): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  // SIGHUP: every worker looks at the snapshot file now (each swaps on its own).
-  process.on('SIGHUP', () => {
-    for (const w of readyWorkers()) w.send({ nlr: 'refresh' } satisfies ToWorker);
-  });
+  // SIGHUP: the owner looks at the snapshot file now.
+  process.on('SIGHUP', () => void owner?.lookNow());
 
   // The first worker starts alone: it serves sooner with the cores to itself, and a snapshot or key store it cannot
   // open stops the start-up before the others load it too. The rest start once it is listening.
   let othersForked = false;
   fork(0);
+
+  const { SnapshotOwner } = await import('../snapshot/owner.ts');
+  if (stopping || failed) return;
+  const starting = () => slots.some((s) => s.worker !== null && !s.ready);
+  owner = new SnapshotOwner(config.SNAPSHOT_PATH, first, firstSnapshotId, {
+    checkIntervalMs: config.SNAPSHOT_CHECK_MS,
+    log: io.log,
+    cluster: true,
+    members: () => slots.filter((s) => s.ready && s.member !== null).map((s) => s.member!),
+    // A worker that is starting opens the file served when it was forked; a switch waits until it serves.
+    settled: () =>
+      new Promise<void>((resolve) => {
+        const check = () => (starting() ? setTimeout(check, 20) : resolve());
+        check();
+      }),
+    changed: (state, refused) => {
+      for (const w of readyWorkers()) {
+        try {
+          w.send({ nlr: 'snapshot-state', state, refused } satisfies ToWorker);
+        } catch {
+          /* its channel just closed */
+        }
+      }
+    },
+  });
+  // Whatever happened to the path while the module loaded is looked at now.
+  void owner.refresh();
 }

@@ -18,7 +18,7 @@ import { createMetrics, type Metrics, serveMetrics } from '../http/metrics.ts';
 import { clientErrorHandler, connectHandler, trackingResponses } from '../http/raw-answers.ts';
 import type { AppDeps, Lifecycle } from '../http/route.ts';
 import type { Log } from '../log.ts';
-import { SnapshotError, SnapshotSource } from '../snapshot/source.ts';
+import { type ServedFile, SnapshotError, SnapshotSource } from '../snapshot/source.ts';
 import { serviceRoutes } from './routes.ts';
 
 export interface Service {
@@ -53,6 +53,8 @@ export interface ServiceOptions {
   timeouts?: Partial<typeof TIMEOUTS>;
   /** Counters kept by another process (a cluster worker asks its primary); default: in this process. Not with REDIS_URL. */
   sharedLimits?: SharedLimits;
+  /** A cluster worker: the snapshot file its primary serves (default: this process owns SNAPSHOT_PATH). */
+  served?: ServedFile;
 }
 
 /**
@@ -99,6 +101,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   const metrics = createMetrics({
     snapshot: () => snapshots?.peek()?.meta ?? null,
     serving: () => snapshots?.peek() != null && snapshots.damaged === null,
+    pathRefused: () => snapshots?.pathRefused === true,
     keyReloads: () => keys?.reloads ?? 0,
     now: opts.now,
   });
@@ -109,6 +112,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       log: opts.log,
       now: opts.now,
       events: { swapped: () => metrics.swaps.inc(), refused: () => metrics.refused.inc() },
+      served: opts.served,
     });
   } catch (e) {
     throw naming('SNAPSHOT_PATH', e);

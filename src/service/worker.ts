@@ -1,12 +1,14 @@
 // A cluster worker: startService as a single process runs it, with its limits counted by the primary (or in
-// Redis), no metrics listener (the primary serves /metrics), and a drain when the primary says so.
-
+// Redis), no metrics listener (the primary serves /metrics), the snapshot the primary serves (never the path's current
+// file), switched when the primary says so, and a drain when the primary says so.
 import { limitsOverIpc } from '../access/limits-ipc.ts';
 import type { Config } from '../config.ts';
 import type { Log } from '../log.ts';
+import type { ServedFile } from '../snapshot/served-file.ts';
 import { answerMetrics } from './cluster-metrics.ts';
 import { isMessage, type ToPrimary, type ToWorker } from './protocol.ts';
 import { type Service, startService } from './server.ts';
+import { followOwner } from './snapshot.ts';
 
 export interface WorkerIo {
   /** This worker's place in the cluster (0 … WORKERS-1, kept by its replacement): the metrics' `worker` label. */
@@ -15,6 +17,8 @@ export interface WorkerIo {
   requestLog: Log;
   /** The one-line message of a start-up failure, as a single process would print it. */
   startupMessage(e: unknown): string;
+  /** The snapshot file the primary serves: what this worker opens. */
+  served: ServedFile;
 }
 
 const send = (m: ToPrimary, done?: () => void) => {
@@ -40,7 +44,7 @@ export async function runWorker(config: Config, io: WorkerIo): Promise<void> {
       );
   let service: Service | null = null;
   process.on('message', (m: ToWorker) => {
-    if (!isMessage(m)) return;
+    if (!isMessage(m) || followOwner(m, service?.snapshots, send)) return;
     switch (m.nlr) {
       case 'limits':
         return ipc?.answer(m.answers);
@@ -50,8 +54,6 @@ export async function runWorker(config: Config, io: WorkerIo): Promise<void> {
         return;
       case 'drain':
         return stop('the primary asked for a drain');
-      case 'refresh':
-        return void service?.snapshots.lookNow();
     }
   });
 
@@ -73,6 +75,7 @@ export async function runWorker(config: Config, io: WorkerIo): Promise<void> {
         log: io.log,
         requestLog: io.requestLog,
         sharedLimits: ipc?.limits,
+        served: io.served,
       },
     );
   } catch (e) {
@@ -83,7 +86,8 @@ export async function runWorker(config: Config, io: WorkerIo): Promise<void> {
   // A terminal's Ctrl-C reaches every process of the group: a worker drains on its own signal too.
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGHUP', () => void service?.snapshots.lookNow());
+  // The primary owns the snapshot and looks at the path on its own SIGHUP (systemctl kill signals every process).
+  process.on('SIGHUP', () => {});
   const snapshotId = service.snapshots.get().meta.snapshot_id;
   io.log({ level: 'info', msg: 'worker ready', snapshot_id: snapshotId });
   send({ nlr: 'ready', url: service.url, redirectUrl: service.redirectUrl, snapshotId });

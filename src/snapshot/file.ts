@@ -26,8 +26,9 @@ export function readHead(path: string, bytes: number): Buffer | null {
  * Why an SQLite file in WAL mode is not a snapshot, or null for any other file (read from its header, before
  * SQLite opens it: opening a WAL file creates -wal and -shm files beside it). The compiler writes the rollback
  * journal's format; a WAL snapshot was switched by hand, and is no longer one file a copy or a rename moves whole.
+ * `name` is what the message calls the file (the path an operator knows, when `path` is a link to it).
  */
-export function walModeProblem(path: string): string | null {
+export function walModeProblem(path: string, name = path): string | null {
   let header: Buffer | null;
   try {
     header = readHead(path, 20);
@@ -36,7 +37,7 @@ export function walModeProblem(path: string): string | null {
   }
   if (header === null || header.toString('latin1', 0, 16) !== 'SQLite format 3\u0000') return null;
   if (header[18] !== 2 && header[19] !== 2) return null;
-  return `${path} is in WAL mode (switched by hand?): a snapshot is one file in rollback-journal mode; rebuild it, or run sqlite3 ${path} 'PRAGMA journal_mode=DELETE'`;
+  return `${name} is in WAL mode (switched by hand?): a snapshot is one file in rollback-journal mode; rebuild it, or run sqlite3 ${name} 'PRAGMA journal_mode=DELETE'`;
 }
 
 export interface FileMeta {

@@ -1,10 +1,15 @@
-// The snapshot being served: opened read-only and verified; a replacement file is verified before it is swapped in.
-import { type FSWatcher, statSync, watch } from 'node:fs';
+// The snapshot a process serves: the file its owner checked, opened read-only with every statement prepared, and
+// switched to the next one when the owner says so.
 import Database from 'better-sqlite3';
 import { aboutTheFile, SCHEMA_VERSION } from '../../snapshot-format/schema.ts';
 import { SnapshotUnavailable } from '../errors.ts';
-import { fileProblem, readHead, walModeProblem } from './file.ts';
-import { quickCheck } from './quick-check.ts';
+import { fileProblem, walModeProblem } from './file.ts';
+import type { Member } from './members.ts';
+import { type CandidateState, type OwnerState, SnapshotOwner } from './owner.ts';
+import { inodeOf, removeStaleLinks, type ServedFile, servedAtStart, unlinkServed } from './served-file.ts';
+
+export type { CandidateState, OwnerState } from './owner.ts';
+export type { ServedFile } from './served-file.ts';
 
 export class SnapshotError extends Error {}
 
@@ -23,58 +28,32 @@ export interface Snapshot {
   use<T>(prepare: Preparer<T>): T;
 }
 
-/** What became of the last replacement file that was looked at (for /readyz and the logs). */
-export interface CandidateState {
-  state: 'checking' | 'refused' | 'missing';
-  reason?: string;
-  at: string;
-}
-
 export interface SnapshotEvents {
   swapped?: (meta: SnapshotMeta) => void;
   refused?: (reason: string) => void;
 }
 
-/** Whether two identities are of one file (device and inode), whatever its size and modification time. */
-const sameFile = (a: string | null, b: string | null) =>
-  a !== null && b !== null && a.split(':', 2).join(':') === b.split(':', 2).join(':');
-
-function identity(path: string): string | null {
-  try {
-    const s = statSync(path);
-    return `${s.dev}:${s.ino}:${s.size}:${s.mtimeMs}`;
-  } catch {
-    return null;
-  }
-}
-
-/** An identity no file has: the next look at the path tries whatever is there, even a file refused before. */
-const LOOK_AGAIN = '(look again)';
-
-/** The size in an identity (device:inode:size:mtime). */
-const sizeOf = (id: string) => id.split(':')[2];
-
-/** The first 100 bytes of the file (SQLite's database header), or null when they cannot be read whole. */
-function headerOf(path: string): Buffer | null {
-  try {
-    return readHead(path, 100);
-  } catch {
-    return null;
-  }
-}
-
-/** Refuses a file in WAL mode from its header, before anything opens it (SQLite would add -wal and -shm files). */
-function refuseWal(path: string): void {
-  const wal = walModeProblem(path);
-  if (wal !== null) throw new SnapshotError(wal);
-}
-
-function open(path: string, preparers: Set<Preparer<unknown>>, nativeBinding?: string): Snapshot {
-  const problem = fileProblem(path);
+/**
+ * Opens the served file (the owner's link, or the path: `path` is what messages call it) and prepares every
+ * statement. Without a link, the file at the path must still be the inode the owner checked.
+ */
+function open(served: ServedFile, path: string, preparers: Set<Preparer<unknown>>, nativeBinding?: string): Snapshot {
+  const file = served.file;
+  const notServed = () =>
+    !served.linked && served.inode !== '' && inodeOf(file) !== served.inode
+      ? new SnapshotError(
+          `${path} is not the snapshot being served (another file is at the path, and no link to the served one could be kept beside it)`,
+        )
+      : null;
+  const before = notServed();
+  if (before) throw before;
+  const problem = fileProblem(file);
   if (problem !== null) throw new SnapshotError(`cannot open snapshot ${path}: ${problem}`);
+  const wal = walModeProblem(file, path); // before SQLite opens it (it would add -wal and -shm files)
+  if (wal !== null) throw new SnapshotError(wal);
   let db: Database.Database;
   try {
-    db = new Database(path, {
+    db = new Database(file, {
       readonly: true,
       fileMustExist: true,
       timeout: 100,
@@ -85,6 +64,8 @@ function open(path: string, preparers: Set<Preparer<unknown>>, nativeBinding?: s
     throw new SnapshotError(`cannot open snapshot ${path}: ${(e as Error).message}`);
   }
   try {
+    const after = notServed();
+    if (after) throw after;
     db.pragma('query_only = 1');
     db.pragma('mmap_size = 0'); // an in-place overwrite must not become SIGBUS; snapshots are swapped by rename
     // The file never changes under an open connection (a new snapshot is a new file, renamed into place), so
@@ -128,40 +109,30 @@ function open(path: string, preparers: Set<Preparer<unknown>>, nativeBinding?: s
 }
 
 /**
- * The current snapshot. Every `checkIntervalMs` (on a timer, and on a data request when the timer is late) the
- * file's identity (device, inode, size, mtime) is compared;
- * a changed file is a candidate: checked with quick_check off the event loop, then opened and its
- * statements prepared, and only then swapped in. A candidate that fails any step is refused: the previous
- * snapshot goes on serving (its open file stays readable after a rename over it or a delete), and the same
- * file is not tried again. `get()` answers 503 only when there is no valid snapshot at all: none was ever opened,
- * or the served file itself was changed in place into one that is refused (`damaged`).
+ * The snapshot this process serves. With `served` (a cluster worker) it opens that file, the one its owner (the
+ * primary) serves, and changes only when the owner says: stage() a candidate (open it, prepare every statement),
+ * then commit() to switch at an instant, or drop() it; setState() mirrors the owner's word for /readyz and /metrics.
+ * Without (a single process) it is its own owner's only member: it opens the file at the path (the first start, the
+ * one time the path is read) and a SnapshotOwner watches the path and checks each replacement (see owner.ts).
+ * `get()` answers 503 only when there is no valid snapshot: the served file was changed in place (`damaged`).
  */
 export class SnapshotSource {
   private current: Snapshot | null = null;
-  private currentId: string | null = null;
-  /** The identity of the file last looked at (served, refused or missing), so that each is tried once. */
-  private seenId: string | null = null;
-  private lastCheck = 0;
-  private checking: Promise<boolean> | null = null;
+  private staged: { gen: number; snap: Snapshot } | null = null;
+  /** The instant (Date.now() ms) the staged snapshot is served from, once committed. */
+  private switchAt: number | null = null;
+  private switchTimer: NodeJS.Timeout | null = null;
+  private switched: ((lateMs: number) => void) | null = null;
   private readonly preparers = new Set<Preparer<unknown>>();
-  /** The last candidate that is not being served, or null when the served file is the file at the path. */
+  private readonly owner: SnapshotOwner | null = null;
+  /** The owner's word: the last file at the path not served (checking, refused, missing), or null. */
   candidate: CandidateState | null = null;
   /**
-   * Why the open snapshot is no longer served, or null: its own file (same device and inode) was changed in place
-   * and the result is not a valid snapshot, so the pages the open connection reads are no longer the snapshot it
-   * opened. Data requests get 503 and /readyz says so until a valid file is at the path again.
+   * Why the open snapshot is no longer served, or null: its own file (same device and inode) was changed in place, so
+   * the pages the open connection reads are no longer the snapshot it opened. Data requests get 503 and /readyz says
+   * so until a valid snapshot is switched to.
    */
   damaged: string | null = null;
-  /** Looks at the file every checkIntervalMs without traffic too (unref'd: it never keeps the process up). */
-  private readonly timer: NodeJS.Timeout;
-  /** The served file's header as opened: a write in place that changes it is seen without a quick_check. */
-  private servedHeader: Buffer | null = null;
-  /**
-   * Told by the kernel (inotify) of any change to the served file, so that a write in place or a rename over it
-   * is looked at within an event-loop turn instead of at the next interval; null where watching is not available
-   * (the interval still looks).
-   */
-  private watcher: FSWatcher | null = null;
 
   constructor(
     readonly path: string,
@@ -171,197 +142,154 @@ export class SnapshotSource {
       now?: () => number;
       nativeBinding?: string;
       events?: SnapshotEvents;
+      /** A cluster worker: the file its owner serves (never the path's current file). */
+      served?: ServedFile;
     } = {},
   ) {
-    this.currentId = identity(path);
-    this.seenId = this.currentId;
-    refuseWal(path);
-    this.current = open(path, this.preparers, opts.nativeBinding); // start-up: a bad file stops the process
-    this.servedHeader = headerOf(path);
-    this.watchServed();
-    this.lastCheck = this.now();
-    this.timer = setInterval(() => void this.refresh(), opts.checkIntervalMs ?? 1000).unref();
-  }
-
-  /** Watches the file just opened (the inode at the path now); a watch that cannot be made leaves the interval. */
-  private watchServed(): void {
-    this.watcher?.close();
-    this.watcher = null;
-    try {
-      const w = watch(this.path, { persistent: false }, () => void this.refresh());
-      w.on('error', () => {
-        w.close();
-        if (this.watcher === w) this.watcher = null;
-      });
-      this.watcher = w;
-    } catch {
-      // e.g. the inotify watch limit: the interval still looks
+    if (opts.served) {
+      this.current = open(opts.served, path, this.preparers, opts.nativeBinding);
+      return;
     }
+    removeStaleLinks(path);
+    const first = servedAtStart(path);
+    try {
+      this.current = open(first, path, this.preparers, opts.nativeBinding); // a bad file stops the start-up
+    } catch (e) {
+      unlinkServed(first);
+      throw e;
+    }
+    this.owner = new SnapshotOwner(path, first, this.current.meta.snapshot_id, {
+      checkIntervalMs: opts.checkIntervalMs,
+      log: opts.log,
+      now: opts.now,
+      nativeBinding: opts.nativeBinding,
+      members: () => [this.member],
+      changed: (state, refused) => this.setState(state, refused),
+    });
   }
 
-  /**
-   * The served file (same device and inode) is being written in place when its size or its header changed: the
-   * open connection would read pages of the new content beside pages it holds of the old, and answer from a mix
-   * (another listing than the one asked for, under the old snapshot's id). Data requests get 503 from now until a
-   * valid snapshot is swapped in; a change of the modification time alone (touch) is only checked.
-   */
-  private markIfWrittenInPlace(id: string | null): void {
-    if (this.damaged !== null || this.current === null || id === null || id === this.currentId) return;
-    if (!sameFile(id, this.currentId) || this.isServedBuild(id)) return;
-    this.setDamaged('is being changed in place');
-  }
+  /** This process as its own owner's member. */
+  private readonly member: Member = {
+    prepare: async (gen, served) => this.stage(gen, served),
+    commit: (gen, at) => this.commit(gen, at),
+    drop: (gen) => this.drop(gen),
+  };
 
-  private setDamaged(what: string): void {
-    this.damaged = `the served snapshot file ${this.path} ${what}; data requests get 503 until a valid snapshot is at the path (rename one into place)`;
-    this.opts.log?.({ level: 'error', msg: 'snapshot file changed in place; data requests get 503', reason: what });
-  }
-
-  private now() {
-    return (this.opts.now ?? Date.now)();
-  }
-
-  /** Registers a route's statements: prepared now on the open snapshot and on every future swap. */
+  /** Registers a route's statements: prepared now on the open snapshot and on every future one. */
   prepare<T>(p: Preparer<T>): Preparer<T> {
     this.preparers.add(p as Preparer<unknown>);
     this.current?.use(p);
+    this.staged?.snap.use(p);
     return p;
   }
 
-  /** The snapshot being served, or null (between a failed start and a good file: never after a good start). */
+  /** The snapshot being served, or null (after close()). */
   peek(): Snapshot | null {
+    this.switchIfDue();
     return this.current;
   }
 
   get(): Snapshot {
-    if (this.now() - this.lastCheck >= (this.opts.checkIntervalMs ?? 1000)) void this.refresh();
+    this.owner?.poke();
+    this.switchIfDue();
     if (!this.current || this.damaged !== null) throw new SnapshotUnavailable(this.damaged ?? 'no snapshot was opened');
     return this.current;
   }
 
+  /** Opens a candidate the owner checked and prepares every statement; its snapshot id. Throws SnapshotError. */
+  stage(gen: number, served: ServedFile): string {
+    this.drop(this.staged?.gen ?? -1);
+    const snap = open(served, this.path, this.preparers, this.opts.nativeBinding);
+    this.staged = { gen, snap };
+    return snap.meta.snapshot_id;
+  }
+
   /**
-   * Looks at the file now (SIGHUP, the interval). Resolves true when a new snapshot was swapped in; a check
-   * already under way is joined rather than started twice.
+   * Serves the staged snapshot from `at` on: a request that begins at or after it gets the new one (every member is
+   * given the same instant). Resolves how late the switch was (0 unless the word came after `at`), or null when there
+   * is nothing staged under `gen`.
    */
-  refresh(): Promise<boolean> {
-    this.lastCheck = this.now();
-    const id = identity(this.path);
-    this.markIfWrittenInPlace(id);
-    if (this.checking) return this.checking;
-    if (id === this.seenId) return Promise.resolve(false);
-    this.seenId = id;
-    if (id === null) {
-      this.note({ state: 'missing', reason: `snapshot file ${this.path} is missing` });
-      return Promise.resolve(false);
-    }
-    this.note({ state: 'checking' });
-    this.checking = this.verifyAndSwap(id).finally(() => {
-      this.checking = null;
+  commit(gen: number, at: number): Promise<number | null> {
+    if (this.staged?.gen !== gen) return Promise.resolve(null);
+    const wait = at - Date.now();
+    if (wait <= 0) return Promise.resolve(this.switchNow(-wait));
+    this.switchAt = at;
+    return new Promise((resolve) => {
+      this.switched = resolve;
+      this.switchTimer = setTimeout(() => this.switchIfDue(), wait);
     });
-    return this.checking;
   }
 
-  /**
-   * refresh() for an operator's signal (SIGHUP): also says so when the file at the path is the one served, and looks
-   * again at a file that was refused or missing (its permissions fixed, say), which the interval does not retry.
-   */
-  async lookNow(): Promise<boolean> {
-    if (this.checking === null && this.candidate !== null) this.seenId = LOOK_AGAIN;
-    const swapped = await this.refresh();
-    if (!swapped && this.upToDate)
-      this.opts.log?.({
-        level: 'info',
-        msg: 'SIGHUP: the snapshot file is the one being served; nothing to swap',
-        snapshot_id: this.current?.meta.snapshot_id,
-      });
-    return swapped;
+  drop(gen: number): void {
+    if (this.staged === null || this.staged.gen !== gen) return;
+    this.staged.snap.db.close();
+    this.staged = null;
+    this.switchAt = null;
   }
 
-  private async verifyAndSwap(id: string): Promise<boolean> {
-    try {
-      // What the file is before what SQLite makes of it: a copy cut short or a file this process may not read is
-      // named as such, not as "malformed" or "unable to open" from quick_check.
-      const problem = fileProblem(this.path);
-      if (problem !== null) throw new SnapshotError(`cannot open snapshot ${this.path}: ${problem}`);
-      refuseWal(this.path); // before quick_check opens it; open() below runs only if the file did not change since
-      const damage = await quickCheck(this.path, this.opts.nativeBinding);
-      if (damage !== null) throw new SnapshotError(`${this.path} fails quick_check: ${damage}`);
-      if (identity(this.path) !== id) throw new SnapshotError(`${this.path} changed while it was checked`);
-      if (this.isServedBuild(id)) {
-        // A touch (or the same build copied over itself): the served snapshot is what the file holds; nothing is swapped.
-        this.currentId = id;
-        this.candidate = null;
-        this.opts.log?.({
-          level: 'info',
-          msg: 'snapshot file checked: it holds the snapshot being served (only its time changed); nothing to swap',
-          snapshot_id: this.current!.meta.snapshot_id,
-        });
-        return false;
-      }
-      const next = open(this.path, this.preparers, this.opts.nativeBinding);
-      const prev = this.current;
-      this.current = next;
-      this.currentId = id;
-      this.candidate = null;
-      this.damaged = null;
-      this.servedHeader = headerOf(this.path);
-      this.watchServed();
-      prev?.db.close();
-      this.opts.log?.({
-        level: 'info',
-        msg: 'snapshot swapped in',
-        snapshot_id: next.meta.snapshot_id,
-        previous_snapshot_id: prev?.meta.snapshot_id ?? null,
-      });
-      this.opts.events?.swapped?.(next.meta);
-      return true;
-    } catch (e) {
-      const reason = (e as Error).message;
-      // The served file itself was written to: what the open connection reads is no longer what it opened.
-      if (this.current !== null && this.damaged === null && sameFile(id, this.currentId))
-        this.setDamaged(`was changed in place and is not a valid snapshot (${reason})`);
-      this.note({ state: 'refused', reason });
-      this.opts.events?.refused?.(reason);
-      if (identity(this.path) !== id) this.seenId = null; // replaced again meanwhile: look at the newer file
-      return false;
+  /** The owner's word on the path and the served file; `refused` when a candidate was just refused. */
+  setState(state: OwnerState, refused = false): void {
+    this.candidate = state.candidate;
+    // Cleared by the switch itself, never before it: until then the damaged connection is what would answer.
+    if (state.damaged !== null && this.damaged === null) {
+      this.damaged = state.damaged;
     }
+    if (refused) this.opts.events?.refused?.(state.candidate?.reason ?? '');
   }
 
-  /**
-   * Whether the file with this identity is the served one, unchanged but for its time: the same device and inode,
-   * size and SQLite header (which carries a stamp of the build's identity) as when it was opened, and not damaged.
-   */
-  private isServedBuild(id: string): boolean {
-    if (this.current === null || this.damaged !== null || !sameFile(id, this.currentId)) return false;
-    if (sizeOf(id) !== sizeOf(this.currentId!)) return false;
-    const header = headerOf(this.path);
-    return header !== null && this.servedHeader !== null && header.equals(this.servedHeader);
+  private switchIfDue(): void {
+    if (this.switchAt !== null && Date.now() >= this.switchAt) this.switchNow(0);
   }
 
-  private note(c: Omit<CandidateState, 'at'>): void {
-    this.candidate = { ...c, at: new Date(this.now()).toISOString() };
-    if (c.state === 'checking') return;
-    const serving =
-      this.current === null
-        ? '; no snapshot to serve'
-        : this.damaged !== null
-          ? '; data requests get 503 (the served file was changed in place)'
-          : `; still serving ${this.current.meta.snapshot_id}`;
+  private switchNow(lateMs: number): number {
+    const next = this.staged!.snap;
+    const prev = this.current;
+    this.current = next;
+    this.staged = null;
+    this.switchAt = null;
+    if (this.switchTimer) clearTimeout(this.switchTimer);
+    this.switchTimer = null;
+    this.damaged = null;
+    prev?.db.close();
     this.opts.log?.({
-      level: this.current ? 'warn' : 'error',
-      msg: c.state === 'missing' ? `snapshot file is missing${serving}` : `snapshot candidate refused${serving}`,
-      reason: c.reason,
+      level: 'info',
+      msg: 'snapshot swapped in',
+      snapshot_id: next.meta.snapshot_id,
+      previous_snapshot_id: prev?.meta.snapshot_id ?? null,
+      ...(lateMs > 0 ? { late_ms: lateMs } : {}),
     });
+    this.opts.events?.swapped?.(next.meta);
+    const done = this.switched;
+    this.switched = null;
+    done?.(lateMs);
+    return lateMs;
   }
 
-  /** Whether the file at the path is the one being served (false while a candidate is checked or refused). */
+  /** The owner looks at the path now (a single process; a worker's owner is the primary). Resolves true on a swap. */
+  refresh(): Promise<boolean> {
+    return this.owner?.refresh() ?? Promise.resolve(false);
+  }
+
+  /** refresh() for SIGHUP: also looks again at a file refused or missing (see SnapshotOwner.lookNow). */
+  lookNow(): Promise<boolean> {
+    return this.owner?.lookNow() ?? Promise.resolve(false);
+  }
+
+  /** Whether the file at the path is the one being served (a single process; a worker cannot tell). */
   get upToDate(): boolean {
-    return this.current !== null && this.candidate === null && identity(this.path) === this.currentId;
+    return this.owner?.upToDate ?? false;
+  }
+
+  /** Whether the file at SNAPSHOT_PATH is not the one served because it was refused or is missing. */
+  get pathRefused(): boolean {
+    return this.candidate?.state === 'refused' || this.candidate?.state === 'missing';
   }
 
   close() {
-    clearInterval(this.timer);
-    this.watcher?.close();
-    this.watcher = null;
+    this.owner?.close();
+    if (this.switchTimer) clearTimeout(this.switchTimer);
+    this.staged?.snap.db.close();
+    this.staged = null;
     this.current?.db.close();
     this.current = null;
   }

@@ -1,0 +1,79 @@
+// A cluster's snapshot over IPC: each worker as a member of the primary's SnapshotOwner (primary side), and the
+// worker's answers to the owner's prepare / switch / drop / state messages (worker side).
+import type { Worker } from 'node:cluster';
+import type { Member } from '../snapshot/members.ts';
+import type { SnapshotSource } from '../snapshot/source.ts';
+import type { ToPrimary, ToWorker } from './protocol.ts';
+
+type Answer = Extract<ToPrimary, { nlr: 'snapshot-prepared' | 'snapshot-serving' }>;
+
+/** The owner's view of one worker; `answer` takes its replies, `gone` settles what it will never answer. */
+export function workerMember(w: Worker, gone: () => Error): Member & { answer(m: Answer): void; gone(): void } {
+  const prepares = new Map<number, { resolve(id: string): void; reject(e: Error): void }>();
+  const commits = new Map<number, (late: number | null) => void>();
+  const send = (m: ToWorker) => {
+    try {
+      w.send(m);
+    } catch {
+      /* its channel just closed: the exit settles what it owes */
+    }
+  };
+  return {
+    prepare: (gen, served) =>
+      new Promise((resolve, reject) => {
+        prepares.set(gen, { resolve, reject });
+        send({ nlr: 'snapshot-prepare', gen, served });
+      }),
+    commit: (gen, at) =>
+      new Promise((resolve) => {
+        commits.set(gen, resolve);
+        send({ nlr: 'snapshot-switch', gen, at });
+      }),
+    drop: (gen) => send({ nlr: 'snapshot-drop', gen }),
+    answer(m) {
+      if (m.nlr === 'snapshot-prepared') {
+        const p = prepares.get(m.gen);
+        prepares.delete(m.gen);
+        if (m.error !== undefined) p?.reject(new Error(m.error));
+        else p?.resolve(m.snapshotId!);
+      } else {
+        commits.get(m.gen)?.(m.lateMs);
+        commits.delete(m.gen);
+      }
+    },
+    gone() {
+      for (const p of prepares.values()) p.reject(gone());
+      for (const c of commits.values()) c(null);
+      prepares.clear();
+      commits.clear();
+    },
+  };
+}
+
+/** A worker's answer to the owner's snapshot messages; false for a message that is not one of them. */
+export function followOwner(m: ToWorker, snapshots: SnapshotSource | undefined, send: (m: ToPrimary) => void): boolean {
+  switch (m.nlr) {
+    case 'snapshot-prepare':
+      try {
+        if (!snapshots) throw new Error('the worker is not serving yet');
+        send({ nlr: 'snapshot-prepared', gen: m.gen, snapshotId: snapshots.stage(m.gen, m.served) });
+      } catch (e) {
+        send({ nlr: 'snapshot-prepared', gen: m.gen, error: (e as Error).message });
+      }
+      return true;
+    case 'snapshot-switch':
+      void snapshots?.commit(m.gen, m.at).then((lateMs) => {
+        const id = snapshots.peek()?.meta.snapshot_id;
+        if (lateMs !== null && id !== undefined) send({ nlr: 'snapshot-serving', gen: m.gen, snapshotId: id, lateMs });
+      });
+      return true;
+    case 'snapshot-drop':
+      snapshots?.drop(m.gen);
+      return true;
+    case 'snapshot-state':
+      snapshots?.setState(m.state, m.refused);
+      return true;
+    default:
+      return false;
+  }
+}

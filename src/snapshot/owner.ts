@@ -1,0 +1,321 @@
+// The one owner of a service's snapshot: watches SNAPSHOT_PATH, checks each candidate once, and has every serving
+// process (its members) prepare it and then switch to it at one instant, or drop it.
+import { type FSWatcher, watch } from 'node:fs';
+import { fileProblem, walModeProblem } from './file.ts';
+import { commitAll, dropAll, type Member, prepareAll, SWITCH_LEAD_MS } from './members.ts';
+import { quickCheck } from './quick-check.ts';
+import { headerOf, identity, linkServed, type ServedFile, sameFile, sizeOf, unlinkServed } from './served-file.ts';
+
+/** What became of the last replacement file that was looked at (for /readyz and the logs). */
+export interface CandidateState {
+  state: 'checking' | 'refused' | 'missing';
+  reason?: string;
+  at: string;
+}
+
+/** What every member mirrors for /readyz and /metrics. */
+export interface OwnerState {
+  /** The last file at the path that is not served (being checked, refused or missing), or null. */
+  candidate: CandidateState | null;
+  /** Why the served file no longer holds the snapshot opened (written in place), or null. */
+  damaged: string | null;
+}
+
+type Log = (line: Record<string, unknown>) => void;
+
+export interface OwnerOptions {
+  checkIntervalMs?: number;
+  log?: Log;
+  now?: () => number;
+  nativeBinding?: string;
+  /** The members serving now (a starting one is not: it starts on the file served when it was started). */
+  members(): Member[];
+  /** Resolves once no member is starting; a prepare waits for it. */
+  settled?(): Promise<void>;
+  /** The state changed; `refused` when a candidate was just refused. */
+  changed?(state: OwnerState, refused: boolean): void;
+  /** Said once per member switch round (for the single process: nothing). */
+  cluster?: boolean;
+}
+
+class Refusal extends Error {}
+
+const LOOK_AGAIN = '(look again)';
+
+export class SnapshotOwner {
+  private served: ServedFile;
+  private servedId: string | null;
+  private servedHeader: Buffer | null;
+  private snapshotId: string | null;
+  private seenId: string | null;
+  private gen = 0;
+  private lastCheck = 0;
+  private checking: Promise<boolean> | null = null;
+  private swapping: Promise<void> | null = null;
+  candidate: CandidateState | null = null;
+  damaged: string | null = null;
+  private readonly timer: NodeJS.Timeout;
+  private watcher: FSWatcher | null = null;
+  private closed = false;
+
+  constructor(
+    readonly path: string,
+    first: ServedFile,
+    snapshotId: string | null,
+    private readonly opts: OwnerOptions,
+  ) {
+    this.served = first;
+    this.servedId = identity(first.file);
+    this.servedHeader = headerOf(first.file);
+    this.snapshotId = snapshotId;
+    this.seenId = this.servedId;
+    if (!first.linked && first.inode !== '') this.degraded(first);
+    this.watchPath();
+    this.lastCheck = this.now();
+    this.timer = setInterval(() => void this.refresh(), opts.checkIntervalMs ?? 1000).unref();
+  }
+
+  /** The snapshot id served (a cluster learns it from its first worker). */
+  started(snapshotId: string): void {
+    this.snapshotId ??= snapshotId;
+  }
+
+  /** What a member starting now opens: the file served. */
+  get file(): ServedFile {
+    return this.served;
+  }
+
+  get state(): OwnerState {
+    return { candidate: this.candidate, damaged: this.damaged };
+  }
+
+  /** Resolves once no switch is under way (a worker is started after it, on the file it switched to). */
+  idle(): Promise<void> {
+    return this.swapping ?? Promise.resolve();
+  }
+  get busy(): boolean {
+    return this.swapping !== null;
+  }
+
+  private now() {
+    return (this.opts.now ?? Date.now)();
+  }
+
+  private degraded(s: ServedFile & { why?: string }) {
+    this.opts.log?.({
+      level: 'warn',
+      msg: 'cannot keep a link to the served snapshot beside SNAPSHOT_PATH: a process started later opens the path and refuses any other file there',
+      reason: s.why,
+    });
+  }
+
+  /** Watches the file at the path now: a write in place or a rename over it is looked at within an event-loop turn. */
+  private watchPath(): void {
+    this.watcher?.close();
+    this.watcher = null;
+    try {
+      const w = watch(this.path, { persistent: false }, () => void this.refresh());
+      w.on('error', () => {
+        w.close();
+        if (this.watcher === w) this.watcher = null;
+      });
+      this.watcher = w;
+    } catch {
+      // e.g. the inotify watch limit: the interval still looks
+    }
+  }
+
+  /** A data request when the interval is late (a busy event loop): look now. */
+  poke(): void {
+    if (this.now() - this.lastCheck >= (this.opts.checkIntervalMs ?? 1000)) void this.refresh();
+  }
+
+  /** Looks at the path now. Resolves true once a new snapshot is served by every member. */
+  refresh(): Promise<boolean> {
+    if (this.closed) return Promise.resolve(false);
+    this.lastCheck = this.now();
+    const id = identity(this.path);
+    this.markIfWrittenInPlace(id);
+    if (this.checking) return this.checking;
+    if (id === this.seenId) return Promise.resolve(false);
+    this.seenId = id;
+    if (id === null) {
+      this.note({ state: 'missing', reason: `snapshot file ${this.path} is missing` });
+      return Promise.resolve(false);
+    }
+    this.note({ state: 'checking' });
+    this.checking = this.verifyAndSwap(id).finally(() => {
+      this.checking = null;
+    });
+    return this.checking;
+  }
+
+  /** refresh() for SIGHUP: also looks again at a file refused or missing, and says when there is nothing new. */
+  async lookNow(): Promise<boolean> {
+    if (this.checking === null && this.candidate !== null) this.seenId = LOOK_AGAIN;
+    const swapped = await this.refresh();
+    if (!swapped && this.upToDate)
+      this.opts.log?.({
+        level: 'info',
+        msg: 'SIGHUP: the snapshot file is the one being served; nothing to swap',
+        snapshot_id: this.snapshotId,
+      });
+    return swapped;
+  }
+
+  /** Whether the file at the path is the one being served. */
+  get upToDate(): boolean {
+    return this.candidate === null && this.damaged === null && identity(this.path) === this.servedId;
+  }
+
+  private markIfWrittenInPlace(id: string | null): void {
+    if (this.damaged !== null || id === null || id === this.servedId) return;
+    if (!sameFile(id, this.servedId) || this.isServedBuild(id)) return;
+    this.setDamaged('is being changed in place');
+  }
+
+  private setDamaged(what: string): void {
+    this.damaged = `the served snapshot file ${this.path} ${what}; data requests get 503 until a valid snapshot is at the path (rename one into place)`;
+    this.opts.log?.({ level: 'error', msg: 'snapshot file changed in place; data requests get 503', reason: what });
+    this.opts.changed?.(this.state, false);
+  }
+
+  /** The served inode, unchanged but for its time (a touch): same size and SQLite header, not damaged. */
+  private isServedBuild(id: string): boolean {
+    if (this.damaged !== null || !sameFile(id, this.servedId)) return false;
+    if (sizeOf(id) !== sizeOf(this.servedId!)) return false;
+    const header = headerOf(this.path);
+    return header !== null && this.servedHeader !== null && header.equals(this.servedHeader);
+  }
+
+  private async verifyAndSwap(id: string): Promise<boolean> {
+    let cand: (ServedFile & { why?: string }) | null = null;
+    try {
+      const problem = fileProblem(this.path);
+      if (problem !== null) throw new Refusal(`cannot open snapshot ${this.path}: ${problem}`);
+      try {
+        cand = linkServed(this.path); // the inode checked is the inode served, whatever the path names later
+      } catch (e) {
+        throw new Refusal(`cannot open snapshot ${this.path}: ${(e as Error).message}`);
+      }
+      if (!cand.linked) this.degraded(cand);
+      if (!sameFile(identity(cand.file), id)) throw new Refusal(`${this.path} changed while it was checked`);
+      const wal = walModeProblem(cand.file, this.path);
+      if (wal !== null) throw new Refusal(wal);
+      const damage = await quickCheck(cand.file, this.opts.nativeBinding);
+      if (damage !== null) throw new Refusal(`${this.path} fails quick_check: ${damage}`);
+      if (identity(cand.file) !== id) throw new Refusal(`${this.path} changed while it was checked`);
+      if (this.isServedBuild(id)) {
+        unlinkServed(cand);
+        this.servedId = id;
+        this.candidate = null;
+        this.opts.changed?.(this.state, false);
+        this.opts.log?.({
+          level: 'info',
+          msg: 'snapshot file checked: it holds the snapshot being served (only its time changed); nothing to swap',
+          snapshot_id: this.snapshotId,
+        });
+        return false;
+      }
+      const swapped = await this.switchTo(cand, id);
+      cand = null;
+      return swapped;
+    } catch (e) {
+      unlinkServed(cand);
+      if (this.closed) return false;
+      const reason = (e as Error).message;
+      if (this.damaged === null && sameFile(id, this.servedId))
+        this.setDamaged(`was changed in place and is not a valid snapshot (${reason})`);
+      this.note({ state: 'refused', reason });
+      if (identity(this.path) !== id) this.seenId = null; // replaced again meanwhile: look at the newer file
+      return false;
+    }
+  }
+
+  /** Every member prepares the candidate; all did, each switches at one instant; one failed, all drop it. */
+  private async switchTo(cand: ServedFile, id: string): Promise<boolean> {
+    await this.opts.settled?.();
+    let done!: () => void;
+    this.swapping = new Promise((r) => (done = r));
+    try {
+      const members = this.opts.members();
+      if (members.length === 0) {
+        this.seenId = null; // nobody to prepare it: look again at the next interval
+        unlinkServed(cand);
+        return false;
+      }
+      const gen = ++this.gen;
+      const { ids, refusal } = await prepareAll(members, gen, cand);
+      const changed = identity(cand.file) !== id;
+      if (refusal !== null || ids.length === 0 || changed || this.closed) {
+        dropAll(members, gen);
+        if (this.closed) throw new Refusal('closed');
+        if (changed) throw new Refusal(`${this.path} changed while it was checked`);
+        if (refusal !== null) throw new Refusal(refusal);
+        this.seenId = null; // every member left meanwhile: look again at the next interval
+        unlinkServed(cand);
+        return false;
+      }
+      const at = Date.now() + (members.length > 1 ? SWITCH_LEAD_MS : 0);
+      const previous = this.snapshotId;
+      if (this.opts.cluster)
+        this.opts.log?.({
+          level: 'info',
+          msg: 'snapshot candidate prepared by every worker; switching',
+          snapshot_id: ids[0],
+          previous_snapshot_id: previous,
+          switch_at: new Date(at).toISOString(),
+          workers: ids.length,
+        });
+      const late = await commitAll(members, gen, at);
+      const old = this.served;
+      this.served = cand;
+      this.servedId = id;
+      this.servedHeader = headerOf(cand.file);
+      this.snapshotId = ids[0];
+      unlinkServed(old); // every member has switched (or is gone): a worker started from now on opens `cand`
+      this.candidate = null;
+      this.damaged = null;
+      this.watchPath();
+      this.opts.changed?.(this.state, false);
+      if (this.opts.cluster) {
+        const lates = late.filter((l): l is number => l !== null);
+        this.opts.log?.({
+          level: 'info',
+          msg: 'snapshot served by every worker',
+          snapshot_id: ids[0],
+          workers: lates.length,
+          // 0 when every worker switched at the instant; else the latest one's delay (the skew between them)
+          skew_ms: Math.max(0, ...lates),
+        });
+      }
+      return true;
+    } finally {
+      this.swapping = null;
+      done();
+    }
+  }
+
+  private note(c: Omit<CandidateState, 'at'>): void {
+    this.candidate = { ...c, at: new Date(this.now()).toISOString() };
+    if (c.state === 'checking') return;
+    const serving =
+      this.damaged !== null
+        ? '; data requests get 503 (the served file was changed in place)'
+        : `; still serving ${this.snapshotId}`;
+    this.opts.log?.({
+      level: 'warn',
+      msg: c.state === 'missing' ? `snapshot file is missing${serving}` : `snapshot candidate refused${serving}`,
+      reason: c.reason,
+    });
+    this.opts.changed?.(this.state, c.state === 'refused');
+  }
+
+  close(): void {
+    this.closed = true;
+    clearInterval(this.timer);
+    this.watcher?.close();
+    this.watcher = null;
+    unlinkServed(this.served);
+  }
+}
