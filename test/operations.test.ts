@@ -160,6 +160,27 @@ describe('Prometheus metrics on their own listener', () => {
     }
   });
 
+  it('answers another method on /metrics 405 with Allow, HEAD without a body, and another path 404', async () => {
+    for (const method of ['POST', 'DELETE', 'PUT']) {
+      const r = await fetch(`${server.metricsUrl}/metrics`, { method });
+      assert.equal(r.status, 405, method);
+      assert.equal(r.headers.get('allow'), 'GET, HEAD');
+      assert.equal(await r.text(), `method ${method} not allowed on /metrics: use GET\n`);
+    }
+    const head = await fetch(`${server.metricsUrl}/metrics`, { method: 'HEAD' });
+    assert.equal(head.status, 200);
+    assert.equal(await head.text(), '');
+    for (const [method, path] of [
+      ['GET', '/'],
+      ['POST', '/'],
+      ['GET', '/metricsx'],
+    ]) {
+      const r = await fetch(`${server.metricsUrl}${path}`, { method });
+      assert.equal(r.status, 404, `${method} ${path}`);
+      assert.equal(await r.text(), 'not found: only /metrics is served here\n');
+    }
+  });
+
   it('is not served on the public port', async () => {
     const r = await server.get('/metrics', { key: issueKey(server.keysPath).key }); // the first key is used up
     assert.equal(r.status, 404);
