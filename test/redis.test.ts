@@ -44,7 +44,6 @@ let snapshot: string;
 /** deploy/haproxy.cfg with the frontend on 127.0.0.1:`lb` (no TLS), these replicas, and checks every 200 ms. */
 async function balancer(lb: number, replicas: string[]): Promise<Daemon> {
   let cfg = readFileSync(join(ROOT, 'deploy/haproxy.cfg'), 'utf8');
-  cfg = replaceIn(cfg, 'maxconn 20000', 'maxconn 2000');
   cfg = replaceIn(cfg, /bind :443 ssl .*/, `bind 127.0.0.1:${lb}`);
   cfg = replaceIn(cfg, 'bind :80', `bind 127.0.0.1:${await freePort()}`);
   cfg = replaceIn(cfg, /default-server check .*/, 'default-server check inter 200ms fall 1 rise 1 maxconn 500');
