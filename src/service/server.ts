@@ -96,6 +96,7 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   let snapshots!: SnapshotSource;
   let keys: KeyReader | null = null;
   let redis: RedisLink | null = null;
+  let keysPersistence: AppDeps['keysPersistence'];
   const metrics = createMetrics({
     snapshot: () => snapshots?.peek()?.meta ?? null,
     serving: () => snapshots?.peek() != null && snapshots.damaged === null,
@@ -119,11 +120,12 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     // Several replicas: keys and counters in Redis. Not reachable yet, the service starts and fails closed (503)
     // until it is, so replicas and Redis may start in any order.
     // Loaded only when Redis is used: the Redis client is a sixth of a start-up's module evaluation.
-    const [{ connectRedis }, { redisAdmission }] = await Promise.all([
+    const [{ connectRedis, watchPersistence }, { redisAdmission }] = await Promise.all([
       import('../access/redis.ts'),
       import('../access/redis-admission.ts'),
     ]);
     redis = connectRedis(config.REDIS_URL, { log: opts.log, name: 'nlr-api' });
+    keysPersistence = watchPersistence(redis, opts.log);
     const where = redactUrl(config.REDIS_URL);
     opts.log({ level: 'info', msg: 'API keys and rate limits in Redis', redis: where, prefix: config.REDIS_PREFIX });
     if (!(await redis.waitReady(2000)))
@@ -181,6 +183,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     metrics,
     lifecycle,
     keysReady: redis ? () => redis!.ready() : () => keys!.probe(),
+    keysShared: redis !== null,
+    keysPersistence,
   };
   const app = createApp(deps, serviceRoutes(deps));
   const servers: Server[] = [];
