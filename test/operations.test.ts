@@ -160,6 +160,23 @@ describe('Prometheus metrics on their own listener', () => {
     }
   });
 
+  it('says whether the key store file can be read (nlr_key_store_readable{store="file"}), 0 while it is gone', async () => {
+    assert.equal(sample(await scrape(), 'nlr_key_store_readable', { store: 'file' }), 1);
+    const away = `${server.keysPath}.away`;
+    renameSync(server.keysPath, away);
+    try {
+      assert.equal(sample(await scrape(), 'nlr_key_store_readable', { store: 'file' }), 0);
+    } finally {
+      renameSync(away, server.keysPath);
+    }
+    // A store that failed is read again after a second (KeyReader's retry), at the latest.
+    const deadline = Date.now() + 10_000;
+    while (sample(await scrape(), 'nlr_key_store_readable', { store: 'file' }) !== 1) {
+      assert.ok(Date.now() < deadline, 'readable again within 10 s');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  });
+
   it('answers another method on /metrics 405 with Allow, HEAD without a body, and another path 404', async () => {
     for (const method of ['POST', 'DELETE', 'PUT']) {
       const r = await fetch(`${server.metricsUrl}/metrics`, { method });

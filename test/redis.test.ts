@@ -88,6 +88,7 @@ describe('REDIS_URL: replicas share keys and limits', { skip: noRedis }, () => {
       AUTH_FAILURES_PER_MINUTE: String(A),
       TRUST_PROXY: '1',
       LOG_REQUESTS: '1',
+      METRICS_PORT: '0',
     };
     replicas = await Promise.all([0, 1, 2].map(() => startServer(env)));
   });
@@ -169,6 +170,11 @@ describe('REDIS_URL: replicas share keys and limits', { skip: noRedis }, () => {
     assert.equal(down.body.error.code, 'service_unavailable');
     assert.equal(down.headers['retry-after'], '1');
     assert.ok(Date.now() - t0 < 1000, `answered in ${Date.now() - t0} ms`);
+    const readable = async (r: TestServer) =>
+      /^nlr_key_store_readable\{store="redis"\} (\d)$/m.exec(
+        await (await fetch(`${r.metricsUrl}/metrics`)).text(),
+      )?.[1];
+    assert.equal(await readable(replicas[0]), '0', 'the metric says so');
     for (const r of replicas) {
       // Every replica shares Redis: none is unready for it (there would be nowhere to send the traffic).
       const ready = await get(`${r.url}/readyz`, null);
@@ -184,6 +190,7 @@ describe('REDIS_URL: replicas share keys and limits', { skip: noRedis }, () => {
     const everyReplicaReady = async () =>
       (await Promise.all(replicas.map((r) => get(`${r.url}/readyz`, null)))).every((x) => x.body.key_store === 'ok');
     await until('every replica reads Redis again', everyReplicaReady, 2000);
+    assert.equal(await readable(replicas[0]), '1');
     assert.ok(Date.now() - t0 <= 2000);
     for (const r of replicas) {
       const again = await get(`${r.url}/v1/owners?limit=1`, k.key);

@@ -11,6 +11,8 @@ export interface MetricsSources {
   serving?: () => boolean;
   /** Key-store reloads so far. */
   keyReloads: () => number;
+  /** Where the keys are (the file of KEYS_PATH, or Redis) and whether they can be read now; null before it exists. */
+  keyStore?: () => { store: 'file' | 'redis'; readable: boolean } | null;
   now?: () => number;
 }
 
@@ -105,6 +107,17 @@ export function createMetrics(src: MetricsSources): Metrics {
   // Both kinds from the start, at 0: a rate() over them has data before the first 429.
   for (const kind of ['key', 'address']) limited.inc({ kind }, 0);
   const unauthorized = new Counter({ name: 'nlr_unauthorized_total', help: '401 answers.', registers });
+  new Gauge({
+    name: 'nlr_key_store_readable',
+    help: 'Whether the key store can be read now (1) or keyed requests get 503 (0), by store: file (KEYS_PATH) or redis.',
+    labelNames: ['store'],
+    registers,
+    collect() {
+      this.reset();
+      const k = src.keyStore?.();
+      if (k) this.set({ store: k.store }, k.readable ? 1 : 0);
+    },
+  });
   new Counter({
     name: 'nlr_key_store_reloads_total',
     help: 'Times the key store was read into memory.',

@@ -101,6 +101,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     snapshot: () => snapshots?.peek()?.meta ?? null,
     serving: () => snapshots?.peek() != null && snapshots.damaged === null,
     keyReloads: () => keys?.reloads ?? 0,
+    keyStore: () =>
+      redis ? { store: 'redis', readable: redis.ready() } : keys ? { store: 'file', readable: keys.probe() } : null,
     now: opts.now,
   });
   const lifecycle: Lifecycle = { draining: false, inFlight: 0 };
