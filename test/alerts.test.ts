@@ -1,9 +1,10 @@
 // deploy/prometheus/alerts.yml: promtool accepts it and its unit tests (alerts.test.yml) pass, every alert has a case
-// that expects it, and every series the rules and the cases name is one the service exports: checked against the
-// /metrics of the real service (WORKERS=2 on METRICS_PORT, so the cluster's series and the worker label are there).
+// that expects it, and every series the rules, the cases and the Grafana dashboard (deploy/grafana) name is one the
+// service exports: checked against the /metrics of the real service (WORKERS=2 on METRICS_PORT, so the cluster's
+// series and the worker label are there). The dashboard's queries also pass promtool, as recording rules.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { buildTestSnapshot, issueKey, tempDir } from './helpers.ts';
@@ -13,6 +14,14 @@ import { ROOT } from './support.ts';
 const DIR = join(ROOT, 'deploy/prometheus');
 const rules = readFileSync(join(DIR, 'alerts.yml'), 'utf8');
 const cases = readFileSync(join(DIR, 'alerts.test.yml'), 'utf8');
+const dashboard = JSON.parse(readFileSync(join(ROOT, 'deploy/grafana/nl-rental-api.json'), 'utf8'));
+/** The dashboard's PromQL: each panel's targets and each templating query. */
+const dashboardQueries: string[] = [
+  ...dashboard.panels.flatMap((p: { targets: { expr: string }[] }) => p.targets.map((t) => t.expr)),
+  ...dashboard.templating.list
+    .filter((v: { type: string }) => v.type === 'query')
+    .map((v: { query: string }) => v.query),
+];
 
 /** Every series the rules and their cases name: kept explicit, so a new name is a visible change here. */
 const EXPECTED = [
@@ -63,6 +72,20 @@ describe('Prometheus alerting rules', { skip: missing('/usr/bin/promtool', 'prom
     assert.deepEqual([...new Set(inputSeries().map((s) => s.name))].sort(), EXPECTED);
   });
 
+  it("the Grafana dashboard's queries are PromQL that promtool accepts", () => {
+    const exprs = dashboardQueries.filter((q) => !q.startsWith('label_values('));
+    assert.ok(exprs.length >= 10);
+    // Grafana's variables as a query would have them: a rate interval and the regexes of "All".
+    const rules = exprs.map(
+      (q, i) =>
+        `      - record: dashboard:query_${i}\n        expr: ${JSON.stringify(q.replaceAll('$__rate_interval', '1m').replace(/\$(job|instance)\b/g, '.*'))}`,
+    );
+    const file = join(tempDir('dashboard-rules-'), 'queries.yml');
+    writeFileSync(file, `groups:\n  - name: dashboard\n    rules:\n${rules.join('\n')}\n`);
+    const check = spawnSync('/usr/bin/promtool', ['check', 'rules', file], { encoding: 'utf8' });
+    assert.equal(check.status, 0, check.stdout + check.stderr);
+  });
+
   it('name series, and labels, that a live /metrics of the service exports', async () => {
     const snapshot = (await buildTestSnapshot()).path;
     const keys = join(tempDir(), 'keys.db');
@@ -79,8 +102,10 @@ describe('Prometheus alerting rules', { skip: missing('/usr/bin/promtool', 'prom
       const text = await (await fetch(main.metricsUrl!)).text();
       const live = new Map<string, Set<string>>();
       for (const m of text.matchAll(/^# TYPE (\w+) /gm)) live.set(m[1], new Set());
-      for (const m of text.matchAll(/^(\w+)\{([^}]*)\} /gm))
-        for (const l of m[2].matchAll(/(\w+)="/g)) live.get(m[1])?.add(l[1]);
+      for (const m of text.matchAll(/^(\w+)\{([^}]*)\} /gm)) {
+        if (!live.has(m[1])) live.set(m[1], new Set()); // a histogram's _bucket, _sum, _count
+        for (const l of m[2].matchAll(/(\w+)="/g)) live.get(m[1])!.add(l[1]);
+      }
       for (const name of EXPECTED) {
         if (!live.has(name) && FROM_OTHER_BRANCHES.has(name)) {
           process.stderr.write(`alerts: ${name} is not exported yet (expected from another branch)\n`);
@@ -88,6 +113,10 @@ describe('Prometheus alerting rules', { skip: missing('/usr/bin/promtool', 'prom
         }
         assert.ok(live.has(name), `${name} is not in the service's /metrics`);
       }
+      const onDashboard = namesIn(dashboardQueries.join('\n'));
+      assert.ok(onDashboard.size >= 10, [...onDashboard].join(', '));
+      for (const name of onDashboard)
+        assert.ok(live.has(name) || FROM_OTHER_BRANCHES.has(name), `the dashboard's ${name} is not in /metrics`);
       for (const s of inputSeries()) {
         if (!live.has(s.name)) continue; // a series from another branch, reported above
         for (const label of s.labels)
