@@ -367,14 +367,19 @@ describe('REDIS_URL: a snapshot rollout under load, one replica killed', { skip 
 
 describe('REDIS_URL: what Redis persists', { skip: noRedis }, () => {
   /** A replica on a fresh redis-server with this persistence: its /readyz once checked, and its warnings. */
-  async function replicaOn(persistence: 'none' | 'aof' | 'rdb') {
+  async function replicaOn(persistence: 'none' | 'aof' | 'rdb', opts: { noConfig?: boolean } = {}) {
     const own = await startRedis(await freePort(), PASSWORD, undefined, persistence);
+    let url = `redis://:${PASSWORD}@127.0.0.1:${own.port}`;
+    if (opts.noConfig) {
+      // An ACL user that may do everything but CONFIG, as a managed Redis often has it.
+      const admin = connectRedis(url, { name: 'test' });
+      assert.ok(await admin.waitReady(5000));
+      await admin.redis.call('ACL', 'SETUSER', 'api', 'on', `>${PASSWORD}`, '~*', '+@all', '-config');
+      await admin.close();
+      url = `redis://api:${PASSWORD}@127.0.0.1:${own.port}`;
+    }
     snapshot ??= (await buildTestSnapshot()).path;
-    const replica = await startServer({
-      SNAPSHOT_PATH: snapshot,
-      REDIS_URL: `redis://:${PASSWORD}@127.0.0.1:${own.port}`,
-      CURSOR_SECRET: SECRET,
-    });
+    const replica = await startServer({ SNAPSHOT_PATH: snapshot, REDIS_URL: url, CURSOR_SECRET: SECRET });
     try {
       const ready = await until('the persistence check', async () => {
         const r = await get(`${replica.url}/readyz`, null);
@@ -405,6 +410,15 @@ describe('REDIS_URL: what Redis persists', { skip: noRedis }, () => {
     assert.equal(ready.body.key_store_persistence, 'rdb');
     assert.equal(warned.length, 1);
     assert.deepEqual(ready.body.warnings, [warned[0].msg]);
+  });
+
+  it('says it cannot tell where CONFIG GET is refused and appendonly is off', async () => {
+    const { ready, warned } = await replicaOn('none', { noConfig: true });
+    assert.equal(ready.status, 200);
+    assert.equal(ready.body.key_store, 'ok', 'the user may do what the service needs');
+    assert.equal(ready.body.key_store_persistence, 'unknown');
+    assert.equal(warned.length, 1);
+    assert.match(String(warned[0].msg), /refuses CONFIG GET save/);
   });
 
   it('says nothing when Redis has appendonly yes', async () => {
