@@ -140,6 +140,13 @@ describe('WORKERS=2: supervision, metrics, signals', () => {
       );
     assert.match(text, /^nlr_cluster_workers 2$/m);
     assert.match(text, /^nlr_cluster_worker_restarts_total 0$/m);
+    // The primary's listener answers like a single process's: 405 with Allow for another method, 404 elsewhere.
+    const post = await fetch(`${main.metricsUrl}`, { method: 'POST' });
+    assert.equal(post.status, 405);
+    assert.equal(post.headers.get('allow'), 'GET, HEAD');
+    const root = await fetch(new URL('/', main.metricsUrl));
+    assert.equal(root.status, 404);
+    assert.equal(await root.text(), 'not found: only /metrics is served here\n');
   });
 
   it('starts another worker when one is killed, and the other loses no request meanwhile', async () => {

@@ -160,6 +160,44 @@ describe('Prometheus metrics on their own listener', () => {
     }
   });
 
+  it('says whether the key store file can be read (nlr_key_store_readable{store="file"}), 0 while it is gone', async () => {
+    assert.equal(sample(await scrape(), 'nlr_key_store_readable', { store: 'file' }), 1);
+    const away = `${server.keysPath}.away`;
+    renameSync(server.keysPath, away);
+    try {
+      assert.equal(sample(await scrape(), 'nlr_key_store_readable', { store: 'file' }), 0);
+    } finally {
+      renameSync(away, server.keysPath);
+    }
+    // A store that failed is read again after a second (KeyReader's retry), at the latest.
+    const deadline = Date.now() + 10_000;
+    while (sample(await scrape(), 'nlr_key_store_readable', { store: 'file' }) !== 1) {
+      assert.ok(Date.now() < deadline, 'readable again within 10 s');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  });
+
+  it('answers another method on /metrics 405 with Allow, HEAD without a body, and another path 404', async () => {
+    for (const method of ['POST', 'DELETE', 'PUT']) {
+      const r = await fetch(`${server.metricsUrl}/metrics`, { method });
+      assert.equal(r.status, 405, method);
+      assert.equal(r.headers.get('allow'), 'GET, HEAD');
+      assert.equal(await r.text(), `method ${method} not allowed on /metrics: use GET\n`);
+    }
+    const head = await fetch(`${server.metricsUrl}/metrics`, { method: 'HEAD' });
+    assert.equal(head.status, 200);
+    assert.equal(await head.text(), '');
+    for (const [method, path] of [
+      ['GET', '/'],
+      ['POST', '/'],
+      ['GET', '/metricsx'],
+    ]) {
+      const r = await fetch(`${server.metricsUrl}${path}`, { method });
+      assert.equal(r.status, 404, `${method} ${path}`);
+      assert.equal(await r.text(), 'not found: only /metrics is served here\n');
+    }
+  });
+
   it('is not served on the public port', async () => {
     const r = await server.get('/metrics', { key: issueKey(server.keysPath).key }); // the first key is used up
     assert.equal(r.status, 404);

@@ -202,10 +202,19 @@ async function daemon(argv: string[], port: number, dir: string): Promise<Daemon
   };
 }
 
-/** Debian's redis-server on 127.0.0.1:port without persistence of its own, its files in `dir`, with a password. */
-export const startRedis = (port: number, password: string, dir = tempDir('redis-test-')) =>
+/**
+ * Debian's redis-server on 127.0.0.1:port, its files in `dir`, with a password; without persistence of its own
+ * unless asked: 'aof' (appendonly yes), 'rdb' (a save point).
+ */
+export const startRedis = (
+  port: number,
+  password: string,
+  dir = tempDir('redis-test-'),
+  persistence: 'none' | 'aof' | 'rdb' = 'none',
+) =>
   daemon(
-    ['/usr/bin/redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'].concat(
+    ['/usr/bin/redis-server', '--port', String(port), '--bind', '127.0.0.1'].concat(
+      ['--save', persistence === 'rdb' ? '3600 1' : '', '--appendonly', persistence === 'aof' ? 'yes' : 'no'],
       ['--dir', dir, '--daemonize', 'no', '--logfile', '', '--requirepass', password],
     ),
     port,

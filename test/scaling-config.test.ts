@@ -1,22 +1,21 @@
 // The settings and deploy files for several replicas: REDIS_URL is validated and never echoed, the shipped
 // deploy/haproxy.cfg passes haproxy -c, the Kubernetes Deployment's grace period covers its drain.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig, redactUrl } from '../src/config.ts';
 import { tempDir } from './helpers.ts';
-import { missing, replaceIn } from './replicas.ts';
+import { listeningOn, missing, replaceIn } from './replicas.ts';
+import { freePort } from './sea-nginx.ts';
 import { ROOT } from './support.ts';
 
 const PASSWORD = 'redis-pw-7f3a9c';
 
 describe('deploy files for replicas', () => {
-  it('haproxy.cfg is valid as shipped (with a certificate at its path)', {
-    skip: missing('/usr/sbin/haproxy', 'haproxy'),
-  }, () => {
-    const dir = tempDir('haproxy-check-');
+  /** A self-signed certificate and key in one PEM file, as HAProxy's crt wants it. */
+  function certificate(dir: string): string {
     const pem = join(dir, 'api.pem');
     const gen = spawnSync(
       'sh',
@@ -27,11 +26,49 @@ describe('deploy files for replicas', () => {
       { encoding: 'utf8' },
     );
     assert.equal(gen.status, 0, gen.stderr);
+    return pem;
+  }
+
+  it('haproxy.cfg is valid as shipped (with a certificate at its path)', {
+    skip: missing('/usr/sbin/haproxy', 'haproxy'),
+  }, () => {
+    const dir = tempDir('haproxy-check-');
     const cfg = join(dir, 'haproxy.cfg');
+    const pem = certificate(dir);
     writeFileSync(cfg, replaceIn(readFileSync(join(ROOT, 'deploy/haproxy.cfg'), 'utf8'), /crt \S+/, `crt ${pem}`));
     const r = spawnSync('/usr/sbin/haproxy', ['-c', '-f', cfg], { encoding: 'utf8' });
     assert.equal(r.status, 0, r.stdout + r.stderr);
     assert.doesNotMatch(r.stdout + r.stderr, /WARNING/);
+  });
+
+  it('haproxy.cfg starts with its maxconn under a file descriptor limit of 16384', {
+    skip: missing('/usr/sbin/haproxy', 'haproxy'),
+  }, async () => {
+    const dir = tempDir('haproxy-start-');
+    const [https, http] = [await freePort(), await freePort()];
+    let text = readFileSync(join(ROOT, 'deploy/haproxy.cfg'), 'utf8');
+    text = replaceIn(text, /bind :443 ssl crt \S+/, `bind 127.0.0.1:${https} ssl crt ${certificate(dir)}`);
+    text = replaceIn(text, 'bind :80', `bind 127.0.0.1:${http}`);
+    text = replaceIn(text, /server api(\d) \S+/g, 'server api$1 127.0.0.1:9'); // nothing listens: checks fail, fine
+    const cfg = join(dir, 'haproxy.cfg');
+    writeFileSync(cfg, text);
+    // `ulimit -n` lowers the soft and the hard limit: HAProxy cannot raise its own past it.
+    const child = spawn('sh', ['-c', `ulimit -n 16384 && exec /usr/sbin/haproxy -db -f ${cfg}`], { cwd: dir });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      await Promise.race([
+        listeningOn(https, 10_000),
+        exited.then((code) => assert.fail(`haproxy exited (${code}): ${output}`)),
+      ]);
+      await listeningOn(http, 5000);
+      assert.doesNotMatch(output, /ALERT|FD limit/);
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
   });
 
   it('the Kubernetes Deployment drains within its grace period and probes /readyz and /livez', () => {

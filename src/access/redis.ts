@@ -93,3 +93,50 @@ export function connectRedis(url: string, opts: { log?: Log; name: string; comma
   };
   return link;
 }
+
+/** What Redis keeps across its restart: an append-only file, snapshots (save points) only, nothing, or unknown. */
+export type Persistence = 'aof' | 'rdb' | 'none' | 'unknown';
+
+const PERSISTENCE_WARNINGS: Record<Persistence, string | null> = {
+  aof: null,
+  rdb: 'redis keeps snapshots only (appendonly no): keys issued since its last save are lost if it stops unexpectedly; set appendonly yes',
+  none: 'redis persists nothing (appendonly no, no save points): every API key is lost when it restarts (clients then get 401); set appendonly yes',
+  unknown:
+    'redis has appendonly off and refuses CONFIG GET save: whether it keeps the API keys across a restart is unknown; set appendonly yes',
+};
+
+/** Asks Redis what it persists: INFO persistence (aof_enabled), then CONFIG GET save where that is allowed. */
+export async function redisPersistence(redis: Redis): Promise<Persistence> {
+  const info = await redis.info('persistence');
+  if (/^aof_enabled:1\r?$/m.test(info)) return 'aof';
+  try {
+    const [, save] = (await redis.config('GET', 'save')) as string[];
+    if (save === undefined) return 'unknown'; // a managed Redis that hides the setting
+    return save.trim() === '' ? 'none' : 'rdb';
+  } catch {
+    return 'unknown'; // CONFIG refused by an ACL, or renamed away
+  }
+}
+
+/**
+ * Checks what Redis persists on every (re)connection, warns in the log when it is not an append-only file (once per
+ * change), and keeps the answer for /readyz. A check that fails (Redis went away again) keeps the last answer.
+ */
+export function watchPersistence(
+  link: RedisLink,
+  log?: Log,
+): () => { persistence: Persistence | null; warning: string | null } {
+  let persistence: Persistence | null = null;
+  const check = () =>
+    redisPersistence(link.redis).then(
+      (p) => {
+        const warning = PERSISTENCE_WARNINGS[p];
+        if (p !== persistence && warning !== null) log?.({ level: 'warn', msg: warning, persistence: p });
+        persistence = p;
+      },
+      () => {},
+    );
+  link.redis.on('ready', check);
+  if (link.redis.status === 'ready') void check();
+  return () => ({ persistence, warning: persistence === null ? null : PERSISTENCE_WARNINGS[persistence] });
+}

@@ -13,6 +13,8 @@ export interface MetricsSources {
   pathRefused?: () => boolean;
   /** Key-store reloads so far. */
   keyReloads: () => number;
+  /** Where the keys are (the file of KEYS_PATH, or Redis) and whether they can be read now; null before it exists. */
+  keyStore?: () => { store: 'file' | 'redis'; readable: boolean } | null;
   now?: () => number;
 }
 
@@ -115,6 +117,17 @@ export function createMetrics(src: MetricsSources): Metrics {
   // Both kinds from the start, at 0: a rate() over them has data before the first 429.
   for (const kind of ['key', 'address']) limited.inc({ kind }, 0);
   const unauthorized = new Counter({ name: 'nlr_unauthorized_total', help: '401 answers.', registers });
+  new Gauge({
+    name: 'nlr_key_store_readable',
+    help: 'Whether the key store can be read now (1) or keyed requests get 503 (0), by store: file (KEYS_PATH) or redis.',
+    labelNames: ['store'],
+    registers,
+    collect() {
+      this.reset();
+      const k = src.keyStore?.();
+      if (k) this.set({ store: k.store }, k.readable ? 1 : 0);
+    },
+  });
   new Counter({
     name: 'nlr_key_store_reloads_total',
     help: 'Times the key store was read into memory.',
@@ -141,16 +154,21 @@ export function createMetrics(src: MetricsSources): Metrics {
   return { registry, request, inFlight, swaps, refused, limited, unauthorized };
 }
 
-/** The metrics listener: GET /metrics in the Prometheus text format, nothing else (a registry, or a cluster's merge). */
+/**
+ * The metrics listener: GET (or HEAD) /metrics in the Prometheus text format, nothing else (a registry, or a
+ * cluster's merge). Another method on /metrics is a 405 naming the methods; another path a 404 naming the one path.
+ */
 export function serveMetrics(registry: Pick<Registry, 'metrics' | 'contentType'>): Server {
   return createServer((req, res) => {
-    if (req.method !== 'GET' || req.url?.split('?')[0] !== '/metrics') {
-      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found: GET /metrics\n');
-      return;
-    }
+    const text = (status: number, body: string, headers: Record<string, string> = {}) =>
+      res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', ...headers }).end(body);
+    if (req.url?.split('?')[0] !== '/metrics') return text(404, 'not found: only /metrics is served here\n');
+    const head = req.method === 'HEAD';
+    if (req.method !== 'GET' && !head)
+      return text(405, `method ${req.method} not allowed on /metrics: use GET\n`, { Allow: 'GET, HEAD' });
     registry.metrics().then(
-      (text) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(text),
-      (e) => res.writeHead(500, { 'Content-Type': 'text/plain' }).end(`metrics failed: ${(e as Error).message}\n`),
+      (body) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(head ? undefined : body),
+      (e) => text(500, `metrics failed: ${(e as Error).message}\n`),
     );
   });
 }

@@ -76,6 +76,13 @@ export interface AppDeps {
   lifecycle?: Lifecycle;
   /** Whether the key store can be read now (for /readyz). */
   keysReady?: () => boolean;
+  /**
+   * The key store is shared by every replica (Redis): /readyz reports it unavailable but stays 200, since every
+   * replica would be out and there is nowhere to send the traffic; keyed requests fail closed (503) meanwhile.
+   */
+  keysShared?: boolean;
+  /** What the shared key store persists ('aof', 'rdb', 'none', 'unknown'; null before it was asked), and a warning. */
+  keysPersistence?: () => { persistence: string | null; warning: string | null };
 }
 
 export interface Lifecycle {

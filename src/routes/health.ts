@@ -11,12 +11,14 @@ export function readiness(deps: AppDeps, now = Date.now()) {
   const keys = deps.keysReady ? deps.keysReady() : true;
   const draining = deps.lifecycle?.draining === true;
   const damaged = deps.snapshots.damaged !== null;
+  const persisted = deps.keysPersistence?.();
   // The first reason not to take traffic, in this order.
   const reasons: [boolean, string][] = [
     [draining, 'draining'],
     [!snap, 'no_snapshot'],
     [damaged, 'snapshot_damaged'],
-    [!keys, 'key_store_unavailable'],
+    // A shared key store (Redis) down makes no replica unready: it is in the body, and keyed requests answer 503.
+    [!keys && deps.keysShared !== true, 'key_store_unavailable'],
   ];
   const status = reasons.find(([holds]) => holds)?.[1] ?? 'ready';
   return {
@@ -31,11 +33,13 @@ export function readiness(deps: AppDeps, now = Date.now()) {
       : null,
     ...(damaged ? { damaged: deps.snapshots.damaged } : {}),
     key_store: keys ? 'ok' : 'unavailable',
+    ...(persisted ? { key_store_persistence: persisted.persistence } : {}),
     candidate: deps.snapshots.candidate,
     // Served on regardless (a restarted worker starts on the served snapshot): a new start would read this file.
     path_refused: deps.snapshots.pathRefused
       ? `the file at SNAPSHOT_PATH was ${deps.snapshots.candidate?.state === 'missing' ? 'missing' : 'refused'} (${deps.snapshots.candidate?.reason}); the snapshot above goes on serving, but a new start of the service would fail on this file`
       : null,
+    ...(persisted?.warning ? { warnings: [persisted.warning] } : {}),
   };
 }
 
@@ -63,7 +67,7 @@ export const routes = (deps: AppDeps) => [
     query: v.strictObject({}),
     item: { type: 'object' },
     summary:
-      'Ready for traffic (for a load balancer): a valid snapshot is open, the key store is readable, not draining',
+      'Ready for traffic (for a load balancer): a valid snapshot is open, its own key store file is readable, not draining',
     handle: ({ res }) => {
       const r = readiness(deps);
       noStore(res, r.status === 'ready' ? 200 : 503, r);

@@ -98,11 +98,14 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
   let snapshots!: SnapshotSource;
   let keys: KeyReader | null = null;
   let redis: RedisLink | null = null;
+  let keysPersistence: AppDeps['keysPersistence'];
   const metrics = createMetrics({
     snapshot: () => snapshots?.peek()?.meta ?? null,
     serving: () => snapshots?.peek() != null && snapshots.damaged === null,
     pathRefused: () => snapshots?.pathRefused === true,
     keyReloads: () => keys?.reloads ?? 0,
+    keyStore: () =>
+      redis ? { store: 'redis', readable: redis.ready() } : keys ? { store: 'file', readable: keys.probe() } : null,
     now: opts.now,
   });
   const lifecycle: Lifecycle = { draining: false, inFlight: 0 };
@@ -123,11 +126,12 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     // Several replicas: keys and counters in Redis. Not reachable yet, the service starts and fails closed (503)
     // until it is, so replicas and Redis may start in any order.
     // Loaded only when Redis is used: the Redis client is a sixth of a start-up's module evaluation.
-    const [{ connectRedis }, { redisAdmission }] = await Promise.all([
+    const [{ connectRedis, watchPersistence }, { redisAdmission }] = await Promise.all([
       import('../access/redis.ts'),
       import('../access/redis-admission.ts'),
     ]);
     redis = connectRedis(config.REDIS_URL, { log: opts.log, name: 'nlr-api' });
+    keysPersistence = watchPersistence(redis, opts.log);
     const where = redactUrl(config.REDIS_URL);
     opts.log({ level: 'info', msg: 'API keys and rate limits in Redis', redis: where, prefix: config.REDIS_PREFIX });
     if (!(await redis.waitReady(2000)))
@@ -185,6 +189,8 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
     metrics,
     lifecycle,
     keysReady: redis ? () => redis!.ready() : () => keys!.probe(),
+    keysShared: redis !== null,
+    keysPersistence,
   };
   const app = createApp(deps, serviceRoutes(deps));
   const servers: Server[] = [];
