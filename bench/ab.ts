@@ -94,7 +94,10 @@ const ids = db.prepare('SELECT id FROM listings WHERE rid % ? = 1 LIMIT ?').pluc
 db.close();
 const L = '/v1/listings';
 const byId = (suffix: string) => ids.map((id) => `${L}/${encodeURIComponent(id)}${suffix}`);
-const list: { name: string; first?: string; paths?: string[] }[] = [
+/** A small table's first pages: each locale and a few page sizes (each walk then follows its cursors). */
+const small = (path: string) =>
+  ['en', 'nl', 'de'].flatMap((locale) => [5, 20, 50].map((limit) => `${path}?locale=${locale}&limit=${limit}`));
+const list: { name: string; first?: string; firsts?: string[]; paths?: string[] }[] = [
   { name: 'listing detail', paths: byId('') },
   { name: 'similar', paths: byId('/similar') },
   { name: 'search (no filter)', first: L },
@@ -106,6 +109,22 @@ const list: { name: string; first?: string; paths?: string[] }[] = [
   { name: 'search min_rooms=5', first: `${L}?min_rooms=5` },
   { name: 'search q common (bright)', first: `${L}?q=bright` },
   { name: 'stats city', paths: cities.slice(0, pages).map((c) => `${L}/stats?location_id=${c}`) },
+  // Filter sets the column scan answers with a residual condition or two (narrowFor in src/listings/scan-loops.ts).
+  {
+    name: 'stats multi-filter',
+    paths: Array.from(
+      { length: pages },
+      (_, i) => `${L}/stats?furnishing=FURNISHED&min_rooms=${1 + (i % 4)}&max_price=${700 + 10 * i}`,
+    ),
+  },
+  { name: 'search multi-filter', first: `${L}?furnishing=FURNISHED&min_rooms=3&max_price=1500` },
+  { name: 'search q common + type', first: `${L}?q=bright&property_type=apartment&min_rooms=2` },
+  // The small tables' searches: items kept as JSON text (owners, platforms, internet plans, locations) and rows
+  // mapped per request (glossary, articles, insurance providers), in each locale and a few page sizes.
+  ...['owners', 'platforms', 'internet/plans', 'locations', 'glossary', 'articles', 'insurance/providers'].map((r) => ({
+    name: `search ${r}`,
+    firsts: small(`/v1/${r}`),
+  })),
 ];
 const only = a.only?.split(',').map((s) => s.toLowerCase());
 const chosen = only ? list.filter((s) => only.some((o) => s.name.toLowerCase().includes(o))) : list;
@@ -163,7 +182,7 @@ console.log(
   `${pad('scenario', 30)} ${lpad('requests', 8)} ${lpad('old µs', 7)} ${lpad('new µs', 7)} ${lpad('Δ µs', 6)}  rounds old | new`,
 );
 for (const s of chosen) {
-  const paths = s.paths ?? (await walk(s.first!));
+  const paths = s.paths ?? (s.firsts ? (await Promise.all(s.firsts.map(walk))).flat() : await walk(s.first!));
   const differ: string[] = [];
   for (const p of paths.slice(0, 20)) {
     const [o, n] = await Promise.all(servers.map((v) => fetch(v.url + p, { headers: auth }).then((r) => r.text())));

@@ -28,16 +28,16 @@ export const str = (min: number, max: number) => {
     const n = codePoints(s);
     return n >= min && n <= max;
   }, message);
-  return v.pipe(v.string(), Object.assign(rule, { [LENGTH]: { min, max } }));
+  // A marked copy: valibot's schema and action objects are not to be changed.
+  return v.pipe(v.string(), { ...rule, [LENGTH]: { min, max } });
 };
-/** Marks integer parameters: their raw value must be written as an integer (see validateQuery). */
-export const INTEGER = Symbol('integer parameter');
-/** Every way an integer parameter can be wrong (not a number, not whole, out of range) gets its whole rule. */
+/**
+ * Every way an integer parameter can be wrong (not a number, not whole, out of range) gets its whole rule. Its
+ * raw value must be written as an integer: validateQuery knows it by valibot's integer rule in the pipe.
+ */
 export const int = (min: number, max: number) => {
   const rule = `must be an integer from ${min} to ${max}`;
-  return Object.assign(v.pipe(v.number(rule), v.integer(rule), v.minValue(min, rule), v.maxValue(max, rule)), {
-    [INTEGER]: true,
-  });
+  return v.pipe(v.number(rule), v.integer(rule), v.minValue(min, rule), v.maxValue(max, rule));
 };
 export const num = (min: number, max: number) => {
   const rule = `must be a number from ${min} to ${max}`;
@@ -65,7 +65,7 @@ export interface ParamDoc {
 export const DOC = Symbol('parameter documentation');
 /**
  * The schema of a query parameter with its documentation attached: a shallow copy, so a shared piece (q,
- * locale) can carry another text per endpoint; validation is the same, symbols such as INTEGER included.
+ * locale) can carry another text per endpoint; validation is the same.
  */
 export const documented = <S extends v.GenericSchema>(schema: S, description: string, example: string | number): S =>
   ({ ...schema, [DOC]: { description, example } satisfies ParamDoc }) as S;

@@ -2,7 +2,7 @@
 import * as v from 'valibot';
 import { redactKeys } from '../access/key-format.ts';
 import { badRequest } from './errors.ts';
-import { codePoints, entriesOf, INTEGER, type QuerySchema } from './params.ts';
+import { codePoints, entriesOf, type QuerySchema } from './params.ts';
 
 /** Bounds on the raw query before any parsing: a request cannot make us do unbounded work. */
 const MAX_QUERY_LENGTH = 8192;
@@ -67,20 +67,20 @@ export const printable = (s: string) => {
 /** How a parameter's raw value is converted: integers and numbers are parsed, everything else stays text. */
 type Kind = 'integer' | 'number' | 'text';
 const kinds = new WeakMap<v.GenericSchema, Kind>();
+/**
+ * Read through valibot's public API (unwrap, isOfType, a schema's type and pipe): a number schema, under any
+ * optional, is an integer parameter when its pipe has valibot's integer rule (int() in ./params.ts).
+ */
 function kindOf(s: v.GenericSchema): Kind {
   let kind = kinds.get(s);
   if (kind === undefined) {
-    let cur = s as v.GenericSchema & { wrapped?: v.GenericSchema; [INTEGER]?: true };
-    while (cur.wrapped) cur = cur.wrapped as typeof cur;
-    kind = cur[INTEGER] ? 'integer' : baseType(cur) === 'number' ? 'number' : 'text';
+    let cur = s;
+    while (v.isOfType('optional', cur)) cur = v.unwrap(cur as v.OptionalSchema<v.GenericSchema, unknown>);
+    const pipe: readonly { type: string }[] = 'pipe' in cur ? (cur as v.SchemaWithPipe<[v.GenericSchema]>).pipe : [];
+    kind = cur.type !== 'number' ? 'text' : pipe.some((a) => v.isOfType('integer', a)) ? 'integer' : 'number';
     kinds.set(s, kind);
   }
   return kind;
-}
-function baseType(s: v.GenericSchema): string {
-  let cur = s as v.GenericSchema & { wrapped?: v.GenericSchema; pipe?: v.GenericSchema[] };
-  while (cur.wrapped || (cur.pipe && cur.type !== cur.pipe[0]?.type)) cur = (cur.wrapped ?? cur.pipe![0]) as typeof cur;
-  return cur.type;
 }
 
 /** A decimal number as written by people: digits on at least one side of the point (5, 5.5, .5, 5.), an exponent. */
@@ -118,7 +118,7 @@ export function validateQuery<S extends QuerySchema>(schema: S, raw: Record<stri
   const result = v.safeParse(schema, input);
   if (result.success) return result.output;
   const issue = result.issues[0];
-  const key = issue.path?.map((p: { key: unknown }) => String(p.key)).join('.') ?? '';
+  const key = v.getDotPath(issue) ?? '';
   if (raw[key] === undefined && Object.hasOwn(entries, key)) throw badRequest(`Parameter "${key}" is required.`);
   const got = raw[key] !== undefined ? ` (got "${printable(raw[key])}")` : '';
   throw badRequest(`Parameter "${key}" ${issue.message}${got}.`);

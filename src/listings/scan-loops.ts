@@ -1,4 +1,4 @@
-// The column scan's inner loops: branchless row collectors, word-wise AND, stats accumulation, a narrow() per filter shape.
+// The column scan's inner loops: branchless row collectors, word-wise AND, stats accumulation, narrow() of a filter shape.
 
 const NONE = 0xffffffff;
 export const BUCKET_BITS = 10; // price ranks are counted in buckets of 1,024 listings for the median
@@ -37,7 +37,7 @@ export interface Pred {
   bits: Uint8Array | null;
   /** Which conditions are present, one bit each in CONDITIONS order. */
   shape: number;
-  /** The generated narrow() of the conditions the primary loop does not apply (null: none). */
+  /** narrow() of the conditions the primary loop does not apply (null: none). */
   narrow: Narrow | null;
 }
 
@@ -160,45 +160,67 @@ export function accumulate(
   acc[2] += sum;
 }
 
-/**
- * The conditions of a filter set, each as a JavaScript expression over row `i` that is 1 or 0, with the
- * locals it reads (hoisted out of the loop). Branchless, as above.
- */
-const CONDITIONS: { expr: string; locals: string }[] = [
-  { expr: '+(loc[i] === locCode)', locals: 'loc = p.loc, locCode = p.locCode' },
-  { expr: '+(owner[i] === ownerCode)', locals: 'owner = c.owner_id, ownerCode = p.owner' },
-  { expr: '+(type[i] === typeCode)', locals: 'type = c.property_type, typeCode = p.type' },
-  { expr: '+(furn[i] === furnCode)', locals: 'furn = c.furnishing, furnCode = p.furn' },
-  { expr: '(+(price[i] >= pLo) & +(price[i] <= pHi))', locals: 'price = c.price, pLo = p.pLo, pHi = p.pHi' },
-  { expr: '(+(size[i] >= sLo) & +(size[i] <= sHi))', locals: 'size = c.size, sLo = p.sLo, sHi = p.sHi' },
-  { expr: '+(rooms[i] >= rLo)', locals: 'rooms = c.rooms, rLo = p.rLo' },
-  { expr: '((bits[i >> 3] >> (i & 7)) & 1)', locals: 'bits = p.bits' },
-];
 export const BIT = { loc: 1, owner: 2, type: 4, furn: 8, price: 16, size: 32, rooms: 64, q: 128 } as const;
 
 /** narrow(c, p, cand, k): keeps the candidates passing every condition of the shape; returns how many. */
 type Narrow = (c: Columns, p: Pred, cand: Uint32Array, k: number) => number;
 
 /**
- * One function per shape (which conditions: at most 256), generated on first use, with all
- * its conditions in one loop: one pass over the candidates for all residual conditions (a pass per
- * condition costs 2-3 times as much at 751k listings). The source is put together only from the constant
- * table above; filter values reach the functions as arguments.
+ * All the shape's conditions in one loop: one pass over the candidates for all residual conditions (a pass per
+ * condition costs 2-3 times as much at 751k listings). A condition the shape lacks is skipped by a test that is
+ * the same for every row; the others are branchless, as above.
  */
-const narrows = new Map<number, Narrow>();
 export function narrowFor(shape: number): Narrow {
-  let f = narrows.get(shape);
-  if (f) return f;
-  const used = CONDITIONS.filter((_, b) => shape & (1 << b));
-  const test = used.map((x) => x.expr).join(' & ');
-  const locals = used.map((x) => x.locals).join(', ');
-  f = new Function(
-    'c',
-    'p',
-    'cand',
-    'k',
-    `'use strict'; const ${locals}; let m = 0; for (let j = 0; j < k; j++) { const i = cand[j]; cand[m] = i; m += ${test}; } return m;`,
-  ) as Narrow;
-  narrows.set(shape, f);
-  return f;
+  const hasLoc = (shape & BIT.loc) !== 0,
+    hasOwner = (shape & BIT.owner) !== 0,
+    hasType = (shape & BIT.type) !== 0,
+    hasFurn = (shape & BIT.furn) !== 0,
+    hasPrice = (shape & BIT.price) !== 0,
+    hasSize = (shape & BIT.size) !== 0,
+    hasRooms = (shape & BIT.rooms) !== 0,
+    hasBits = (shape & BIT.q) !== 0;
+  return (c, p, cand, k) => {
+    // Local copies: the loop reads no closure slot per row.
+    const useLoc = hasLoc,
+      useOwner = hasOwner,
+      useType = hasType,
+      useFurn = hasFurn,
+      usePrice = hasPrice,
+      useSize = hasSize,
+      useRooms = hasRooms,
+      useBits = hasBits;
+    const loc = p.loc!,
+      locCode = p.locCode,
+      owner = c.owner_id,
+      ownerCode = p.owner,
+      type = c.property_type,
+      typeCode = p.type,
+      furn = c.furnishing,
+      furnCode = p.furn,
+      price = c.price,
+      pLo = p.pLo,
+      pHi = p.pHi,
+      size = c.size,
+      sLo = p.sLo,
+      sHi = p.sHi,
+      rooms = c.rooms,
+      rLo = p.rLo,
+      bits = p.bits!;
+    let m = 0;
+    for (let j = 0; j < k; j++) {
+      const i = cand[j];
+      cand[m] = i;
+      let ok = 1;
+      if (useLoc) ok &= +(loc[i] === locCode);
+      if (useOwner) ok &= +(owner[i] === ownerCode);
+      if (useType) ok &= +(type[i] === typeCode);
+      if (useFurn) ok &= +(furn[i] === furnCode);
+      if (usePrice) ok &= +(price[i] >= pLo) & +(price[i] <= pHi);
+      if (useSize) ok &= +(size[i] >= sLo) & +(size[i] <= sHi);
+      if (useRooms) ok &= +(rooms[i] >= rLo);
+      if (useBits) ok &= (bits[i >> 3] >> (i & 7)) & 1;
+      m += ok;
+    }
+    return m;
+  };
 }

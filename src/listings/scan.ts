@@ -239,7 +239,7 @@ export class ListingScan {
    * Calls `cb(rows, k)` with the matching rows (rows[0..k), ascending) of each chunk of rows >= from,
    * in row order, until it returns true. Works a chunk of rows at a time: the primary condition (the
    * most selective by the planner's estimates) collects candidate rows from its column, then the
-   * shape's generated narrow() applies all the other conditions in one pass over the candidates.
+   * shape's narrow() applies all the other conditions in one pass over the candidates.
    */
   private each(
     p: Pred,

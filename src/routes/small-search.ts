@@ -160,12 +160,17 @@ function itemTexts(
 }
 
 /**
- * Rows as plain objects, keys in column order (as better-sqlite3 makes them), built by one function per statement
- * from its raw arrays: better-sqlite3 sets each property of each row through the V8 API, which took about as long
- * as the query itself on a page of owners. The source is put together from the statement's own column names.
+ * Rows as plain objects, keys in column order (as better-sqlite3 makes them), from the statement's raw arrays:
+ * better-sqlite3 sets each property of each row through the V8 API, which took about as long as the query itself
+ * on a page of owners.
  */
 function rowObject(columns: string[]): (values: unknown[]) => Record<string, unknown> {
   const last = new Map(columns.map((c, i) => [c, i])); // a name given twice: its last value, at its first place
-  const fields = [...last.keys()].map((c) => `${JSON.stringify(c)}: r[${last.get(c)}]`);
-  return new Function('r', `return { ${fields.join(', ')} };`) as (values: unknown[]) => Record<string, unknown>;
+  const names = [...last.keys()];
+  const at = names.map((c) => last.get(c)!);
+  return (r) => {
+    const o: Record<string, unknown> = {};
+    for (let k = 0; k < names.length; k++) o[names[k]] = r[at[k]];
+    return o;
+  };
 }
