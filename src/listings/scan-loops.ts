@@ -1,6 +1,27 @@
 // The column scan's inner loops: branchless row collectors, word-wise AND, stats accumulation, narrow() of a filter shape.
 
 const NONE = 0xffffffff;
+
+/** Which filter the primary loop runs over: the planner's estimate of rows per filter (lower is better). */
+export interface ScanStats {
+  count: number;
+  min: number | null;
+  max: number | null;
+  average: number | null;
+  median: number | null;
+}
+
+export type PrimaryHint =
+  | 'fts'
+  | 'location_id'
+  | 'owner_id'
+  | 'property_type'
+  | 'furnishing'
+  | 'price'
+  | 'size'
+  | 'rooms'
+  | null;
+
 export const BUCKET_BITS = 10; // price ranks are counted in buckets of 1,024 listings for the median
 
 export interface Columns {

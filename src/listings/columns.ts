@@ -1,0 +1,43 @@
+// The listing filter columns, read once from the snapshot into typed arrays (see ListingScan).
+import type { Database } from 'better-sqlite3';
+import type { Columns } from './scan-loops.ts';
+
+/** Every filter column of listing_columns, copied into fresh (aligned) typed arrays. */
+export function loadColumns(db: Database): Columns {
+  const get = db.prepare('SELECT data FROM listing_columns WHERE name = ?').pluck();
+  // Copy into fresh (aligned) buffers: a Buffer from SQLite may start at any byte offset.
+  const f64 = (name: string) => {
+    const b = get.get(name) as Buffer;
+    const a = new Float64Array(b.byteLength / 8);
+    new Uint8Array(a.buffer).set(b);
+    return a;
+  };
+  const u16 = (name: string) => {
+    const b = get.get(name) as Buffer;
+    const a = new Uint16Array(b.byteLength / 2);
+    new Uint8Array(a.buffer).set(b);
+    return a;
+  };
+  const u32 = (name: string) => {
+    const b = get.get(name) as Buffer;
+    const a = new Uint32Array(b.byteLength / 4);
+    new Uint8Array(a.buffer).set(b);
+    return a;
+  };
+  const price = f64('price_eur');
+  return {
+    n: price.length,
+    price,
+    size: f64('size_m2'),
+    rooms: f64('rooms'),
+    city_id: u16('city_id'),
+    province_id: u16('province_id'),
+    neighbourhood_id: u16('neighbourhood_id'),
+    property_type: u16('property_type'),
+    furnishing: u16('furnishing'),
+    owner_id: u32('owner_id'),
+    order: u32('price_order'),
+    rank: u32('price_rank'),
+    sizeOrder: u32('size_order'),
+  };
+}

@@ -1,0 +1,84 @@
+// Row sets of the column scan: the rows matching a predicate as a bitmap, from cached per-value and per-range bitmaps.
+import { eqBits, RangeBins, wordCount } from './bits.ts';
+import { BIT, type Columns, type Pred } from './scan-loops.ts';
+
+/** The bitmaps of one snapshot's columns, built on first use and kept (see each method for how many). */
+export class RowSets {
+  constructor(private readonly c: Columns) {}
+
+  /**
+   * The rows matching every condition, as a bitmap (valid until the next call): an equality is a
+   * cached per-value bitmap, a range the difference of two cumulative bin bitmaps plus a row test in
+   * the bins it cuts through, q its term bitmap; they are ANDed a word (32 rows) at a time.
+   */
+  rowSet(p: Pred, c: Columns): Uint32Array {
+    const W = wordCount(c.n);
+    const res = (this.resBuf ??= new Uint32Array(W));
+    const tmp = (this.tmpBuf ??= new Uint32Array(W));
+    let first = true;
+    const and = (src: Uint32Array) => {
+      if (first) res.set(src);
+      else for (let w = 0; w < W; w++) res[w] &= src[w];
+      first = false;
+    };
+    if (p.loc) and(this.eqWords(p.loc, p.locCode, c.n));
+    if (p.owner) and(this.eqWords(c.owner_id, p.owner, c.n));
+    if (p.type) and(this.eqWords(c.property_type, p.type, c.n));
+    if (p.furn) and(this.eqWords(c.furnishing, p.furn, c.n));
+    if (p.shape & BIT.price) {
+      this.rangeBins(c.price, c.n).select(p.pLo, p.pHi, tmp);
+      and(tmp);
+    }
+    if (p.shape & BIT.size) {
+      this.rangeBins(c.size, c.n).select(p.sLo, p.sHi, tmp);
+      and(tmp);
+    }
+    if (p.shape & BIT.rooms) {
+      this.rangeBins(c.rooms, c.n).select(p.rLo, Infinity, tmp);
+      and(tmp);
+    }
+    if (p.bits) {
+      tmp.fill(0);
+      new Uint8Array(tmp.buffer).set(p.bits);
+      and(tmp);
+    }
+    if (first) res.fill(-1);
+    return res;
+  }
+  private resBuf: Uint32Array | null = null;
+  private tmpBuf: Uint32Array | null = null;
+
+  /** Per-value bitmaps of the equality columns, built on first use (one pass) and kept for the 48 most recently used. */
+  private eqWords(arr: Uint16Array | Uint32Array, code: number, n: number): Uint32Array {
+    const key = `${this.columnId(arr)}:${code}`;
+    let bits = this.eqCache.get(key);
+    if (bits)
+      this.eqCache.delete(key); // re-inserted below: most recently used last
+    else {
+      bits = eqBits(arr, code, n);
+      if (this.eqCache.size >= 48) this.eqCache.delete(this.eqCache.keys().next().value!); // ~94 KB each at 751k listings
+    }
+    this.eqCache.set(key, bits);
+    return bits;
+  }
+  private readonly eqCache = new Map<string, Uint32Array>();
+  private columnId(arr: Uint16Array | Uint32Array): number {
+    let id = this.columnIds.get(arr);
+    if (id === undefined) this.columnIds.set(arr, (id = this.columnIds.size));
+    return id;
+  }
+  private readonly columnIds = new Map<Uint16Array | Uint32Array, number>();
+
+  /** Cumulative bin bitmaps of a range column, built on first use (~3 MB a column at 751k listings). */
+  private rangeBins(values: Float64Array, n: number): RangeBins {
+    const c = this.c;
+    let bins = this.binsCache.get(values);
+    if (!bins)
+      this.binsCache.set(
+        values,
+        (bins = new RangeBins(values, n, values === c.price ? c.order : values === c.size ? c.sizeOrder : null)),
+      );
+    return bins;
+  }
+  private readonly binsCache = new Map<Float64Array, RangeBins>();
+}
