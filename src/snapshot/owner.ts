@@ -1,10 +1,9 @@
 // The one owner of a service's snapshot: watches SNAPSHOT_PATH, checks each candidate once, and has every serving
 // process (its members) prepare it and then switch to it at one instant, or drop it.
 import { type FSWatcher, watch } from 'node:fs';
-import { fileProblem, walModeProblem } from './file.ts';
+import { checkedCandidate, Refusal } from './candidate.ts';
 import { commitAll, dropAll, type Member, prepareAll, SWITCH_LEAD_MS } from './members.ts';
-import { quickCheck } from './quick-check.ts';
-import { headerOf, identity, linkServed, type ServedFile, sameFile, sizeOf, unlinkServed } from './served-file.ts';
+import { headerOf, identity, type ServedFile, sameFile, sizeOf, unlinkServed } from './served-file.ts';
 
 /** What became of the last replacement file that was looked at (for /readyz and the logs). */
 export interface CandidateState {
@@ -37,8 +36,6 @@ export interface OwnerOptions {
   /** Said once per member switch round (for the single process: nothing). */
   cluster?: boolean;
 }
-
-class Refusal extends Error {}
 
 const LOOK_AGAIN = '(look again)';
 
@@ -191,20 +188,7 @@ export class SnapshotOwner {
   private async verifyAndSwap(id: string): Promise<boolean> {
     let cand: (ServedFile & { why?: string }) | null = null;
     try {
-      const problem = fileProblem(this.path);
-      if (problem !== null) throw new Refusal(`cannot open snapshot ${this.path}: ${problem}`);
-      try {
-        cand = linkServed(this.path); // the inode checked is the inode served, whatever the path names later
-      } catch (e) {
-        throw new Refusal(`cannot open snapshot ${this.path}: ${(e as Error).message}`);
-      }
-      if (!cand.linked) this.degraded(cand);
-      if (!sameFile(identity(cand.file), id)) throw new Refusal(`${this.path} changed while it was checked`);
-      const wal = walModeProblem(cand.file, this.path);
-      if (wal !== null) throw new Refusal(wal);
-      const damage = await quickCheck(cand.file, this.opts.nativeBinding);
-      if (damage !== null) throw new Refusal(`${this.path} fails quick_check: ${damage}`);
-      if (identity(cand.file) !== id) throw new Refusal(`${this.path} changed while it was checked`);
+      cand = await checkedCandidate(this.path, id, this.opts.nativeBinding, (c) => this.degraded(c));
       if (this.isServedBuild(id)) {
         unlinkServed(cand);
         this.servedId = id;
