@@ -1,6 +1,7 @@
 // The snapshot being served: opened read-only and verified; a replacement file is verified before it is swapped in.
 import { type FSWatcher, statSync, watch } from 'node:fs';
 import Database from 'better-sqlite3';
+import { commandLine } from '../../snapshot-format/commands.ts';
 import { aboutTheFile, SCHEMA_VERSION } from '../../snapshot-format/schema.ts';
 import { SnapshotUnavailable } from '../errors.ts';
 import { fileProblem, readHead, walModeProblem } from './file.ts';
@@ -100,7 +101,7 @@ function open(path: string, preparers: Set<Preparer<unknown>>, nativeBinding?: s
     const m = Object.fromEntries(rows.map((r) => [r.key, r.value]));
     if (Number(m.schema_version) !== SCHEMA_VERSION) {
       throw new SnapshotError(
-        `${path} has schema version ${m.schema_version ?? 'none'}; this server reads version ${SCHEMA_VERSION}. Rebuild it with npm run build-snapshot.`,
+        `${path} has schema version ${m.schema_version ?? 'none'}; this server reads version ${SCHEMA_VERSION}. Rebuild it with ${commandLine('build-snapshot')}.`,
       );
     }
     const meta: SnapshotMeta = {
