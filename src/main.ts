@@ -90,7 +90,7 @@ async function createDevKey(config: Config): Promise<{ id: string; key: string }
       });
       return null;
     }
-    const k = await store.create({ name: 'local development key (made by npm start)' });
+    const k = await store.create({ name: 'local development key (made by the server at start-up)' });
     log({ level: 'info', msg: 'created a local development key (printed once on stderr)', key_id: k.id });
     return k;
   } catch (e) {

@@ -115,6 +115,83 @@ describe('single executable', () => {
     }
   });
 
+  it('runs every operator command with no node on PATH: builds the sample, inspects and diffs it, makes a key, serves', async () => {
+    // PATH holds the executable and nothing else: no node, npm or compiler can be found.
+    const bin = join(exe, '..');
+    const work = tempDir();
+    const bare = { ...env, PATH: bin, KEYS_PATH: join(work, 'keys.db'), DEV_KEY: '1' };
+    const found = spawnSync('/bin/sh', ['-c', 'for t in node npm npx tsx cc gcc; do command -v $t; done'], { env: bare });
+    assert.equal(found.stdout.toString(), '', 'nothing but the executable on PATH');
+    const run = (...args: string[]) => spawnSync(SEA_NAME, args, { cwd: work, env: bare, encoding: 'utf8' });
+    const ok = (...args: string[]) => {
+      const r = run(...args);
+      assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
+      return r;
+    };
+
+    assert.match(ok('help').stdout, /^Usage: nl-rental-api \[command\]/);
+    assert.match(ok('version').stdout, /^nl-rental-api \d+\.\d+\.\d+ \(node v20\./);
+    const unknown = run('frobnicate');
+    assert.equal(unknown.status, 2);
+    assert.match(unknown.stderr, /unknown command "frobnicate"/);
+
+    // The compiler, its workers included, from the executable: the same snapshot as the repository's compiler.
+    const sample = ok('build-snapshot', '--source', join(ROOT, 'data'), '--out', 'sample.db');
+    assert.match(sample.stderr, /build-snapshot: OK snap_\w+ → sample\.db/);
+    const basic = ok('build-snapshot', '--source', join(FIXTURES, 'basic'), '--out', 'basic.db');
+    const { result } = await buildTestSnapshot();
+    assert.match(basic.stderr, new RegExp(`OK ${result.snapshotId} `), 'the id the in-process compiler gives');
+    const badArgs = run('build-snapshot', '--sauce');
+    assert.equal(badArgs.status, 2);
+    assert.match(badArgs.stderr, /usage: nl-rental-api build-snapshot \[--source DIR/);
+    const badData = run('build-snapshot', '--source', join(work, 'nowhere'), '--out', 'x.db');
+    assert.equal(badData.status, 1, badData.stderr);
+
+    const inspect = JSON.parse(ok('snapshot', 'inspect', 'sample.db', '--json').stdout);
+    assert.equal(inspect.ok, true);
+    assert.match(ok('snapshot', 'inspect', 'sample.db').stdout, /quick_check\s+ok/);
+    const diff = JSON.parse(ok('snapshot', 'diff', 'basic.db', 'sample.db', '--json').stdout);
+    assert.ok(
+      diff.resources.some((r: { added: { count: number } }) => r.added.count > 0),
+      JSON.stringify(diff.resources),
+    );
+    assert.equal(run('snapshot', 'inspect', 'missing.db').status, 1);
+    const snapshotUsage = run('snapshot');
+    assert.equal(snapshotUsage.status, 2);
+    assert.match(snapshotUsage.stderr, /Usage: nl-rental-api snapshot <command>/);
+
+    // Every message that names a command names this executable's.
+    const noStore = run('keys', 'list');
+    assert.equal(noStore.status, 1);
+    assert.match(noStore.stderr, /create a key first: nl-rental-api keys create --name NAME\)/);
+    const keysUsage = run('keys', 'disable');
+    assert.equal(keysUsage.status, 2);
+    assert.match(keysUsage.stderr, /e\.g\. nl-rental-api keys disable key_X+\n\nUsage: nl-rental-api keys <command>/);
+    for (const r of [noStore, keysUsage, snapshotUsage, badArgs]) assert.doesNotMatch(r.stderr, /npm/);
+
+    // Served with WORKERS=1 and an empty key store: the development key's banner names the executable's command.
+    const server = await startExe(exe, { ...bare, SNAPSHOT_PATH: join(work, 'sample.db'), WORKERS: '1' });
+    try {
+      const made = ok('keys', 'create', '--name', 'made by the executable');
+      const { key: made_key } = JSON.parse(made.stdout);
+      const res = await fetch(`${server.url}/v1/listings?limit=1`, {
+        headers: { Authorization: `Bearer ${made_key}` },
+      });
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('x-snapshot-id'), inspect.snapshot_id);
+      assert.equal((await fetch(`${server.url}/readyz`)).status, 200);
+    } finally {
+      const { code, stderr } = await server.stop();
+      assert.equal(code, 0, stderr);
+      assert.match(stderr, /Manage keys with nl-rental-api keys list \| disable key_\w+ \| revoke key_\w+\./);
+      assert.doesNotMatch(stderr, /npm/);
+    }
+    assert.deepEqual(
+      JSON.parse(`[${ok('keys', 'list').stdout.trim().split('\n').join(',')}]`).map((k: { name: string }) => k.name),
+      ['local development key (made by the server at start-up)', 'made by the executable'],
+    );
+  });
+
   it('answers over HTTPS behind deploy/nginx.conf, which sets X-Forwarded-Proto and X-Forwarded-For', {
     // Under CI a missing nginx or openssl is a failure (.ci/run installs them), not a skip.
     skip:
