@@ -15,7 +15,8 @@ import { ADDON_ASSET } from './sea-addon.ts';
 
 export const SEA_NAME = 'nl-rental-api';
 const ROOT = resolve(import.meta.dirname, '..');
-const ADDON = join(ROOT, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node');
+/** better-sqlite3's addon, carried by the executable. */
+export const ADDON = join(ROOT, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node');
 const SWAGGER = join(ROOT, 'node_modules/swagger-ui-dist');
 const FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 // How better-sqlite3 (lib/database.js) finds its default addon: node_modules beside the script, via `bindings`.

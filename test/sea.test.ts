@@ -16,9 +16,11 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
-import { buildSea, SEA_NAME } from '../scripts/sea.ts';
+import { IMAGE_EXE, IMAGE_UID, prepareRootfs } from '../scripts/rootfs.ts';
+import { ADDON, buildSea, SEA_NAME } from '../scripts/sea.ts';
 import { addonFile } from '../scripts/sea-addon.ts';
 import { buildTestSnapshot, FIXTURES, issueKey, tempDir } from './helpers.ts';
+import { missing } from './replicas.ts';
 import { freePort, httpsGet, startNginx } from './sea-nginx.ts';
 
 const ROOT = join(FIXTURES, '..', '..');
@@ -48,16 +50,24 @@ async function startExe(exe: string, env: Record<string, string>) {
   return { child: child as ChildProcess, url, stop };
 }
 
+let built: Promise<string> | undefined;
+/** The executable, built once per run, alone in its own folder (whose parents have no node_modules either). */
+function theExecutable(): Promise<string> {
+  built ??= buildSea(tempDir()).then((made) => {
+    const exe = join(tempDir(), SEA_NAME);
+    copyFileSync(made, exe);
+    return exe;
+  });
+  return built;
+}
+
 describe('single executable', () => {
   let exe: string;
   let env: Record<string, string>;
   let key: string;
   let keyId: string;
   before(async () => {
-    // Its own folder holds the executable and nothing else; the parents have no node_modules either.
-    const dir = tempDir();
-    exe = join(dir, SEA_NAME);
-    copyFileSync(await buildSea(tempDir()), exe);
+    exe = await theExecutable();
     const { path: snapshot } = await buildTestSnapshot();
     const keysPath = join(tempDir(), 'keys.db');
     ({ key, id: keyId } = issueKey(keysPath, { name: 'sea test' }));
@@ -120,7 +130,9 @@ describe('single executable', () => {
     const bin = join(exe, '..');
     const work = tempDir();
     const bare = { ...env, PATH: bin, KEYS_PATH: join(work, 'keys.db'), DEV_KEY: '1' };
-    const found = spawnSync('/bin/sh', ['-c', 'for t in node npm npx tsx cc gcc; do command -v $t; done'], { env: bare });
+    const found = spawnSync('/bin/sh', ['-c', 'for t in node npm npx tsx cc gcc; do command -v $t; done'], {
+      env: bare,
+    });
     assert.equal(found.stdout.toString(), '', 'nothing but the executable on PATH');
     const run = (...args: string[]) => spawnSync(SEA_NAME, args, { cwd: work, env: bare, encoding: 'utf8' });
     const ok = (...args: string[]) => {
@@ -218,6 +230,97 @@ describe('single executable', () => {
     } finally {
       await nginx.stop();
       await server.stop();
+    }
+  });
+});
+
+describe('the image: deploy/Containerfile', () => {
+  // Under CI a missing podman or buildah is a failure (.ci/run installs them), not a skip.
+  const skip = missing('/usr/bin/podman', 'podman') ?? missing('/usr/bin/buildah', 'buildah');
+
+  it('builds FROM scratch offline from the root file system of the bundle, makes a key and serves it as its user', {
+    skip: skip ?? false,
+  }, async () => {
+    const context = tempDir();
+    const libs = prepareRootfs(join(context, 'rootfs'), await theExecutable(), [ADDON]);
+    assert.ok(libs.some((l) => /\/libc\.so\.6$/.test(l)) && libs.some((l) => /\/libstdc\+\+\.so\.6$/.test(l)));
+    // Storage of this test only (vfs: no kernel overlay needed), removed with its folder.
+    const store = tempDir();
+    const global = ['--root', join(store, 'root'), '--runroot', join(store, 'run'), '--storage-driver', 'vfs'];
+    const tool = (bin: string, args: string[]) => {
+      const r = spawnSync(bin, [...global, ...args], { encoding: 'utf8' });
+      assert.equal(r.status, 0, `${bin} ${args.join(' ')}: ${r.stderr}`);
+      return r.stdout.trim();
+    };
+    tool('podman', [
+      'build',
+      '--pull=never',
+      '-f',
+      join(ROOT, 'deploy/Containerfile'),
+      '-t',
+      'nl-rental-api:test',
+      context,
+    ]);
+    const container = tool('buildah', ['from', '--pull-never', 'nl-rental-api:test']);
+    const snapshots = tempDir();
+    copyFileSync((await buildTestSnapshot()).path, join(snapshots, 'snapshot.db'));
+    chmodSync(snapshots, 0o755); // readable by the image's user (10001)
+    chmodSync(join(snapshots, 'snapshot.db'), 0o644);
+    const keys = tempDir();
+    chmodSync(keys, 0o777); // the image's user (10001) writes the key store here
+    // `podman run` cannot set its limits in this sandbox; buildah's chroot isolation runs the image's command,
+    // user and environment the same way, on the host's network.
+    const run = (opts: string[], args: string[]) => [
+      ...global,
+      'run',
+      '--isolation',
+      'chroot',
+      '-v',
+      `${snapshots}:/srv/snapshots:ro`,
+      '-v',
+      `${keys}:/var/lib/nl-rental-api`,
+      ...opts,
+      container,
+      '--',
+      IMAGE_EXE,
+      ...args,
+    ];
+    try {
+      const made = spawnSync('buildah', run([], ['keys', 'create', '--name', 'image']), { encoding: 'utf8' });
+      assert.equal(made.status, 0, made.stderr);
+      const { key } = JSON.parse(made.stdout);
+      assert.equal(statSync(join(keys, 'keys.db')).uid, IMAGE_UID, 'the image runs as its own user, not root');
+
+      const port = await freePort();
+      const env = ['-e', 'HOST=127.0.0.1', '-e', `PORT=${port}`, '-e', 'WORKERS=1', '-e', 'LOG_REQUESTS=0'];
+      const server = spawn('buildah', run(env, ['serve']), { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      server.stdout.on('data', (d) => (out += d));
+      server.stderr.on('data', (d) => (err += d));
+      const exited = new Promise<number | null>((resolve) => server.on('exit', resolve));
+      try {
+        const pid = await new Promise<number>((resolve, reject) => {
+          server.stdout.on('data', () => {
+            const m = /"msg":"listening".*"pid":(\d+)/.exec(out);
+            if (m) resolve(Number(m[1]));
+          });
+          void exited.then((code) => reject(new Error(`exited ${code}: ${err}`)));
+          setTimeout(() => reject(new Error(`no listening line in 30 s: ${out}${err}`)), 30_000).unref();
+        });
+        const url = `http://127.0.0.1:${port}`;
+        assert.equal((await fetch(`${url}/readyz`)).status, 200);
+        const res = await fetch(`${url}/v1/listings?limit=1`, { headers: { Authorization: `Bearer ${key}` } });
+        assert.equal(res.status, 200);
+        assert.equal((await fetch(`${url}/v1/listings?limit=1`)).status, 401);
+        process.kill(pid, 'SIGTERM'); // the server itself: buildah does not pass signals on
+        assert.equal(await exited, 0, err);
+      } finally {
+        server.kill('SIGKILL');
+      }
+    } finally {
+      spawnSync('buildah', [...global, 'rm', container]);
+      spawnSync('podman', [...global, 'rmi', '-f', 'nl-rental-api:test']);
     }
   });
 });
