@@ -1,4 +1,4 @@
-// npm run bundle: esbuild → dist/ — the server, the compiler and the key command as plain ESM files, plus the
+// npm run bundle: esbuild → dist/ — the server, the compiler, the key and snapshot commands as plain ESM files, plus the
 // compiler's worker and schema, and a package.json naming the dependencies that are not inside: better-sqlite3
 // (a native addon) and swagger-ui-dist (the docs page's files), which `npm install --omit=dev` in the folder
 // installs on the host. And dist/nl-rental-api: every operator command as one executable for this platform,
@@ -26,7 +26,7 @@ const outdir = process.argv[2] ?? 'dist'; // npm run bundle [-- OUTDIR]
 // store) is refused rather than emptied. What `npm install` made in it from the bundle's package.json is
 // kept as it is.
 const OWN =
-  /^(server\.mjs|build-snapshot\.mjs|keys\.mjs|listings-worker\.js|schema\.sql|package\.json)(\.map)?$|^nl-rental-api$|^rootfs$/;
+  /^(server\.mjs|build-snapshot\.mjs|keys\.mjs|snapshot\.mjs|listings-worker\.js|schema\.sql|package\.json)(\.map)?$|^nl-rental-api$|^rootfs$/;
 const INSTALLED = new Set(['node_modules', 'package-lock.json']);
 if (existsSync(outdir) && !statSync(outdir).isDirectory()) {
   console.error(`bundle: ${outdir} exists and is not a folder; choose an empty or new folder`);
@@ -47,7 +47,12 @@ mkdirSync(outdir, { recursive: true });
 // beside the file that runs.
 await build({
   ...common,
-  entryPoints: { server: 'src/main.ts', 'build-snapshot': 'build-snapshot/main.ts', keys: 'src/cli/keys.ts' },
+  entryPoints: {
+    server: 'src/main.ts',
+    'build-snapshot': 'build-snapshot/main.ts',
+    keys: 'src/cli/keys.ts',
+    snapshot: 'src/cli/snapshot.ts',
+  },
   outdir,
   outExtension: { '.js': '.mjs' },
 });
@@ -76,7 +81,7 @@ writeFileSync(
   )}\n`,
 );
 console.log(
-  `${outdir}/: server.mjs, build-snapshot.mjs, keys.mjs, listings-worker.js, schema.sql, package.json (better-sqlite3 ${sqlite}, swagger-ui-dist ${versionOf('swagger-ui-dist')})`,
+  `${outdir}/: server.mjs, build-snapshot.mjs, keys.mjs, snapshot.mjs, listings-worker.js, schema.sql, package.json (better-sqlite3 ${sqlite}, swagger-ui-dist ${versionOf('swagger-ui-dist')})`,
 );
 // A better-sqlite3 installed there earlier, at another version, would be the one the bundle loads.
 const installed = join(outdir, 'node_modules', 'better-sqlite3', 'package.json');

@@ -1,6 +1,8 @@
-// The single executable (scripts/sea.ts, made by npm run bundle) serves on its own: copied to an empty folder,
-// with no node_modules anywhere near and no NODE_PATH, it loads better-sqlite3's addon from itself. And the
-// deployment files in deploy/: the systemd unit passes systemd-analyze, the nginx config terminates TLS for it.
+// The single executable (scripts/sea.ts, made by npm run bundle) runs every operator command on its own: copied to
+// an empty folder, with no node_modules anywhere near, no NODE_PATH and nothing else on PATH, it builds, inspects
+// and diffs snapshots, makes keys and serves, loading better-sqlite3's addon from itself. And the deployment files
+// in deploy/: the image (Containerfile) builds offline and serves, the systemd unit passes systemd-analyze, the
+// nginx config terminates TLS for it.
 
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
@@ -19,6 +21,7 @@ import { before, describe, it } from 'node:test';
 import { IMAGE_EXE, IMAGE_UID, prepareRootfs } from '../scripts/rootfs.ts';
 import { ADDON, buildSea, SEA_NAME } from '../scripts/sea.ts';
 import { addonFile } from '../scripts/sea-addon.ts';
+import { commandLine } from '../snapshot-format/commands.ts';
 import { buildTestSnapshot, FIXTURES, issueKey, tempDir } from './helpers.ts';
 import { missing } from './replicas.ts';
 import { freePort, httpsGet, startNginx } from './sea-nginx.ts';
@@ -336,6 +339,23 @@ describe('deploy/nl-rental-api.service', () => {
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.stderr, '', 'systemd-analyze ignores what it cannot parse, with a warning');
     assert.doesNotMatch(text, /^MemoryDenyWriteExecute=yes/m, "V8's JIT writes executable memory");
+  });
+});
+
+describe('command names', () => {
+  it('name the npm script in the repository and the subcommand in the executable', () => {
+    assert.equal(commandLine('keys', 'list', { sea: false }), 'npm run keys -- list');
+    assert.equal(
+      commandLine('keys', 'create --name N', { sea: false, quiet: true }),
+      'npm run -s keys -- create --name N',
+    );
+    assert.equal(commandLine('build-snapshot', '', { sea: false }), 'npm run build-snapshot');
+    assert.equal(
+      commandLine('keys', 'create --name N', { sea: true, quiet: true }),
+      'nl-rental-api keys create --name N',
+    );
+    assert.equal(commandLine('snapshot', 'inspect FILE', { sea: true }), 'nl-rental-api snapshot inspect FILE');
+    assert.equal(commandLine('build-snapshot'), 'npm run build-snapshot', 'tests run in the repository');
   });
 });
 
