@@ -25,6 +25,7 @@ const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
 const speed = speedCheck();
 console.log(`machine speed check: ${speed.toFixed(0)} ms (lower is faster); load ${load()}`);
 
+mkdirSync(join(CACHE, 'sea'), { recursive: true });
 const exe = await buildSea(join(CACHE, 'sea'));
 const size = statSync(exe).size;
 console.log(`${exe}: ${(size / 2 ** 20).toFixed(1)} MiB`);
