@@ -1,13 +1,15 @@
-// CLI: npm run build-snapshot -- [--source DIR] [--out FILE]. Exit 0 on success, 1 on bad data, 2 on bad arguments.
+// CLI: npm run build-snapshot -- [--source DIR] [--out FILE] (nl-rental-api build-snapshot … in the single executable,
+// which runs this module as it is). Exit 0 on success, 1 on bad data, 2 on bad arguments.
 import { parseCliArgs } from '../snapshot-format/cli-args.ts';
+import { commandLine } from '../snapshot-format/commands.ts';
 import { buildSnapshot } from './compile.ts';
 import { FullTextBuilder } from './fts-worker.ts';
 import { hasReplaced, removeTemp, stopBuilds, tempPathFor } from './output.ts';
 
 // `npm run build-snapshot` and `npm run bench:build` set MALLOC_ARENA_MAX=2 (see the README): glibc reads it
 // only at process start, so it is the launcher's to set.
-const usage = 'usage: npm run build-snapshot -- [--source DIR (default data)] [--out FILE (default data/snapshot.db)]';
-let args;
+const usage = `usage: ${commandLine('build-snapshot', '[--source DIR (default data)] [--out FILE (default data/snapshot.db)]')}`;
+let args: { source?: string; out?: string; help?: boolean };
 try {
   args = parseCliArgs({
     options: {
@@ -74,28 +76,34 @@ const waitForSignal = () =>
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 const shown = (line: string) => line.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
-let result;
-try {
-  result = await buildSnapshot({ source: args.source!, out: args.out! });
-  if (interrupted) await waitForSignal();
-} catch (e) {
-  if (interrupted) await waitForSignal();
-  removeTemp(tempPathFor(args.out!));
-  console.error(shown(`build-snapshot: FAILED: ${(e as Error).message}; ${args.out} was not changed`));
-  process.exit(1);
-}
-for (const w of result.warnings) console.error(shown(w));
-if (!result.ok) {
-  for (const p of result.problems) console.error(shown(p));
-  const n = result.problemCount ?? result.problems.length;
-  console.error(
-    `build-snapshot: FAILED with ${n} problem${n === 1 ? '' : 's'} after ${result.seconds.toFixed(1)}s; ${args.out} was not changed`,
-  );
-  process.exit(1);
-}
-const counts = Object.entries(result.counts!)
-  .map(([k, c]) => `${k} ${c.stored}/${c.read}`)
-  .join(', ');
-console.error(
-  `build-snapshot: OK ${result.snapshotId} → ${args.out} (${(result.bytes! / 1048576).toFixed(1)} MiB) in ${result.seconds.toFixed(1)}s; stored/valid: ${counts}; peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`,
+// No top-level await: the single executable bundles this module as CommonJS (scripts/sea.ts).
+void buildSnapshot({ source: args.source!, out: args.out! }).then(
+  async (result) => {
+    if (interrupted) await waitForSignal();
+    report(result);
+  },
+  async (e) => {
+    if (interrupted) await waitForSignal();
+    removeTemp(tempPathFor(args.out!));
+    console.error(shown(`build-snapshot: FAILED: ${(e as Error).message}; ${args.out} was not changed`));
+    process.exit(1);
+  },
 );
+
+function report(result: Awaited<ReturnType<typeof buildSnapshot>>) {
+  for (const w of result.warnings) console.error(shown(w));
+  if (!result.ok) {
+    for (const p of result.problems) console.error(shown(p));
+    const n = result.problemCount ?? result.problems.length;
+    console.error(
+      `build-snapshot: FAILED with ${n} problem${n === 1 ? '' : 's'} after ${result.seconds.toFixed(1)}s; ${args.out} was not changed`,
+    );
+    process.exit(1);
+  }
+  const counts = Object.entries(result.counts!)
+    .map(([k, c]) => `${k} ${c.stored}/${c.read}`)
+    .join(', ');
+  console.error(
+    `build-snapshot: OK ${result.snapshotId} → ${args.out} (${(result.bytes! / 1048576).toFixed(1)} MiB) in ${result.seconds.toFixed(1)}s; stored/valid: ${counts}; peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`,
+  );
+}

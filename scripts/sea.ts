@@ -1,18 +1,22 @@
-// The single executable (npm run bundle): this machine's node binary with a SEA blob holding the server and
-// the key command (scripts/sea-main.ts, bundled as CommonJS), better-sqlite3's addon and the docs page's files.
-// Nothing else is needed on the host: no node, no node_modules, no compiler.
+// The single executable (npm run bundle): this machine's node binary with a SEA blob holding every operator
+// command (scripts/sea-main.ts, bundled as CommonJS), the compiler's worker script and schema.sql,
+// better-sqlite3's addon and the docs page's files. Nothing else is needed on the host: no node, no
+// node_modules, no compiler.
 
 import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { build, type Plugin } from 'esbuild';
+import { type BuildOptions, build, type Plugin } from 'esbuild';
+import { WORKER_ASSET } from '../build-snapshot/workers.ts';
+import { SCHEMA_ASSET } from '../snapshot-format/schema.ts';
 import { DOCS_ASSET_FILES } from '../src/openapi/docs.ts';
 import { ADDON_ASSET } from './sea-addon.ts';
 
 export const SEA_NAME = 'nl-rental-api';
 const ROOT = resolve(import.meta.dirname, '..');
-const ADDON = join(ROOT, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node');
+/** better-sqlite3's addon, carried by the executable. */
+export const ADDON = join(ROOT, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node');
 const SWAGGER = join(ROOT, 'node_modules/swagger-ui-dist');
 const FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 // How better-sqlite3 (lib/database.js) finds its default addon: node_modules beside the script, via `bindings`.
@@ -48,24 +52,34 @@ export async function buildSea(outdir: string, opts: { codeCache?: boolean } = {
   const exe = join(outdir, SEA_NAME);
   try {
     const main = join(work, 'main.cjs');
+    const worker = join(work, 'worker.cjs');
     const version = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version as string;
-    await build({
+    const common: BuildOptions = {
       absWorkingDir: ROOT,
-      entryPoints: ['scripts/sea-main.ts'],
-      outfile: main,
       bundle: true,
       platform: 'node',
       format: 'cjs', // Node 20 runs a SEA's main script as CommonJS, with require() for built-in modules only
       target: 'node20',
       minify: true,
       legalComments: 'none',
-      define: { SEA_VERSION: JSON.stringify(version) },
       plugins: [addonFromSea],
-      // import.meta.url is read only outside a single executable (docs.ts: the package's files on disk)
+      // import.meta.url is read only outside a single executable (docs.ts, schema.ts, workers.ts: files on disk)
       logOverride: { 'empty-import-meta': 'silent' },
       logLevel: 'warning',
+    };
+    await build({
+      ...common,
+      entryPoints: ['scripts/sea-main.ts'],
+      outfile: main,
+      define: { SEA_VERSION: JSON.stringify(version) },
     });
-    const assets: Record<string, string> = { [ADDON_ASSET]: ADDON };
+    // The compiler's workers run this script as `new Worker(code, { eval: true })` (build-snapshot/workers.ts).
+    await build({ ...common, entryPoints: ['build-snapshot/listings-worker.ts'], outfile: worker });
+    const assets: Record<string, string> = {
+      [ADDON_ASSET]: ADDON,
+      [WORKER_ASSET]: worker,
+      [SCHEMA_ASSET]: join(ROOT, 'snapshot-format/schema.sql'),
+    };
     for (const file of DOCS_ASSET_FILES) assets[`docs/${file}`] = join(SWAGGER, file);
     const blob = join(work, 'sea.blob');
     const config = join(work, 'sea-config.json');

@@ -1,16 +1,23 @@
 // The snapshot's schema: its version, its SQL (schema.sql beside this file) and reading the version of a file.
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { getAsset, isSea } from 'node:sea';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 
 /** The layout version written by the compiler and required by the server; bump it with any change to schema.sql. */
 export const SCHEMA_VERSION = 13;
 
+/** The name of schema.sql inside the single executable. */
+export const SCHEMA_ASSET = 'schema.sql';
+
 /** schema.sql split at its index marker: tables are created before the load, indexes after it. */
 export function schemaSql(): { tables: string; indexes: string } {
-  // Beside this module, or beside the bundled program that inlined it (scripts/bundle.ts copies the file).
-  const sql = readFileSync(join(dirname(fileURLToPath(import.meta.url)), 'schema.sql'), 'utf8');
+  // Beside this module, beside the bundled program that inlined it (scripts/bundle.ts copies the file), or
+  // inside the single executable (scripts/sea.ts).
+  const sql = isSea()
+    ? getAsset(SCHEMA_ASSET, 'utf8')
+    : readFileSync(join(dirname(fileURLToPath(import.meta.url)), 'schema.sql'), 'utf8');
   const marker = sql.indexOf('-- ==== INDEXES');
   return { tables: sql.slice(0, marker), indexes: sql.slice(marker) };
 }

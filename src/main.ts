@@ -4,6 +4,7 @@
 // Each role loads only its own modules (dynamic imports): a primary never evaluates the server's, so it forks
 // its workers sooner, and they start on cores it is not using.
 import cluster from 'node:cluster';
+import { commandLine } from '../snapshot-format/commands.ts';
 import type { KeyAdmin } from './access/key-admin.ts';
 import { type Config, isLoopback, loadConfig } from './config.ts';
 import { stdoutLog } from './log.ts';
@@ -79,7 +80,7 @@ async function createDevKey(config: Config): Promise<{ id: string; key: string }
       { create: true },
     );
   } catch (e) {
-    // e.g. a read-only store: the server runs on; keys come from npm run keys
+    // e.g. a read-only store: the server runs on; keys come from the keys command
     log({ level: 'warn', msg: 'could not check the key store for a development key', error: (e as Error).message });
     return null;
   }
@@ -89,12 +90,12 @@ async function createDevKey(config: Config): Promise<{ id: string; key: string }
     if (!isLoopback(config.HOST) || config.TRUST_PROXY) {
       log({
         level: 'warn',
-        msg: `the key store is empty; issue a key with: npm run -s keys -- create --name NAME (no development key is made ${config.TRUST_PROXY ? 'behind a proxy (TRUST_PROXY=1)' : 'on a non-loopback HOST'})`,
+        msg: `the key store is empty; issue a key with: ${commandLine('keys', 'create --name NAME', { quiet: true })} (no development key is made ${config.TRUST_PROXY ? 'behind a proxy (TRUST_PROXY=1)' : 'on a non-loopback HOST'})`,
         keys_path: store.where,
       });
       return null;
     }
-    const k = await store.create({ name: 'local development key (made by npm start)' });
+    const k = await store.create({ name: 'local development key (made by the server at start-up)' });
     log({ level: 'info', msg: 'created a local development key (printed once on stderr)', key_id: k.id });
     return k;
   } catch (e) {
@@ -117,7 +118,7 @@ function printDevKey(k: { id: string; key: string }, url: string) {
       `  Key id: ${k.id}. Try it:`,
       `    curl -H "Authorization: Bearer ${k.key}" '${url}/v1/listings?limit=1'`,
       '',
-      `  Manage keys with npm run keys -- list | disable ${k.id} | revoke ${k.id}.`,
+      `  Manage keys with ${commandLine('keys', `list | disable ${k.id} | revoke ${k.id}`)}.`,
       '',
     ].join('\n')}\n`,
   );

@@ -75,6 +75,13 @@ describe('bundle', () => {
     assert.equal(pkg.type, 'module');
     // And the single executable beside it (test/sea.test.ts runs it).
     assert.ok(statSync(join(out, SEA_NAME)).mode & 0o100, 'dist/nl-rental-api is executable');
+    // And the image's root file system (deploy/Containerfile; test/sea.test.ts builds and runs the image).
+    if (process.platform === 'linux') {
+      const rootfs = join(out, 'rootfs');
+      assert.ok(statSync(join(rootfs, 'usr/local/bin', SEA_NAME)).mode & 0o100);
+      assert.match(readFileSync(join(rootfs, 'etc/passwd'), 'utf8'), /^nl-rental-api:x:10001:10001:/m);
+      assert.ok(existsSync(join(rootfs, 'lib64/ld-linux-x86-64.so.2')) || process.arch !== 'x64', 'the loader');
+    }
     // Bundling again replaces the bundle's own files, keeps what npm install made from its package.json,
     // and refuses a folder that holds anything else (or a file given as the folder).
     const again = (to = out) =>

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { digestKey, KEY_PATTERN } from '../src/access/key-format.ts';
 import { buildTestSnapshot, startServer, tempDir } from './helpers.ts';
+import { until } from './replicas.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 /** `tsx file.ts` without the extra wrapper process: node with tsx's loader, as `npm run keys` runs it. */
@@ -301,8 +302,8 @@ describe('npm start', () => {
     const first = await start({ SNAPSHOT_PATH: snapshotPath, KEYS_PATH: path, DEV_KEY: '1' }, /nlr_live_/);
     let key: string;
     try {
-      const m = /(nlr_live_[0-9A-Za-z]{46})/.exec(first.stderr);
-      assert.ok(m, `a key on stderr: ${first.stderr}`);
+      // The banner follows the listening line once the key store was read: on a loaded machine, not within 200 ms.
+      const m = await until(`a key on stderr: ${first.stderr}`, () => /(nlr_live_[0-9A-Za-z]{46})/.exec(first.stderr));
       key = m[1];
       assert.match(first.stderr, /curl -H "Authorization: Bearer nlr_live_/);
       assert.ok(!first.stdout.includes(key), 'the key is not in the JSON log');
@@ -332,6 +333,7 @@ describe('npm start', () => {
       /the key store is empty/,
     );
     try {
+      await until('the warning', () => s.stdout.includes('the key store is empty'));
       assert.ok(!/nlr_live_/.test(s.stderr + s.stdout), 'no key printed');
       assert.match(
         s.stdout,

@@ -1,6 +1,8 @@
-// The single executable (scripts/sea.ts, made by npm run bundle) serves on its own: copied to an empty folder,
-// with no node_modules anywhere near and no NODE_PATH, it loads better-sqlite3's addon from itself. And the
-// deployment files in deploy/: the systemd unit passes systemd-analyze, the nginx config terminates TLS for it.
+// The single executable (scripts/sea.ts, made by npm run bundle) runs every operator command on its own: copied to
+// an empty folder, with no node_modules anywhere near, no NODE_PATH and nothing else on PATH, it builds, inspects
+// and diffs snapshots, makes keys and serves, loading better-sqlite3's addon from itself. And the deployment files
+// in deploy/: the image (Containerfile) builds offline and serves, the systemd unit passes systemd-analyze, the
+// nginx config terminates TLS for it.
 
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
@@ -16,9 +18,12 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
-import { buildSea, SEA_NAME } from '../scripts/sea.ts';
+import { IMAGE_EXE, IMAGE_UID, prepareRootfs } from '../scripts/rootfs.ts';
+import { ADDON, buildSea, SEA_NAME } from '../scripts/sea.ts';
 import { addonFile } from '../scripts/sea-addon.ts';
+import { commandLine } from '../snapshot-format/commands.ts';
 import { buildTestSnapshot, FIXTURES, issueKey, tempDir } from './helpers.ts';
+import { missing } from './replicas.ts';
 import { freePort, httpsGet, startNginx } from './sea-nginx.ts';
 
 const ROOT = join(FIXTURES, '..', '..');
@@ -48,16 +53,24 @@ async function startExe(exe: string, env: Record<string, string>) {
   return { child: child as ChildProcess, url, stop };
 }
 
+let built: Promise<string> | undefined;
+/** The executable, built once per run, alone in its own folder (whose parents have no node_modules either). */
+function theExecutable(): Promise<string> {
+  built ??= buildSea(tempDir()).then((made) => {
+    const exe = join(tempDir(), SEA_NAME);
+    copyFileSync(made, exe);
+    return exe;
+  });
+  return built;
+}
+
 describe('single executable', () => {
   let exe: string;
   let env: Record<string, string>;
   let key: string;
   let keyId: string;
   before(async () => {
-    // Its own folder holds the executable and nothing else; the parents have no node_modules either.
-    const dir = tempDir();
-    exe = join(dir, SEA_NAME);
-    copyFileSync(await buildSea(tempDir()), exe);
+    exe = await theExecutable();
     const { path: snapshot } = await buildTestSnapshot();
     const keysPath = join(tempDir(), 'keys.db');
     ({ key, id: keyId } = issueKey(keysPath, { name: 'sea test' }));
@@ -115,6 +128,85 @@ describe('single executable', () => {
     }
   });
 
+  it('runs every operator command with no node on PATH: builds the sample, inspects and diffs it, makes a key, serves', async () => {
+    // PATH holds the executable and nothing else: no node, npm or compiler can be found.
+    const bin = join(exe, '..');
+    const work = tempDir();
+    const bare = { ...env, PATH: bin, KEYS_PATH: join(work, 'keys.db'), DEV_KEY: '1' };
+    const found = spawnSync('/bin/sh', ['-c', 'for t in node npm npx tsx cc gcc; do command -v $t; done'], {
+      env: bare,
+    });
+    assert.equal(found.stdout.toString(), '', 'nothing but the executable on PATH');
+    const run = (...args: string[]) => spawnSync(SEA_NAME, args, { cwd: work, env: bare, encoding: 'utf8' });
+    const ok = (...args: string[]) => {
+      const r = run(...args);
+      assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
+      return r;
+    };
+
+    assert.match(ok('help').stdout, /^Usage: nl-rental-api \[command\]/);
+    assert.match(ok('version').stdout, /^nl-rental-api \d+\.\d+\.\d+ \(node v20\./);
+    const unknown = run('frobnicate');
+    assert.equal(unknown.status, 2);
+    assert.match(unknown.stderr, /unknown command "frobnicate"/);
+
+    // The compiler, its workers included, from the executable: the same snapshot as the repository's compiler.
+    const sample = ok('build-snapshot', '--source', join(ROOT, 'data'), '--out', 'sample.db');
+    assert.match(sample.stderr, /build-snapshot: OK snap_\w+ → sample\.db/);
+    const basic = ok('build-snapshot', '--source', join(FIXTURES, 'basic'), '--out', 'basic.db');
+    const { result } = await buildTestSnapshot();
+    assert.match(basic.stderr, new RegExp(`OK ${result.snapshotId} `), 'the id the in-process compiler gives');
+    const badArgs = run('build-snapshot', '--sauce');
+    assert.equal(badArgs.status, 2);
+    assert.match(badArgs.stderr, /usage: nl-rental-api build-snapshot \[--source DIR/);
+    const badData = run('build-snapshot', '--source', join(work, 'nowhere'), '--out', 'x.db');
+    assert.equal(badData.status, 1, badData.stderr);
+
+    const inspect = JSON.parse(ok('snapshot', 'inspect', 'sample.db', '--json').stdout);
+    assert.equal(inspect.ok, true);
+    assert.match(ok('snapshot', 'inspect', 'sample.db').stdout, /quick_check\s+ok/);
+    const diff = JSON.parse(ok('snapshot', 'diff', 'basic.db', 'sample.db', '--json').stdout);
+    assert.ok(
+      diff.resources.some((r: { added: { count: number } }) => r.added.count > 0),
+      JSON.stringify(diff.resources),
+    );
+    assert.equal(run('snapshot', 'inspect', 'missing.db').status, 1);
+    const snapshotUsage = run('snapshot');
+    assert.equal(snapshotUsage.status, 2);
+    assert.match(snapshotUsage.stderr, /Usage: nl-rental-api snapshot <command>/);
+
+    // Every message that names a command names this executable's.
+    const noStore = run('keys', 'list');
+    assert.equal(noStore.status, 1);
+    assert.match(noStore.stderr, /create a key first: nl-rental-api keys create --name NAME\)/);
+    const keysUsage = run('keys', 'disable');
+    assert.equal(keysUsage.status, 2);
+    assert.match(keysUsage.stderr, /e\.g\. nl-rental-api keys disable key_X+\n\nUsage: nl-rental-api keys <command>/);
+    for (const r of [noStore, keysUsage, snapshotUsage, badArgs]) assert.doesNotMatch(r.stderr, /npm/);
+
+    // Served with WORKERS=1 and an empty key store: the development key's banner names the executable's command.
+    const server = await startExe(exe, { ...bare, SNAPSHOT_PATH: join(work, 'sample.db'), WORKERS: '1' });
+    try {
+      const made = ok('keys', 'create', '--name', 'made by the executable');
+      const { key: made_key } = JSON.parse(made.stdout);
+      const res = await fetch(`${server.url}/v1/listings?limit=1`, {
+        headers: { Authorization: `Bearer ${made_key}` },
+      });
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('x-snapshot-id'), inspect.snapshot_id);
+      assert.equal((await fetch(`${server.url}/readyz`)).status, 200);
+    } finally {
+      const { code, stderr } = await server.stop();
+      assert.equal(code, 0, stderr);
+      assert.match(stderr, /Manage keys with nl-rental-api keys list \| disable key_\w+ \| revoke key_\w+\./);
+      assert.doesNotMatch(stderr, /npm/);
+    }
+    assert.deepEqual(
+      JSON.parse(`[${ok('keys', 'list').stdout.trim().split('\n').join(',')}]`).map((k: { name: string }) => k.name),
+      ['local development key (made by the server at start-up)', 'made by the executable'],
+    );
+  });
+
   it('answers over HTTPS behind deploy/nginx.conf, which sets X-Forwarded-Proto and X-Forwarded-For', {
     // Under CI a missing nginx or openssl is a failure (.ci/run installs them), not a skip.
     skip:
@@ -145,6 +237,97 @@ describe('single executable', () => {
   });
 });
 
+describe('the image: deploy/Containerfile', () => {
+  // Under CI a missing podman or buildah is a failure (.ci/run installs them), not a skip.
+  const skip = missing('/usr/bin/podman', 'podman') ?? missing('/usr/bin/buildah', 'buildah');
+
+  it('builds FROM scratch offline from the root file system of the bundle, makes a key and serves it as its user', {
+    skip: skip ?? false,
+  }, async () => {
+    const context = tempDir();
+    const libs = prepareRootfs(join(context, 'rootfs'), await theExecutable(), [ADDON]);
+    assert.ok(libs.some((l) => /\/libc\.so\.6$/.test(l)) && libs.some((l) => /\/libstdc\+\+\.so\.6$/.test(l)));
+    // Storage of this test only (vfs: no kernel overlay needed), removed with its folder.
+    const store = tempDir();
+    const global = ['--root', join(store, 'root'), '--runroot', join(store, 'run'), '--storage-driver', 'vfs'];
+    const tool = (bin: string, args: string[]) => {
+      const r = spawnSync(bin, [...global, ...args], { encoding: 'utf8' });
+      assert.equal(r.status, 0, `${bin} ${args.join(' ')}: ${r.stderr}`);
+      return r.stdout.trim();
+    };
+    tool('podman', [
+      'build',
+      '--pull=never',
+      '-f',
+      join(ROOT, 'deploy/Containerfile'),
+      '-t',
+      'nl-rental-api:test',
+      context,
+    ]);
+    const container = tool('buildah', ['from', '--pull-never', 'nl-rental-api:test']);
+    const snapshots = tempDir();
+    copyFileSync((await buildTestSnapshot()).path, join(snapshots, 'snapshot.db'));
+    chmodSync(snapshots, 0o755); // readable by the image's user (10001)
+    chmodSync(join(snapshots, 'snapshot.db'), 0o644);
+    const keys = tempDir();
+    chmodSync(keys, 0o777); // the image's user (10001) writes the key store here
+    // `podman run` cannot set its limits in this sandbox; buildah's chroot isolation runs the image's command,
+    // user and environment the same way, on the host's network.
+    const run = (opts: string[], args: string[]) => [
+      ...global,
+      'run',
+      '--isolation',
+      'chroot',
+      '-v',
+      `${snapshots}:/srv/snapshots:ro`,
+      '-v',
+      `${keys}:/var/lib/nl-rental-api`,
+      ...opts,
+      container,
+      '--',
+      IMAGE_EXE,
+      ...args,
+    ];
+    try {
+      const made = spawnSync('buildah', run([], ['keys', 'create', '--name', 'image']), { encoding: 'utf8' });
+      assert.equal(made.status, 0, made.stderr);
+      const { key } = JSON.parse(made.stdout);
+      assert.equal(statSync(join(keys, 'keys.db')).uid, IMAGE_UID, 'the image runs as its own user, not root');
+
+      const port = await freePort();
+      const env = ['-e', 'HOST=127.0.0.1', '-e', `PORT=${port}`, '-e', 'WORKERS=1', '-e', 'LOG_REQUESTS=0'];
+      const server = spawn('buildah', run(env, ['serve']), { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      server.stdout.on('data', (d) => (out += d));
+      server.stderr.on('data', (d) => (err += d));
+      const exited = new Promise<number | null>((resolve) => server.on('exit', resolve));
+      try {
+        const pid = await new Promise<number>((resolve, reject) => {
+          server.stdout.on('data', () => {
+            const m = /"msg":"listening".*"pid":(\d+)/.exec(out);
+            if (m) resolve(Number(m[1]));
+          });
+          void exited.then((code) => reject(new Error(`exited ${code}: ${err}`)));
+          setTimeout(() => reject(new Error(`no listening line in 30 s: ${out}${err}`)), 30_000).unref();
+        });
+        const url = `http://127.0.0.1:${port}`;
+        assert.equal((await fetch(`${url}/readyz`)).status, 200);
+        const res = await fetch(`${url}/v1/listings?limit=1`, { headers: { Authorization: `Bearer ${key}` } });
+        assert.equal(res.status, 200);
+        assert.equal((await fetch(`${url}/v1/listings?limit=1`)).status, 401);
+        process.kill(pid, 'SIGTERM'); // the server itself: buildah does not pass signals on
+        assert.equal(await exited, 0, err);
+      } finally {
+        server.kill('SIGKILL');
+      }
+    } finally {
+      spawnSync('buildah', [...global, 'rm', container]);
+      spawnSync('podman', [...global, 'rmi', '-f', 'nl-rental-api:test']);
+    }
+  });
+});
+
 describe('deploy/nl-rental-api.service', () => {
   it('passes systemd-analyze verify without a warning', { skip: !has('systemd-analyze') }, () => {
     // verify checks that ExecStart's file exists: this copy names one that does.
@@ -156,6 +339,23 @@ describe('deploy/nl-rental-api.service', () => {
     assert.equal(r.status, 0, r.stderr);
     assert.equal(r.stderr, '', 'systemd-analyze ignores what it cannot parse, with a warning');
     assert.doesNotMatch(text, /^MemoryDenyWriteExecute=yes/m, "V8's JIT writes executable memory");
+  });
+});
+
+describe('command names', () => {
+  it('name the npm script in the repository and the subcommand in the executable', () => {
+    assert.equal(commandLine('keys', 'list', { sea: false }), 'npm run keys -- list');
+    assert.equal(
+      commandLine('keys', 'create --name N', { sea: false, quiet: true }),
+      'npm run -s keys -- create --name N',
+    );
+    assert.equal(commandLine('build-snapshot', '', { sea: false }), 'npm run build-snapshot');
+    assert.equal(
+      commandLine('keys', 'create --name N', { sea: true, quiet: true }),
+      'nl-rental-api keys create --name N',
+    );
+    assert.equal(commandLine('snapshot', 'inspect FILE', { sea: true }), 'nl-rental-api snapshot inspect FILE');
+    assert.equal(commandLine('build-snapshot'), 'npm run build-snapshot', 'tests run in the repository');
   });
 });
 

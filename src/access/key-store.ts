@@ -2,6 +2,7 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
+import { commandLine } from '../../snapshot-format/commands.ts';
 import { digestKey, generateKey, randomBase62 } from './key-format.ts';
 
 const APPLICATION_ID = 0x6e6c726b; // 'nlrk': marks the file as a key store, so a snapshot passed as KEYS_PATH is refused
@@ -84,7 +85,9 @@ export function openKeyStore(path: string, opts: { create: boolean }): Database.
   refuseFolder(path);
   if (!existsSync(path)) {
     if (!opts.create)
-      throw new KeyStoreError(`no key store at ${path} (create a key first: npm run keys -- create --name NAME)`);
+      throw new KeyStoreError(
+        `no key store at ${path} (create a key first: ${commandLine('keys', 'create --name NAME', { quiet: true })})`,
+      );
     // Readable by its owner only (the folder too, when it is made here): key names, ids and digests are
     // nobody else's business on a shared host. SQLite gives its journal the same mode.
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
@@ -99,7 +102,7 @@ export function openKeyStore(path: string, opts: { create: boolean }): Database.
   if (statSync(path).size > 0) checkReadOnly(path);
   else if (!opts.create)
     throw new KeyStoreError(
-      `${path} is empty, not a key store (create a key first: npm run keys -- create --name NAME)`,
+      `${path} is empty, not a key store (create a key first: ${commandLine('keys', 'create --name NAME', { quiet: true })})`,
     );
   const db = new Database(path, { timeout: 5000 });
   try {
@@ -197,7 +200,7 @@ export function changeKey(
   return db
     .transaction(() => {
       const r = db.prepare(`SELECT ${COLUMNS} FROM api_keys WHERE id = ?`).get(id) as KeyRow | undefined;
-      if (!r) throw new KeyStoreError(`no key with id ${JSON.stringify(id)} (see npm run keys -- list)`);
+      if (!r) throw new KeyStoreError(`no key with id ${JSON.stringify(id)} (see ${commandLine('keys', 'list')})`);
       if (r.revoked_at !== null && action !== 'revoke')
         throw new KeyStoreError(`key ${id} is revoked; revocation is final (create a new key instead)`);
       if (action === 'disable' && r.disabled_at === null) r.disabled_at = at;

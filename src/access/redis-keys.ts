@@ -1,6 +1,7 @@
 // The key store in Redis (REDIS_URL): the operator's create, list, disable, enable, revoke, as the SQLite store
 // does them. A hash per key id (digest, name, created, expires, disabled, revoked) and a digest → id index.
 
+import { commandLine } from '../../snapshot-format/commands.ts';
 import { digestKeyBase64, generateKey, randomBase62 } from './key-format.ts';
 import { type KeyInfo, type KeyRow, KeyStoreError, keyInfo } from './key-store.ts';
 import type { RedisLink } from './redis.ts';
@@ -88,7 +89,7 @@ export function redisKeyStore(link: RedisLink, prefix: string) {
     async change(id: string, action: 'disable' | 'enable' | 'revoke', now = Date.now()): Promise<KeyInfo> {
       const r = await redis.nlrChangeKey(prefix, id, action, new Date(now).toISOString());
       if (r[0] === 'missing')
-        throw new KeyStoreError(`no key with id ${JSON.stringify(id)} (see npm run keys -- list)`);
+        throw new KeyStoreError(`no key with id ${JSON.stringify(id)} (see ${commandLine('keys', 'list')})`);
       if (r[0] === 'revoked')
         throw new KeyStoreError(`key ${id} is revoked; revocation is final (create a new key instead)`);
       return keyInfo(rowOf(id, pairs(r)), now);

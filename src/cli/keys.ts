@@ -1,13 +1,14 @@
 // The operator's key command: create, list, disable, enable, revoke keys in the key store at KEYS_PATH.
 import { fstatSync, statSync } from 'node:fs';
 import { parseCliArgs } from '../../snapshot-format/cli-args.ts';
+import { commandLine } from '../../snapshot-format/commands.ts';
 import { type KeyAdmin, openKeyAdmin } from '../access/key-admin.ts';
 import { KeyStoreError } from '../access/key-store.ts';
 import { ConfigError, loadSettings, SETTINGS } from '../config.ts';
 import { isRealDate } from '../http/params.ts';
 import { writerTo } from './output.ts';
 
-const USAGE = `Usage: npm run keys -- <command> [arguments]
+const USAGE = `Usage: ${commandLine('keys', '<command> [arguments]')}
 
   create --name NAME [--expires-at ISO-8601]   issue a key; prints one JSON object with id and key (the key is shown only this once)
   list                                          one JSON object per key per line: id, name, created, expires, status
@@ -140,7 +141,7 @@ async function run(
         noOptions();
         if (rest.length !== 1 || !rest[0])
           throw new UsageError(
-            `${command} needs exactly one key id, e.g. npm run keys -- ${command} key_XXXXXXXXXXXXXXXX`,
+            `${command} needs exactly one key id, e.g. ${commandLine('keys', `${command} key_XXXXXXXXXXXXXXXX`)}`,
           );
         const [id] = rest;
         await withStore(false, async (store) => {

@@ -1,11 +1,12 @@
 // The operator's snapshot command: inspect one snapshot file, or diff two. Both only ever read the files.
 import { parseCliArgs } from '../../snapshot-format/cli-args.ts';
+import { commandLine } from '../../snapshot-format/commands.ts';
 import { diffSnapshots, formatDiff } from '../snapshot/diff.ts';
 import { SnapshotFileError } from '../snapshot/file.ts';
 import { formatInspect, inspectSnapshot } from '../snapshot/inspect.ts';
 import { writerTo } from './output.ts';
 
-const USAGE = `Usage: npm run -s snapshot -- <command> [arguments]
+const USAGE = `Usage: ${commandLine('snapshot', '<command> [arguments]', { quiet: true })}
 
   inspect FILE [--json] [--full]
       id, build time, schema version, records per resource, file size and pages, and SQLite's quick_check;

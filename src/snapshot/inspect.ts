@@ -1,6 +1,7 @@
 // `snapshot inspect`: what a snapshot file holds (id, build time, schema, records, pages) and whether it passes
 // SQLite's checks, as a report object and as aligned text.
 import { statSync } from 'node:fs';
+import { commandLine } from '../../snapshot-format/commands.ts';
 import { SCHEMA_VERSION } from '../../snapshot-format/schema.ts';
 import { columnsOf, type FileMeta, openSnapshotFile, q, RESOURCES } from './file.ts';
 import { alignedTable } from './text-table.ts';
@@ -82,7 +83,7 @@ export function inspectSnapshot(path: string, opts: { full?: boolean } = {}): In
       timed('schema version', () =>
         meta.schema_version === SCHEMA_VERSION
           ? 'ok'
-          : `version ${meta.schema_version}; this server reads version ${SCHEMA_VERSION}: rebuild it with npm run build-snapshot`,
+          : `version ${meta.schema_version}; this server reads version ${SCHEMA_VERSION}: rebuild it with ${commandLine('build-snapshot')}`,
       ),
       timed('counts', () => {
         const off = resources.filter((r) => r.rows === null || r.rows !== r.meta_count);

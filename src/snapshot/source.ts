@@ -1,6 +1,7 @@
 // The snapshot a process serves: the file its owner checked, opened read-only with every statement prepared, and
 // switched to the next one when the owner says so.
 import Database from 'better-sqlite3';
+import { commandLine } from '../../snapshot-format/commands.ts';
 import { aboutTheFile, SCHEMA_VERSION } from '../../snapshot-format/schema.ts';
 import { SnapshotUnavailable } from '../errors.ts';
 import { fileProblem, walModeProblem } from './file.ts';
@@ -81,7 +82,7 @@ function open(served: ServedFile, path: string, preparers: Set<Preparer<unknown>
     const m = Object.fromEntries(rows.map((r) => [r.key, r.value]));
     if (Number(m.schema_version) !== SCHEMA_VERSION) {
       throw new SnapshotError(
-        `${path} has schema version ${m.schema_version ?? 'none'}; this server reads version ${SCHEMA_VERSION}. Rebuild it with npm run build-snapshot.`,
+        `${path} has schema version ${m.schema_version ?? 'none'}; this server reads version ${SCHEMA_VERSION}. Rebuild it with ${commandLine('build-snapshot')}.`,
       );
     }
     const meta: SnapshotMeta = {
