@@ -6,13 +6,15 @@ import { hasReplaced, removeTemp, stopBuilds, tempPathFor } from './output.ts';
 
 // `npm run build-snapshot` and `npm run bench:build` set MALLOC_ARENA_MAX=2 (see the README): glibc reads it
 // only at process start, so it is the launcher's to set.
-const usage = 'usage: npm run build-snapshot -- [--source DIR (default data)] [--out FILE (default data/snapshot.db)]';
+const usage =
+  'usage: npm run build-snapshot -- [--source DIR (default data)] [--out FILE (default data/snapshot.db)] [--previous OLD.db (record the changes since OLD for /v1/changes)]';
 let args;
 try {
   args = parseCliArgs({
     options: {
       source: { type: 'string', default: 'data' },
       out: { type: 'string', default: 'data/snapshot.db' },
+      previous: { type: 'string' },
       help: { type: 'boolean' },
     },
     strict: true,
@@ -26,8 +28,8 @@ if (args.help) {
   console.log(usage);
   process.exit(0);
 }
-for (const name of ['source', 'out'] as const) {
-  if (args[name]!.trim() === '') {
+for (const name of ['source', 'out', 'previous'] as const) {
+  if (args[name]?.trim() === '') {
     console.error(`build-snapshot: --${name} is empty\n${usage}`);
     process.exit(2);
   }
@@ -76,7 +78,7 @@ const shown = (line: string) => line.replace(CONTROL, (c) => `\\u${c.charCodeAt(
 
 let result;
 try {
-  result = await buildSnapshot({ source: args.source!, out: args.out! });
+  result = await buildSnapshot({ source: args.source!, out: args.out!, previous: args.previous });
   if (interrupted) await waitForSignal();
 } catch (e) {
   if (interrupted) await waitForSignal();
@@ -96,6 +98,13 @@ if (!result.ok) {
 const counts = Object.entries(result.counts!)
   .map(([k, c]) => `${k} ${c.stored}/${c.read}`)
   .join(', ');
+if (result.changes) {
+  const c = Object.values(result.changes.counts);
+  const sum = (k: 'added' | 'removed' | 'changed') => c.reduce((n, x) => n + x[k], 0);
+  console.error(
+    `build-snapshot: changes since ${args.previous}: ${sum('added')} added, ${sum('removed')} removed, ${sum('changed')} changed; history of ${result.changes.steps} step${result.changes.steps === 1 ? '' : 's'}`,
+  );
+}
 console.error(
   `build-snapshot: OK ${result.snapshotId} → ${args.out} (${(result.bytes! / 1048576).toFixed(1)} MiB) in ${result.seconds.toFixed(1)}s; stored/valid: ${counts}; peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`,
 );

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 
 /** The layout version written by the compiler and required by the server; bump it with any change to schema.sql. */
-export const SCHEMA_VERSION = 13;
+export const SCHEMA_VERSION = 14;
 
 /** schema.sql split at its index marker: tables are created before the load, indexes after it. */
 export function schemaSql(): { tables: string; indexes: string } {
