@@ -196,7 +196,7 @@ describe('GET /v1/changes', () => {
     await apply(servers[2], copy, changes);
     assert.deepEqual(asPlain(copy), asPlain(copies[2]));
     // Each change is real: an added or removed record, or one that differs in some locale.
-    for (const { resource, id, change } of changes.filter((c) => c.change === 'changed'))
+    for (const { resource, id } of changes.filter((c) => c.change === 'changed'))
       assert.ok(
         LOCALES.some((l) => copies[1][resource][l].get(id) !== copies[2][resource][l].get(id)),
         `${resource} ${id} changed`,
