@@ -5,9 +5,11 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
 import { createClient } from '../client/src/index.ts';
 import { CHANGE_HISTORY_STEPS, collapse } from '../snapshot-format/changes.ts';
 import { LOCALES } from '../snapshot-format/locales.ts';
+import { pageSql } from '../src/routes/changes.ts';
 import { buildTestSnapshot, copyFixture, startServer, type TestServer, tempDir } from './helpers.ts';
 import { assert400, assertError, ROOT, walk, withParams } from './support.ts';
 
@@ -269,6 +271,29 @@ describe('GET /v1/changes', () => {
     assert.deepEqual(items, await feed(servers[2], snaps[0].id, 100));
     const page = await api.changes.search({ since: snaps[1].id, resource: 'listings' });
     assert.equal(page.meta.snapshot_id, snaps[2].id);
+  });
+
+  it('reads a page by a range of one index, without a sort (EXPLAIN QUERY PLAN)', () => {
+    const db = new Database(snaps[2].path, { readonly: true });
+    try {
+      for (const oneStep of [true, false])
+        for (const byResource of [true, false]) {
+          const plan = db
+            .prepare(`EXPLAIN QUERY PLAN ${pageSql(oneStep, byResource, 101)}`)
+            .all({ step: 1, resource: '', id: '' }) as { detail: string }[];
+          const text = plan.map((p) => p.detail).join('; ');
+          assert.equal(plan.length, 1, text);
+          assert.match(
+            text,
+            oneStep
+              ? /^SEARCH change_log USING PRIMARY KEY \(step=\? AND /
+              : /^SEARCH change_log USING COVERING INDEX change_log_record \(/,
+            text,
+          );
+        }
+    } finally {
+      db.close();
+    }
   });
 
   it('answers an empty page for since = the served snapshot', async () => {

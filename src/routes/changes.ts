@@ -43,7 +43,7 @@ const COLLAPSED = `CASE WHEN min(step * 4 + ${CODE}) % 4 <> 1
  * steps walk the (resource, id, step) index and collapse each record's changes. The position is the row value
  * (resource, id), so a page starts where the last one ended; the page size is a literal (see small-search.ts).
  */
-function pageSql(oneStep: boolean, byResource: boolean, n: number): string {
+export function pageSql(oneStep: boolean, byResource: boolean, n: number): string {
   const where = [
     oneStep ? 'step = @step' : 'step >= @step',
     byResource ? 'resource = @resource AND id > @id' : '(resource, id) > (@resource, @id)',
