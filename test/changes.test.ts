@@ -2,7 +2,7 @@
 // copy of every resource in every locale, brought forward by the feed, is exactly the later snapshot's.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
@@ -293,6 +293,26 @@ describe('GET /v1/changes', () => {
         }
     } finally {
       db.close();
+    }
+  });
+
+  it('refuses a cursor after a snapshot swap (the feed is another one); the walk restarts with the same since', async () => {
+    const path = join(tempDir(), 'served.db');
+    copyFileSync(snaps[1].path, path);
+    const server = await startServer({ SNAPSHOT_PATH: path });
+    try {
+      const first = await server.get(`/v1/changes?since=${snaps[0].id}&limit=1`);
+      assert.equal(first.body.meta.snapshot_id, snaps[1].id);
+      const cursor = first.body.pagination.next_cursor;
+      assert.equal(typeof cursor, 'string');
+      copyFileSync(snaps[2].path, `${path}.next`);
+      renameSync(`${path}.next`, path);
+      assert.equal(await server.snapshots.refresh(), true, 'the new snapshot is swapped in');
+      assert400(await server.get(withParams('/v1/changes', { since: snaps[0].id, limit: 1, cursor })), 'cursor');
+      const again = await server.get(`/v1/changes?since=${snaps[0].id}&limit=1`);
+      assert.equal(again.body.meta.snapshot_id, snaps[2].id);
+    } finally {
+      await server.close();
     }
   });
 

@@ -98,7 +98,9 @@ function changesPage(ctx: Ctx<Query>) {
   const st = ctx.snap.use(prepare);
   const served = ctx.snap.meta.snapshot_id;
   const meta = { ...ctx.meta, snapshot_id: served };
-  const position = keysetPosition(ctx);
+  // The cursor is bound to the served snapshot too: after a swap the feed is another one (since → the new snapshot),
+  // and a walk continued in it would skip what the new feed holds before the cursor; its 400 restarts the walk.
+  const position = keysetPosition({ ...ctx, query: { ...ctx.query, snapshot: served } as Query });
   const { since, resource, limit: n } = ctx.query;
   if (since === served) return collection([], position.pagination(null), meta);
   const step = st.stepOf.get(since);
