@@ -1,5 +1,6 @@
 // The change feed's contract: how many steps a snapshot's history keeps, the kinds of change, and how changes over
-// several steps collapse into one per record (the compiler writes the steps, the server collapses them).
+// several steps collapse into one per record (the compiler writes the steps; the server collapses them in SQL by
+// the same rule, src/routes/changes.ts).
 
 /**
  * Steps of history a snapshot keeps: a client up to this many snapshots behind catches up from the feed; one
@@ -25,8 +26,3 @@ export function collapse(first: ChangeKind, last: ChangeKind): ChangeKind | null
   if (after) return 'added';
   return null;
 }
-
-/** SQL of the collapse over `first` and `last`, two SQL expressions of a change kind: the kind or NULL. */
-export const collapseSql = (first: string, last: string) =>
-  `CASE WHEN ${first} <> 'added' THEN (CASE WHEN ${last} <> 'removed' THEN 'changed' ELSE 'removed' END)
-        WHEN ${last} <> 'removed' THEN 'added' END`;
