@@ -40,6 +40,8 @@ export interface Picks {
   platform: string | null;
   platform_type: string | null;
   article: string | null;
+  /** The latest snapshot of the change history (built with --previous), for /v1/changes?since=; null without one. */
+  changes_since: string | null;
 }
 
 export const RARE_WORD = 'sauna';
@@ -113,6 +115,9 @@ export function pick(dbPath: string): Picks {
       platform: one('SELECT id FROM platforms ORDER BY id LIMIT 1'),
       platform_type: mostCommon('platforms', 'type'),
       article: one('SELECT id FROM articles ORDER BY id LIMIT 1'),
+      changes_since: db.prepare("SELECT 1 FROM sqlite_schema WHERE name = 'change_history'").get()
+        ? one('SELECT snapshot_id FROM change_history ORDER BY step DESC LIMIT 1')
+        : null,
     };
   } finally {
     db.close();
@@ -380,5 +385,19 @@ export function scenarios(p: Picks): Scenario[] {
     s('locations search', 'other-search', `/v1/locations${qs({ q: p.big_city.name })}`, {
       bases: (x) => grid('/v1/locations', { q: x.locations.map((l) => l.name), locale: ['en', 'nl'] }),
     }),
+    // A client one snapshot behind catching up (a snapshot built with --previous; none without a history): every page
+    // of the feed, and of its listings alone, at the listing search's page size and at the largest.
+    ...(p.changes_since === null
+      ? []
+      : [20, 100].map((limit) =>
+          s(
+            `changes, one snapshot behind (pages of ${limit})`,
+            'search',
+            `/v1/changes${qs({ since: p.changes_since, limit })}`,
+            walk(() =>
+              grid('/v1/changes', { since: [p.changes_since!], resource: [undefined, 'listings'], limit: [limit] }),
+            ),
+          ),
+        )),
   ];
 }

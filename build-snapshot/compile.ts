@@ -5,6 +5,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { SCHEMA_VERSION, schemaSql } from '../snapshot-format/schema.ts';
+import { type ChangeSummary, type Previous, readPrevious, recordChanges } from './changes.ts';
 import { PARALLEL_TABLE, runChecks } from './checks.ts';
 import { deriveBeforeIndexes, deriveFromIndexes } from './derive.ts';
 import { type Build, type Loaded, loadSources } from './load.ts';
@@ -20,6 +21,10 @@ export interface BuildOptions {
   log?: (line: string) => void;
   /** Fixed build time (ISO) for reproducible files in tests; defaults to now. */
   builtAt?: string;
+  /** The previous snapshot: the change feed records what changed since it and carries its history forward. */
+  previous?: string;
+  /** Steps of change history kept (default CHANGE_HISTORY_STEPS). */
+  historySteps?: number;
 }
 export interface BuildResult {
   ok: boolean;
@@ -29,6 +34,8 @@ export interface BuildResult {
   warnings: string[];
   snapshotId?: string;
   counts?: Record<string, { read: number; stored: number }>;
+  /** With `previous`: the history's length and the new step's changes per resource. */
+  changes?: ChangeSummary;
   bytes?: number;
   seconds: number;
 }
@@ -87,6 +94,9 @@ async function run(opts: BuildOptions, state: { stopped: boolean }): Promise<Bui
   };
 
   preflight(b, opts.source, out);
+  const previous = opts.previous === undefined ? undefined : readPrevious(resolve(opts.previous));
+  if (typeof previous === 'string')
+    b.report.problem({ file: opts.previous!, line: 0, field: '(previous)', reason: previous });
   if (b.report.failed) return fail();
   removeStaleTemps(out);
   try {
@@ -101,6 +111,8 @@ async function run(opts: BuildOptions, state: { stopped: boolean }): Promise<Bui
     const snapshotId = snapshotIdOf(loaded.digest);
     derive(b, db, loaded, snapshotId, opts.builtAt ?? new Date().toISOString());
     db.exec('COMMIT');
+    const changes =
+      typeof previous === 'object' ? changesSince(b, db, previous, snapshotId, opts.historySteps) : undefined;
     const listingsCheck = createIndexes(b, db);
     await deriveFromTheIndexes(b, db);
     const problems = await runChecks(db, listingsCheck ?? checkInWorker(b.tmp, PARALLEL_TABLE));
@@ -116,6 +128,7 @@ async function run(opts: BuildOptions, state: { stopped: boolean }): Promise<Bui
       warnings: warningLines(b.report),
       snapshotId,
       counts: loaded.counts,
+      ...(changes ? { changes } : {}),
       bytes,
       seconds: elapsed(),
     };
@@ -195,6 +208,18 @@ function derive(b: Build, db: Database.Database, loaded: Loaded, snapshotId: str
   meta.run('built_at', builtAt);
   meta.run('counts', JSON.stringify(Object.fromEntries(Object.entries(loaded.counts).map(([k, c]) => [k, c.stored]))));
   db.pragma(`user_version = ${headerStamp(snapshotId, builtAt)}`);
+}
+
+/** The change feed's step from the previous snapshot, and its history carried forward. */
+function changesSince(
+  b: Build,
+  db: Database.Database,
+  previous: Previous,
+  snapshotId: string,
+  steps: number | undefined,
+): ChangeSummary {
+  b.phase(`comparing with the previous snapshot ${previous.snapshotId}`);
+  return recordChanges(db, previous, snapshotId, steps);
 }
 
 /**

@@ -8,13 +8,14 @@ import { hasReplaced, removeTemp, stopBuilds, tempPathFor } from './output.ts';
 
 // `npm run build-snapshot` and `npm run bench:build` set MALLOC_ARENA_MAX=2 (see the README): glibc reads it
 // only at process start, so it is the launcher's to set.
-const usage = `usage: ${commandLine('build-snapshot', '[--source DIR (default data)] [--out FILE (default data/snapshot.db)]')}`;
-let args: { source?: string; out?: string; help?: boolean };
+const usage = `usage: ${commandLine('build-snapshot', '[--source DIR (default data)] [--out FILE (default data/snapshot.db)] [--previous OLD.db (record the changes since OLD for /v1/changes)]')}`;
+let args: { source?: string; out?: string; previous?: string; help?: boolean };
 try {
   args = parseCliArgs({
     options: {
       source: { type: 'string', default: 'data' },
       out: { type: 'string', default: 'data/snapshot.db' },
+      previous: { type: 'string' },
       help: { type: 'boolean' },
     },
     strict: true,
@@ -28,8 +29,8 @@ if (args.help) {
   console.log(usage);
   process.exit(0);
 }
-for (const name of ['source', 'out'] as const) {
-  if (args[name]!.trim() === '') {
+for (const name of ['source', 'out', 'previous'] as const) {
+  if (args[name]?.trim() === '') {
     console.error(`build-snapshot: --${name} is empty\n${usage}`);
     process.exit(2);
   }
@@ -77,7 +78,7 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 const shown = (line: string) => line.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 // No top-level await: the single executable bundles this module as CommonJS (scripts/sea.ts).
-void buildSnapshot({ source: args.source!, out: args.out! }).then(
+void buildSnapshot({ source: args.source!, out: args.out!, previous: args.previous }).then(
   async (result) => {
     if (interrupted) await waitForSignal();
     report(result);
@@ -103,6 +104,13 @@ function report(result: Awaited<ReturnType<typeof buildSnapshot>>) {
   const counts = Object.entries(result.counts!)
     .map(([k, c]) => `${k} ${c.stored}/${c.read}`)
     .join(', ');
+  if (result.changes) {
+    const c = Object.values(result.changes.counts);
+    const sum = (k: 'added' | 'removed' | 'changed') => c.reduce((n, x) => n + x[k], 0);
+    console.error(
+      `build-snapshot: changes since ${args.previous}: ${sum('added')} added, ${sum('removed')} removed, ${sum('changed')} changed; history of ${result.changes.steps} step${result.changes.steps === 1 ? '' : 's'}`,
+    );
+  }
   console.error(
     `build-snapshot: OK ${result.snapshotId} → ${args.out} (${(result.bytes! / 1048576).toFixed(1)} MiB) in ${result.seconds.toFixed(1)}s; stored/valid: ${counts}; peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`,
   );

@@ -410,6 +410,26 @@ CREATE TABLE listing_term_bitmaps (
   bits BLOB NOT NULL
 ) WITHOUT ROWID;
 
+-- The change feed (GET /v1/changes, build-snapshot/changes.ts): the earlier snapshots this one can bring a client's
+-- copy forward from, at most CHANGE_HISTORY_STEPS (snapshot-format/changes.ts), and what changed at each step. Step s
+-- leads from change_history.snapshot_id of s to the snapshot of step s + 1, the last step to this snapshot. Empty
+-- when the snapshot was built without --previous. A snapshot id may appear twice (a source changed and changed back):
+-- the latest step is the one a client starts from.
+CREATE TABLE change_history (
+  step        INTEGER PRIMARY KEY,   -- 1 = the oldest kept
+  snapshot_id TEXT NOT NULL,
+  built_at    TEXT NOT NULL
+);
+-- One row per record of a resource (its name in RESOURCES) that became public ('added'), stopped being public
+-- ('removed'), or shows any field different in any locale ('changed') between the step's snapshot and the next.
+CREATE TABLE change_log (
+  step     INTEGER NOT NULL,
+  resource TEXT NOT NULL,
+  id       TEXT NOT NULL,
+  change   TEXT NOT NULL CHECK (change IN ('added', 'removed', 'changed')),
+  PRIMARY KEY (step, resource, id)
+) WITHOUT ROWID;
+
 -- ==== INDEXES: created by the compiler after the bulk load ====
 -- Each single-column index is (col, rid) implicitly: an equality on it yields rows in id order.
 CREATE INDEX listings_city ON listings(city_id);
@@ -434,3 +454,6 @@ CREATE INDEX insurance_products_type ON insurance_products(insurance_type);
 CREATE INDEX insurance_products_availability ON insurance_products(availability);
 CREATE INDEX platforms_type ON platforms(type);
 CREATE INDEX platforms_category ON platforms(category);
+-- A feed over several steps walks each record's changes together, in (resource, id) order.
+CREATE INDEX change_log_record ON change_log(resource, id, step, change);
+CREATE INDEX change_history_snapshot ON change_history(snapshot_id);

@@ -25,8 +25,11 @@ function recording(before?: (url: URL) => Promise<void>, afterEach?: (res: Respo
 }
 
 let snapshot: string;
+let snapshotId: string;
 before(async () => {
-  snapshot = (await buildTestSnapshot()).path;
+  const built = await buildTestSnapshot();
+  snapshot = built.path;
+  snapshotId = built.result.snapshotId!;
 });
 
 const client = (server: TestServer, opts: Partial<ClientOptions> = {}) =>
@@ -76,6 +79,7 @@ describe('typed client', () => {
       api.market.observations('median_rent', { location_id: 'loc-ams', from: '2026-01-01', to: '2026-12-31' }),
       api.locations.search(),
       api.locations.get('loc-ams-pijp'),
+      api.changes.search({ since: snapshotId }),
     ]);
     assert.ok(answers.every((a) => typeof a === 'object' && a !== null));
     assert.ok(

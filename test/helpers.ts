@@ -33,10 +33,10 @@ export function copyFixture(name = 'basic'): string {
 export async function buildTestSnapshot(
   source = join(FIXTURES, 'basic'),
   out = join(tempDir(), 'snapshot.db'),
-  opts: { builtAt?: string } = {},
+  opts: { builtAt?: string; previous?: string; historySteps?: number } = {},
 ): Promise<{ path: string; result: BuildResult }> {
   const builtAt = opts.builtAt ?? '2026-11-01T00:00:00.000Z';
-  const result = await buildSnapshot({ source, out, log: () => {}, builtAt });
+  const result = await buildSnapshot({ ...opts, source, out, log: () => {}, builtAt });
   if (!result.ok) throw new Error(`fixture build failed:\n${result.problems.join('\n')}`);
   return { path: out, result };
 }

@@ -3,16 +3,24 @@
 // of the 200 responses, the headers and error messages the examples show, and parameter examples the shipped
 // sample accepts (all checked against real responses).
 import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { buildTestSnapshot, startServer, type TestServer } from './helpers.ts';
+import { buildTestSnapshot, copyFixture, startServer, type TestServer } from './helpers.ts';
 import { ROOT, withParams } from './support.ts';
 
 let server: TestServer;
 let doc: any;
+/** The snapshot the served one records its changes since (/v1/changes?since=): the fixture less one listing. */
+let previousId = '';
 before(async () => {
-  const { path } = await buildTestSnapshot();
+  const older = copyFixture();
+  const listings = join(older, 'listings.ndjson');
+  writeFileSync(listings, readFileSync(listings, 'utf8').replace(/^.*"id":"lst-001".*\n/m, ''));
+  const previous = await buildTestSnapshot(older);
+  previousId = previous.result.snapshotId!;
+  const { path } = await buildTestSnapshot(undefined, undefined, { previous: previous.path });
   server = await startServer({ SNAPSHOT_PATH: path });
   const res = await server.get('/v1/openapi.json');
   assert.equal(res.status, 200);
@@ -51,6 +59,11 @@ const PATHS: Record<string, { example: string; public?: boolean }> = {
   '/v1/locations/{id}': { example: '/v1/locations/loc-ams-pijp' },
   '/v1/market/metrics': { example: '/v1/market/metrics' },
   '/v1/openapi.json': { example: '/v1/openapi.json', public: true },
+  '/v1/changes': {
+    get example() {
+      return `/v1/changes?since=${previousId}`;
+    },
+  },
 };
 const op = (path: string) => doc.paths[path]?.get;
 const queryParams = (path: string) => (op(path).parameters as any[]).filter((p) => p.in === 'query');
@@ -91,13 +104,13 @@ describe('GET /v1/openapi.json', () => {
     }
     assert.equal(new Set(opIds).size, opIds.length);
   });
-  for (const [path, { example }] of Object.entries(PATHS)) {
+  for (const [path, entry] of Object.entries(PATHS)) {
     it(`lists exactly the query parameters ${path} accepts`, async () => {
       assert.deepEqual(
         queryParams(path)
           .map((p) => p.name)
           .sort(),
-        (await acceptedParams(example)).sort(),
+        (await acceptedParams(entry.example)).sort(),
       );
     });
   }
@@ -111,11 +124,12 @@ describe('GET /v1/openapi.json', () => {
       );
     }
   });
-  it('marks location_id, from and to of observations required, and every other query parameter optional', () => {
+  it('marks location_id, from and to of observations and since of changes required, every other query parameter optional', () => {
     for (const path of Object.keys(PATHS)) {
       for (const p of queryParams(path)) {
         const required =
-          path === '/v1/market/metrics/{id}/observations' && ['location_id', 'from', 'to'].includes(p.name);
+          (path === '/v1/market/metrics/{id}/observations' && ['location_id', 'from', 'to'].includes(p.name)) ||
+          (path === '/v1/changes' && p.name === 'since');
         assert.equal(p.required, required, `${path} ${p.name}`);
       }
     }
@@ -203,10 +217,10 @@ describe('GET /v1/openapi.json', () => {
     assert.ok(refs.length > 0);
     for (const r of refs) assert.ok(deref({ $ref: r }) !== undefined, r);
   });
-  for (const [path, { example }] of Object.entries(PATHS)) {
+  for (const [path, entry] of Object.entries(PATHS)) {
     if (path === '/v1/openapi.json') continue;
     it(`documents the field set ${path} actually returns`, async () => {
-      const res = await server.get(example);
+      const res = await server.get(entry.example);
       assert.equal(res.status, 200);
       const schema = op(path).responses['200'].content['application/json'].schema;
       assert.deepEqual(Object.keys(schema.properties).sort(), Object.keys(res.body).sort(), 'envelope members');
@@ -318,14 +332,19 @@ describe('the document against the service', () => {
 
 describe('the examples on the shipped sample', () => {
   let sample: TestServer;
+  let sampleId = '';
   before(async () => {
-    const { path } = await buildTestSnapshot(join(ROOT, 'data'));
+    const { path, result } = await buildTestSnapshot(join(ROOT, 'data'));
+    sampleId = result.snapshotId!;
     sample = await startServer({ SNAPSHOT_PATH: path });
   });
   after(async () => {
     await sample?.close();
   });
-  const example = (p: any) => p.example ?? p.schema.examples[0];
+  // The shipped sample is built without --previous: its change history is empty, so /v1/changes is asked for the
+  // changes since the sample itself (an empty page), and its records are not looked for.
+  const example = (p: any) => (p.name === 'since' ? sampleId : (p.example ?? p.schema.examples[0]));
+  const NO_HISTORY = '/v1/changes';
   /** An operation's request with its path parameters' examples and the query parameters `which` picks. */
   const requestOf = (template: string, which: (p: any) => boolean) => {
     const params = doc.paths[template].get.parameters as any[];
@@ -348,6 +367,7 @@ describe('the examples on the shipped sample', () => {
   it("finds records on the shipped sample with each filter's example alone", async () => {
     const empty: string[] = [];
     for (const template of Object.keys(doc.paths)) {
+      if (template === NO_HISTORY) continue;
       const params = doc.paths[template].get.parameters as any[];
       for (const p of params.filter((x) => x.in === 'query' && !x.required)) {
         if (['cursor', 'limit', 'locale'].includes(p.name)) continue;
@@ -398,6 +418,7 @@ describe('the examples on the shipped sample', () => {
     let compared = 0;
     for (const template of Object.keys(doc.paths)) {
       if (template === '/v1/openapi.json') continue; // its example is the document's outline
+      if (template === NO_HISTORY) continue;
       const shown = doc.paths[template].get.responses['200'].content['application/json'].example;
       if (shown === undefined) continue;
       // The required parameters only: the answer an example shows is the one to the plainest request.

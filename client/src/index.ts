@@ -93,6 +93,11 @@ export function createClient(options: ClientOptions) {
       observations: byId('/v1/market/metrics/{id}/observations'),
     },
     locations: { ...paged('/v1/locations'), get: byId('/v1/locations/{id}') },
+    /**
+     * GET /v1/changes: what was added, removed or changed since the snapshot your copy holds (`since`, required);
+     * `all({ since })` yields every change, then keep the answer's meta.snapshot_id (from `search`) for next time.
+     */
+    changes: paged('/v1/changes'),
   };
 }
 

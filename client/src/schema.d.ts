@@ -464,6 +464,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What changed since an earlier snapshot
+         * @description The records of every resource that were added, removed or changed between the snapshot named by since and the one served (meta.snapshot_id), in ascending order of resource, then id; one item per record, its changes over several snapshots taken together (added then removed is nothing, removed then added is changed). Apply them to your copy: drop the removed, fetch the added and changed again (every locale you keep). since equal to the served snapshot is an empty page. The history holds the last 30 snapshots at most; since older than that, or unknown, is a 400 that names the oldest one held.
+         */
+        get: operations["changes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/openapi.json": {
         parameters: {
             query?: never;
@@ -3301,6 +3321,116 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
+            default: components["responses"]["OtherError"];
+        };
+    };
+    changes: {
+        parameters: {
+            query: {
+                /** @description Number of items per page. An integer from 1 to 100. Default 20. Example: 10. */
+                limit?: number;
+                /** @description Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first page. It expires after 24 hours. 1 to 4096 characters. Example: eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas. */
+                cursor?: string;
+                /**
+                 * @description The snapshot your copy was taken from: the X-Snapshot-Id of the answers you copied, or the meta.snapshot_id of the last feed you applied. Unknown, or older than this snapshot's history, it is a 400: walk the collections in full instead. 1 to 120 characters.
+                 * @example snap_6a1f0c9e2b7d4e8a9c3f5d21
+                 */
+                since: string;
+                /** @description Only the changes of this resource (the name of its table: listings, owners, internet_plans, …). One of locations, owners, listings, internet_providers, internet_plans, insurance_providers, insurance_products, platforms, articles, glossary, metrics (case-sensitive). Example: listings. */
+                resource?: "locations" | "owners" | "listings" | "internet_providers" | "internet_plans" | "insurance_providers" | "insurance_products" | "platforms" | "articles" | "glossary" | "metrics";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The answer. RateLimit and RateLimit-Policy report what is left of the key's allowance; ETag, Last-Modified and X-Snapshot-Id identify the data. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["Last-Modified"];
+                    "X-Snapshot-Id": components["headers"]["X-Snapshot-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "resource": "listings",
+                     *           "id": "lst_000123",
+                     *           "change": "changed"
+                     *         },
+                     *         {
+                     *           "resource": "listings",
+                     *           "id": "lst_000456",
+                     *           "change": "added"
+                     *         },
+                     *         {
+                     *           "resource": "owners",
+                     *           "id": "own_0042",
+                     *           "change": "removed"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "limit": 20,
+                     *         "has_more": true,
+                     *         "next_cursor": "eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas"
+                     *       },
+                     *       "meta": {
+                     *         "locale": "en",
+                     *         "request_id": "3f1c2a9e-7b4d-4e8a-9c6f-2d5b8e1a0c47",
+                     *         "snapshot_id": "snap_6a1f0c9e2b7d4e8a9c3f5d21"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /**
+                             * @description The resource: the path family that serves the record.
+                             * @enum {string}
+                             */
+                            resource: "locations" | "owners" | "listings" | "internet_providers" | "internet_plans" | "insurance_providers" | "insurance_products" | "platforms" | "articles" | "glossary" | "metrics";
+                            /** @description The record's id, as that resource's id field shows it. */
+                            id: string;
+                            /**
+                             * @description added: public now and not in your copy; removed: in your copy and no longer public (its detail is a 404); changed: some field differs in at least one locale (fetch it again).
+                             * @enum {string}
+                             */
+                            change: "added" | "removed" | "changed";
+                        }[];
+                        pagination: components["schemas"]["Pagination"];
+                        /** @description locale is the requested locale (not a promise that every field was translated). */
+                        meta: {
+                            /** @enum {string} */
+                            locale: "en" | "nl" | "de" | "fr" | "es";
+                            request_id: string;
+                            /** @description The snapshot this answer brings a copy to (as X-Snapshot-Id): keep it, and pass it as since next time. */
+                            snapshot_id: string;
+                        };
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            /** @description `invalid_request`: an unknown or repeated parameter, a value outside its rule, or a cursor of another request or older than 24 hours. The message names the parameter and its rule. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
             default: components["responses"]["OtherError"];

@@ -48,6 +48,8 @@ export interface RouteDef<Q = any> {
   record?: string;
   /** Not part of the API's description (the docs page and its assets). */
   hidden?: boolean;
+  /** Members the route's meta adds to the shared ones (locale, request_id), for the OpenAPI document. */
+  meta?: { schema: Record<string, unknown>; example: Record<string, unknown> };
   handle(ctx: Ctx<Q>): unknown;
 }
 

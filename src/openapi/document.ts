@@ -25,8 +25,18 @@ import {
 
 const CURSOR_EXAMPLE = (cursor as unknown as { [DOC]: ParamDoc })[DOC].example;
 
+/** The shared Meta, or Meta with the route's own members added (its required ones with them). */
+const metaOf = (r: RouteDef): Record<string, unknown> =>
+  r.meta === undefined
+    ? { $ref: '#/components/schemas/Meta' }
+    : {
+        ...META,
+        required: [...META.required, ...Object.keys(r.meta.schema)],
+        properties: { ...META.properties, ...r.meta.schema },
+      };
+
 const envelope = (r: RouteDef): Record<string, unknown> => {
-  const meta = { $ref: '#/components/schemas/Meta' };
+  const meta = metaOf(r);
   const data = r.kind === 'detail' ? r.item : { type: 'array', items: r.item };
   if (r.kind === 'collection')
     return {
@@ -44,8 +54,9 @@ function envelopeExample(r: RouteDef): unknown {
   const item = exampleOf(r);
   if (item === undefined) return undefined;
   const items = r.item.examples as unknown[];
+  const meta = { ...META_EXAMPLE, ...r.meta?.example };
   if (r.kind === 'collection')
-    return { data: items, pagination: { limit: 20, has_more: true, next_cursor: CURSOR_EXAMPLE }, meta: META_EXAMPLE };
+    return { data: items, pagination: { limit: 20, has_more: true, next_cursor: CURSOR_EXAMPLE }, meta };
   if (r.kind === 'bounded') return { data: items, meta: META_EXAMPLE };
   if (r.kind === 'detail') return { data: item, meta: META_EXAMPLE };
   return item;

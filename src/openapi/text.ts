@@ -67,6 +67,11 @@ export const TAGS: { name: string; description: string }[] = [
   { name: 'Articles', description: 'Editorial articles: city guides and advice on renting.' },
   { name: 'Glossary', description: 'Dutch rental terms (huurtoeslag, servicekosten, …) and what they mean.' },
   { name: 'Market', description: 'Market indicators and their monthly observations per city.' },
+  {
+    name: 'Changes',
+    description:
+      'What was added, removed or changed since an earlier snapshot, for clients that keep their own copy of the data.',
+  },
 ];
 
 const REQUEST_ID = '3f1c2a9e-7b4d-4e8a-9c6f-2d5b8e1a0c47';

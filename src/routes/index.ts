@@ -2,6 +2,7 @@
 import type { Database } from 'better-sqlite3';
 import type { AppDeps, RouteDef } from '../http/route.ts';
 import * as articles from './articles.ts';
+import * as changes from './changes.ts';
 import * as glossary from './glossary.ts';
 import * as health from './health.ts';
 import * as insurance from './insurance.ts';
@@ -34,4 +35,5 @@ export const ROUTE_MODULES: RouteModule[] = [
   glossary,
   market,
   locations,
+  changes,
 ].map(mod);

@@ -22,6 +22,8 @@ export interface InspectReport extends Omit<FileMeta, 'counts'> {
   page_size: number;
   page_count: number;
   freelist_count: number;
+  /** The change feed's history: steps held and the oldest snapshot a client can catch up from (null: none held). */
+  change_history: { steps: number; oldest: string | null };
   /** Per resource: the rows stored in its base table (null when the table is missing) and snapshot_meta's count. */
   resources: { resource: string; rows: number | null; meta_count: number | null }[];
   checks: Check[];
@@ -107,6 +109,18 @@ export function inspectSnapshot(path: string, opts: { full?: boolean } = {}): In
     ];
     const problems = checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`);
     const { counts: _counts, ...identity } = meta;
+    // A snapshot of an older layout has no history table: no history.
+    const history =
+      columnsOf(db, 'main', 'change_history').length > 0
+        ? (db.prepare('SELECT count(*) AS steps, min(step) AS first FROM change_history').get() as {
+            steps: number;
+            first: number | null;
+          })
+        : { steps: 0, first: null };
+    const oldest =
+      history.first === null
+        ? null
+        : (db.prepare('SELECT snapshot_id FROM change_history WHERE step = ?').pluck().get(history.first) as string);
     return {
       ...identity,
       server_schema_version: SCHEMA_VERSION,
@@ -115,6 +129,7 @@ export function inspectSnapshot(path: string, opts: { full?: boolean } = {}): In
       page_size: pageSize,
       page_count: pageCount,
       freelist_count: pragma('freelist_count'),
+      change_history: { steps: history.steps, oldest },
       resources,
       checks,
       ok: problems.length === 0,
@@ -137,6 +152,12 @@ export function formatInspect(r: InspectReport): string {
     ['schema version', version],
     ['file size', `${n(r.file_bytes)} bytes (${(r.file_bytes / 1048576).toFixed(1)} MiB)`],
     ['pages', `${n(r.page_count)} of ${n(r.page_size)} bytes, ${n(r.freelist_count)} free`],
+    [
+      'change history',
+      r.change_history.steps === 0
+        ? 'none (built without --previous)'
+        : `${r.change_history.steps} step${r.change_history.steps === 1 ? '' : 's'}, the oldest from ${r.change_history.oldest}`,
+    ],
   ]);
   const records = alignedTable(
     [['resource', 'rows', 'snapshot_meta'], ...r.resources.map((x) => [x.resource, n(x.rows), n(x.meta_count)])],
