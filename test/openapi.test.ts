@@ -8,7 +8,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { buildTestSnapshot, copyFixture, startServer, type TestServer } from './helpers.ts';
-import { ROOT, withParams } from './support.ts';
+import { assertError, ROOT, withParams } from './support.ts';
 
 let server: TestServer;
 let doc: any;
@@ -434,5 +434,117 @@ describe('the examples on the shipped sample', () => {
     }
     assert.ok(compared >= 20, `${compared} examples compared`);
     assert.deepEqual(problems, []);
+  });
+});
+
+describe('the links of the document', () => {
+  const opsById = () => {
+    const out = new Map<string, { path: string; op: any }>();
+    for (const [path, item] of Object.entries<any>(doc.paths)) out.set(item.get.operationId, { path, op: item.get });
+    return out;
+  };
+  const linksOf = (path: string): Record<string, any> => op(path).responses['200'].links ?? {};
+
+  it('links every page to the next, listed records to their detail, and ids to the records they name', () => {
+    const names = (path: string) => Object.keys(linksOf(path)).sort();
+    assert.deepEqual(names('/v1/listings'), ['detail', 'next', 'owner']);
+    assert.deepEqual(names('/v1/listings/{id}'), ['owner', 'similar']);
+    assert.deepEqual(names('/v1/listings/{id}/similar'), ['detail', 'owner']);
+    assert.deepEqual(names('/v1/owners'), ['detail', 'next']);
+    assert.equal(linksOf('/v1/internet/plans').provider.operationId, op('/v1/internet/providers/{id}').operationId);
+    assert.equal(
+      linksOf('/v1/insurance/products').provider.operationId,
+      op('/v1/insurance/providers/{id}').operationId,
+    );
+    assert.equal(linksOf('/v1/listings').next.parameters.cursor, '$response.body#/pagination/next_cursor');
+    for (const [path, item] of Object.entries<any>(doc.paths))
+      if (item.get.responses['200'].content?.['application/json']?.schema?.properties?.pagination)
+        assert.ok(linksOf(path).next, `${path} links its next page`);
+  });
+
+  it('names in every link an operation of the document and only parameters it takes', () => {
+    const ops = opsById();
+    let links = 0;
+    for (const path of Object.keys(doc.paths))
+      for (const [name, link] of Object.entries<any>(linksOf(path))) {
+        const target = ops.get(link.operationId);
+        assert.ok(target, `${path} ${name}: ${link.operationId} is an operation`);
+        const taken = new Set((target.op.parameters as any[]).map((p) => p.name));
+        for (const p of Object.keys(link.parameters))
+          assert.ok(taken.has(p), `${path} ${name}: ${p} is a parameter of ${target.path}`);
+        for (const p of (target.op.parameters as any[]).filter((x) => x.required))
+          assert.ok(p.name in link.parameters, `${path} ${name}: the required ${p.name} is given`);
+        links++;
+      }
+    assert.ok(links >= 25, `${links} links`);
+  });
+
+  it('leads, followed on the service, to answers: 200 for the next page, a detail and similar; 200 or 404 for a named record', async () => {
+    const ops = opsById();
+    /** A value of the response body at a JSON pointer, or undefined. */
+    const at = (body: any, pointer: string) =>
+      pointer
+        .split('/')
+        .slice(1)
+        .reduce((o, k) => (o == null ? undefined : o[k.replace(/~1/g, '/').replace(/~0/g, '~')]), body);
+    let followed = 0;
+    for (const [path, { example, public: isPublic }] of Object.entries(PATHS)) {
+      const links = op(path) ? linksOf(path) : {};
+      if (isPublic || Object.keys(links).length === 0) continue;
+      const first = /^\/v1\/[a-z/]+$/.test(example) && links.next ? `${example}?limit=1` : example;
+      const res = await server.get(first);
+      assert.equal(res.status, 200, first);
+      const url = new URL(first, 'http://x');
+      const pathId = /\/v1\/[a-z]+(?:\/[a-z]+)?\/([^/?]+)/.exec(url.pathname)?.[1];
+      for (const [name, link] of Object.entries<any>(links)) {
+        const target = ops.get(link.operationId)!;
+        let targetPath = target.path;
+        const query = new URLSearchParams();
+        let missing = false;
+        for (const [p, expr] of Object.entries<string>(link.parameters)) {
+          const value = expr.startsWith('$response.body#')
+            ? at(res.body, expr.slice('$response.body#'.length))
+            : expr.startsWith('$request.query.')
+              ? (url.searchParams.get(expr.slice('$request.query.'.length)) ?? undefined)
+              : expr === '$request.path.id'
+                ? pathId
+                : assert.fail(`${path} ${name}: an expression the test does not know: ${expr}`);
+          if (value == null) {
+            if (p === 'cursor' || p === 'id') missing = true;
+            continue;
+          }
+          if (targetPath.includes(`{${p}}`))
+            targetPath = targetPath.replace(`{${p}}`, encodeURIComponent(String(value)));
+          else query.set(p, String(value));
+        }
+        if (missing) continue; // no next page, or the field is null on this record
+        const next = await server.get(`${targetPath}${query.size ? `?${query}` : ''}`);
+        const allowed = ['next', 'detail', 'similar'].includes(name) ? [200] : [200, 404];
+        assert.ok(allowed.includes(next.status), `${path} → ${name}: ${targetPath}?${query} answered ${next.status}`);
+        followed++;
+      }
+    }
+    assert.ok(followed >= 20, `${followed} links followed`);
+  });
+});
+
+describe('the rules the document states beyond the schemas', () => {
+  it('states the query string limits the service applies', async () => {
+    const m = /at most (\d+) characters and (\d+) parameters/.exec(doc.info.description);
+    assert.ok(m, 'the introduction states the limits');
+    const [chars, params] = [Number(m[1]), Number(m[2])];
+    const long = await server.get(`/v1/owners?q=${'a'.repeat(chars - 1)}`);
+    assertError(long, 400, { names: new RegExp(`longer than ${chars} characters`) });
+    const many = await server.get(`/v1/owners?${Array.from({ length: params + 1 }, (_, i) => `p${i}=1`).join('&')}`);
+    assertError(many, 400, { names: new RegExp(`more than ${params} parameters`) });
+  });
+
+  it("states q's letter-or-digit rule as a pattern, which the service applies", async () => {
+    const schema = (op('/v1/owners').parameters as any[]).find((p) => p.name === 'q').schema;
+    const pattern = new RegExp(schema.pattern, 'u');
+    for (const text of ['!? -', '㎏', '\u0301', '😀', 'a', 'é', '7', 'Ж', '—x—']) {
+      const res = await server.get(`/v1/owners?q=${encodeURIComponent(text)}`);
+      assert.equal(res.status === 200, pattern.test(text), `q=${JSON.stringify(text)} answered ${res.status}`);
+    }
   });
 });

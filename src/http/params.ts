@@ -80,7 +80,13 @@ export const locale = documented(
 const Q_TEXT =
   'Free text: its words (letters and digits; at most 16 are used) must all occur as words in the ' +
   "record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400.";
-export const q = documented(v.optional(str(1, 200)), Q_TEXT, 'amsterdam');
+/** What makes q searchable, in the schema so that the document states it: the search terms are its letters and digits. */
+export const Q_PATTERN = /[\p{L}\p{N}]/u;
+export const q = documented(
+  v.optional(v.pipe(str(1, 200), v.regex(Q_PATTERN, 'must contain at least one letter or digit'))),
+  Q_TEXT,
+  'amsterdam',
+);
 /** q with the fields an endpoint searches named in its documentation. */
 export const qOver = (fields: string, example: string) => documented(q, `${Q_TEXT} Searched: ${fields}.`, example);
 export const limit = (max: number, dflt: number) =>

@@ -5,8 +5,9 @@ import { badRequest } from './errors.ts';
 import { codePoints, entriesOf, type QuerySchema } from './params.ts';
 
 /** Bounds on the raw query before any parsing: a request cannot make us do unbounded work. */
-const MAX_QUERY_LENGTH = 8192;
-const MAX_PARAMS = 32;
+/** The longest query string (its characters after the "?") and the most parameters one may hold: beyond, a 400. */
+export const MAX_QUERY_LENGTH = 8192;
+export const MAX_PARAMS = 32;
 
 /** A query string part as text: "+" is a space, %XX an escape (throws on a malformed one); most parts have neither. */
 const decoded = (raw: string) =>

@@ -8,6 +8,7 @@ import { cursor, DOC, entriesOf, LENGTH, type ParamDoc } from '../http/params.ts
 import { parseRawQuery, validateQuery } from '../http/query.ts';
 import { JsonText } from '../http/respond.ts';
 import type { RouteDef } from '../http/route.ts';
+import { linksOf, operationIdOf } from './links.ts';
 import {
   ERROR_SCHEMA,
   errorBody,
@@ -166,6 +167,7 @@ function operation(r: RouteDef, all: RouteDef[]) {
   const keyed = !r.public;
   const limits = keyed ? LIMITS : {};
   const example = envelopeExample(r);
+  const links = linksOf(r, all);
   const responses: Record<string, unknown> = {
     200: {
       description: keyed
@@ -179,6 +181,7 @@ function operation(r: RouteDef, all: RouteDef[]) {
           }
         : { 'X-Request-Id': headerRef('X-Request-Id') },
       content: { 'application/json': { schema: envelope(r), ...(example === undefined ? {} : { example }) } },
+      ...(links === undefined ? {} : { links }),
     },
     400: errorResponse(
       '`invalid_request`: an unknown or repeated parameter, a value outside its rule, or a cursor of another request or older than 24 hours. The message names the parameter and its rule.',
@@ -206,11 +209,7 @@ function operation(r: RouteDef, all: RouteDef[]) {
   // has a type for the body.
   responses.default = { $ref: '#/components/responses/OtherError' };
   return {
-    operationId: r.path
-      .replace(/^\/v1\//, '')
-      .replace(/\.json$/, '')
-      .replace(/[/:]+/g, '_')
-      .replace(/_$/, ''),
+    operationId: operationIdOf(r.path),
     summary: r.summary,
     ...(r.description ? { description: r.description } : {}),
     tags: [r.tag],
