@@ -3,7 +3,7 @@
 // How much of a listing detail's CPU is the stack and how much is the service. Four servers answer the same
 // 1,000 distinct listing details of the 1M snapshot, driven in turn by autocannon (rounds alternate the order):
 // the service as npm run bench serves it (bundled, every request keyed, limited, logged); the bare stack
-// (bench/stack-server.ts: polka and better-sqlite3 with the service's own detail statement, nothing else); the bare
+// (bench/stack-server.ts: node:http and better-sqlite3 with the service's own detail statement, nothing else); the bare
 // stack writing the service's headers too; and the reference of npm run bench (a bare node:http server replaying the
 // service's bytes). Printed per server: server
 // CPU µs per request (/proc, user + system) and × the reference's, medians of the rounds.
@@ -92,7 +92,7 @@ for (const p of paths.slice(0, 20)) {
 
 const servers = [
   { name: 'the service (keyed, limited, logged)', pid: ours.server.pid!, url: ours.url, us: [] as number[] },
-  { name: 'bare stack: polka + better-sqlite3', pid: stack.proc.pid!, url: stack.url, us: [] as number[] },
+  { name: 'bare stack: node:http + better-sqlite3', pid: stack.proc.pid!, url: stack.url, us: [] as number[] },
   { name: "bare stack + the service's headers", pid: stackH.proc.pid!, url: stackH.url, us: [] as number[] },
   { name: 'reference: node:http replaying bytes', pid: ref.proc.pid!, url: ref.url, us: [] as number[] },
 ];
