@@ -47,14 +47,13 @@ export function createApp(deps: AppDeps, routes: readonly RouteDef[]) {
   const render = (req: Req, res: ServerResponse, err: unknown) => sendError(res, req.id, err, deps.log);
   /** The access step, then `next` unless the step answered the request; every error on the way is rendered. */
   const guarded = (req: Req, res: ServerResponse, isPublic: boolean, next: () => void) => {
-    const fail = (e: unknown) => render(req, res, e);
     try {
       const g = deps.guard ? deps.guard(req, res, { public: isPublic }) : false;
       if (g === false) return next();
       if (g === true) return;
-      g.then((answered) => answered || next()).catch(fail);
+      g.then((answered) => answered || next()).catch((e) => render(req, res, e));
     } catch (e) {
-      fail(e);
+      render(req, res, e);
     }
   };
 
@@ -108,14 +107,11 @@ export function createApp(deps: AppDeps, routes: readonly RouteDef[]) {
     if (req.method !== 'GET' && req.method !== 'HEAD')
       return guarded(req, res, r.isPublic, () => render(req, res, notAllowed(req.method)));
     req.route = r.def.path;
+    // guarded renders what the answer throws, whether the access step answered at once or later.
     guarded(req, res, r.isPublic, () => {
-      try {
-        if (found.undecodable !== null)
-          throw badRequest(`Path parameter "${found.undecodable}" is not correctly percent-encoded.`);
-        answer(req, res, r, found);
-      } catch (e) {
-        render(req, res, e);
-      }
+      if (found.undecodable !== null)
+        throw badRequest(`Path parameter "${found.undecodable}" is not correctly percent-encoded.`);
+      answer(req, res, r, found);
     });
   };
 
@@ -157,18 +153,17 @@ export function createApp(deps: AppDeps, routes: readonly RouteDef[]) {
     metrics?.inFlight.inc();
     req.started = performance.now();
     res.on('close', onClose);
+    const target = splitTarget(req.url);
+    req.path = target.path;
+    req.search = target.search;
     // Node's own check (requireHostHeader) answered a bare 400 without the envelope; the server turns it off.
     // Two Host lines are a 400 too (RFC 9112 3.2): node keeps the first, a proxy may have read the other.
     const problem = requestProblem(req);
     if (problem !== null) {
       res.shouldKeepAlive = false; // as node's own answer did: the connection closes after it
-      req.path = req.url.split('?')[0];
       render(req, res, new ApiError('invalid_request', problem));
       return;
     }
-    const target = splitTarget(req.url);
-    req.path = target.path;
-    req.search = target.search;
     route(req, res);
   };
   const { handler, lastResponse } = trackingResponses(listener);
