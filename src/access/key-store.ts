@@ -159,6 +159,18 @@ export const keyInfo = (r: KeyRow, now: number): KeyInfo => ({
 });
 const COLUMNS = 'id, name, created_at, expires_at, disabled_at, revoked_at';
 
+/** A new key's record: a fresh id, created now, neither disabled nor revoked (the file store's and Redis's). */
+export function newKeyRow(opts: { name: string; expiresAt?: string | null; now?: number }): KeyRow {
+  return {
+    id: `key_${randomBase62(16)}`,
+    name: opts.name,
+    created_at: new Date(opts.now ?? Date.now()).toISOString(),
+    expires_at: opts.expiresAt ?? null,
+    disabled_at: null,
+    revoked_at: null,
+  };
+}
+
 /** Issues a key; the returned `key` exists only in this return value (the store keeps its digest). */
 export function createKey(
   db: Database.Database,
@@ -166,14 +178,7 @@ export function createKey(
 ): KeyInfo & { key: string } {
   const now = opts.now ?? Date.now();
   const key = generateKey();
-  const row: KeyRow = {
-    id: `key_${randomBase62(16)}`,
-    name: opts.name,
-    created_at: new Date(now).toISOString(),
-    expires_at: opts.expiresAt ?? null,
-    disabled_at: null,
-    revoked_at: null,
-  };
+  const row = newKeyRow({ ...opts, now });
   db.prepare(
     'INSERT INTO api_keys (id, name, digest, created_at, expires_at) VALUES (@id, @name, @digest, @created_at, @expires_at)',
   ).run({ id: row.id, name: row.name, digest: digestKey(key), created_at: row.created_at, expires_at: row.expires_at });

@@ -2,8 +2,8 @@
 // does them. A hash per key id (digest, name, created, expires, disabled, revoked) and a digest → id index.
 
 import { commandLine } from '../../snapshot-format/commands.ts';
-import { digestKeyBase64, generateKey, randomBase62 } from './key-format.ts';
-import { type KeyInfo, type KeyRow, KeyStoreError, keyInfo } from './key-store.ts';
+import { digestKeyBase64, generateKey } from './key-format.ts';
+import { type KeyInfo, type KeyRow, KeyStoreError, keyInfo, newKeyRow } from './key-store.ts';
 import type { RedisLink } from './redis.ts';
 
 /**
@@ -63,14 +63,7 @@ export function redisKeyStore(link: RedisLink, prefix: string) {
       const now = opts.now ?? Date.now();
       for (;;) {
         const key = generateKey();
-        const row: KeyRow = {
-          id: `key_${randomBase62(16)}`,
-          name: opts.name,
-          created_at: new Date(now).toISOString(),
-          expires_at: opts.expiresAt ?? null,
-          disabled_at: null,
-          revoked_at: null,
-        };
+        const row = newKeyRow({ ...opts, now });
         const expiresMs = row.expires_at === null ? '' : String(Date.parse(row.expires_at));
         const args = [prefix, row.id, digestKeyBase64(key), row.name, row.created_at, row.expires_at ?? '', expiresMs];
         if ((await redis.nlrCreateKey(...args)) === 1) return { ...keyInfo(row, now), key };
