@@ -7,9 +7,10 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { buildTestSnapshot, issueKey, tempDir } from './helpers.ts';
-import { get, missing, spawnMain } from './replicas.ts';
-import { ROOT } from './support.ts';
+import { ROOT, tempDir } from './support/files.ts';
+import { get, missing, spawnService } from './support/processes.ts';
+import { issueKey } from './support/server.ts';
+import { buildTestSnapshot } from './support/snapshots.ts';
 
 const DIR = join(ROOT, 'deploy/prometheus');
 const rules = readFileSync(join(DIR, 'alerts.yml'), 'utf8');
@@ -84,7 +85,7 @@ describe('Prometheus alerting rules', { skip: missing('/usr/bin/promtool', 'prom
     const snapshot = (await buildTestSnapshot()).path;
     const keys = join(tempDir(), 'keys.db');
     issueKey(keys);
-    const main = await spawnMain({
+    const main = await spawnService({
       WORKERS: '2',
       SNAPSHOT_PATH: snapshot,
       KEYS_PATH: keys,

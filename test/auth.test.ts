@@ -19,7 +19,9 @@ import { KeyReader, KeyStoreUnavailable } from '../src/access/key-reader.ts';
 import { changeKey, openKeyStore } from '../src/access/key-store.ts';
 import { addressBucket, createLimits } from '../src/access/rate-limit.ts';
 import { UNAUTHORIZED_MESSAGE } from '../src/http/guard.ts';
-import { buildTestSnapshot, issueKey, startServer, type TestServer, tempDir } from './helpers.ts';
+import { tempDir } from './support/files.ts';
+import { issueKey, startServer, type TestServer } from './support/server.ts';
+import { buildTestSnapshot } from './support/snapshots.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let snapshotPath: string;

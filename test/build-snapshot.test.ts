@@ -15,7 +15,9 @@ import { stopBuilds } from '../build-snapshot/output.ts';
 import { LineSplitter, MAX_LINE, OVERLONG, OVERLONG_REASON, Utf8Check } from '../build-snapshot/read-source.ts';
 import { checkInWorker } from '../build-snapshot/workers.ts';
 import { SCHEMA_VERSION } from '../snapshot-format/schema.ts';
-import { buildTestSnapshot, copyFixture, FIXTURES, startServer, type TestServer, tempDir } from './helpers.ts';
+import { copyFixture, FIXTURES, tempDir } from './support/files.ts';
+import { startServer, type TestServer } from './support/server.ts';
+import { buildTestSnapshot } from './support/snapshots.ts';
 
 const ROOT = join(FIXTURES, '..', '..');
 const open = (path: string) => new Database(path, { readonly: true });

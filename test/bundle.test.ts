@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } 
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { SEA_NAME } from '../scripts/sea.ts';
-import { FIXTURES, tempDir } from './helpers.ts';
+import { FIXTURES, tempDir } from './support/files.ts';
 
 const ROOT = join(FIXTURES, '..', '..');
 const versionOf = (name: string) =>

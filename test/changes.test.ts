@@ -10,8 +10,11 @@ import { createClient } from '../client/src/index.ts';
 import { CHANGE_HISTORY_STEPS, collapse } from '../snapshot-format/changes.ts';
 import { LOCALES } from '../snapshot-format/locales.ts';
 import { pageSql } from '../src/routes/changes.ts';
-import { buildTestSnapshot, copyFixture, startServer, type TestServer, tempDir } from './helpers.ts';
-import { assert400, assertError, ROOT, walk, withParams } from './support.ts';
+import { copyFixture, ROOT, tempDir } from './support/files.ts';
+import { walk, withParams } from './support/model.ts';
+import { startServer, type TestServer } from './support/server.ts';
+import { assert400, assertError } from './support/shapes.ts';
+import { buildTestSnapshot } from './support/snapshots.ts';
 
 type Rec = Record<string, any>;
 

@@ -7,8 +7,7 @@ import { describe, it } from 'node:test';
 import { checkImports, type Rules } from '../scripts/check-imports.ts';
 import { findImports } from '../scripts/import-graph.ts';
 import { SRC_FLOORS, TOP_LEVEL_BANS } from '../scripts/import-layers.ts';
-import { tempDir } from './helpers.ts';
-import { ROOT } from './support.ts';
+import { ROOT, tempDir } from './support/files.ts';
 
 /** A small floor table of its own, so that the lead's moves in the real one leave these tests alone. */
 const RULES: Rules = {

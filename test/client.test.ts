@@ -7,8 +7,10 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { DOCUMENT_FILE, documentText, REGENERATE, TYPES_FILE, typesFor } from '../client/scripts/openapi-types.ts';
 import { ApiError, type ClientOptions, createClient, parseRetryAfter } from '../client/src/index.ts';
-import { buildTestSnapshot, FIXTURES, issueKey, startServer, type TestServer, tempDir } from './helpers.ts';
-import { loadSource } from './support.ts';
+import { FIXTURES, tempDir } from './support/files.ts';
+import { loadSource } from './support/model.ts';
+import { issueKey, startServer, type TestServer } from './support/server.ts';
+import { buildTestSnapshot } from './support/snapshots.ts';
 
 /** A fetch that records each request's URL (path and query) and each answer's status and Retry-After. */
 function recording(before?: (url: URL) => Promise<void>, afterEach?: (res: Response) => void) {

@@ -7,15 +7,17 @@ import type { Agent } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { changeKey, openKeyStore } from '../src/access/key-store.ts';
-import { buildTestSnapshot, issueKey, tempDir } from './helpers.ts';
-import { answeredBy, changedSource, connections, get, type Main, type Reply, spawnMain, until } from './replicas.ts';
+import { tempDir } from './support/files.ts';
+import { answeredBy, connections, get, type Listening, type Reply, spawnService, until } from './support/processes.ts';
+import { issueKey } from './support/server.ts';
+import { buildTestSnapshot, changedSource } from './support/snapshots.ts';
 
 const L = 12; // requests per key per minute
 const A = 4; // failed authentications per address per minute
 
 let snapshot: string;
-let limited: Main; // small limits
-let main: Main; // large limits, metrics, its own snapshot path
+let limited: Listening; // small limits
+let main: Listening; // large limits, metrics, its own snapshot path
 let limitedKeys: string;
 let mainSnapshot: string;
 let key: string;
@@ -30,7 +32,7 @@ before(async () => {
   key = issueKey(mainKeys).key;
   const common = { WORKERS: '2', CURSOR_SECRET: 'cluster-test-secret-0123456789' };
   [limited, main] = await Promise.all([
-    spawnMain({
+    spawnService({
       ...common,
       SNAPSHOT_PATH: snapshot,
       KEYS_PATH: limitedKeys,
@@ -38,7 +40,7 @@ before(async () => {
       AUTH_FAILURES_PER_MINUTE: String(A),
       TRUST_PROXY: '1',
     }),
-    spawnMain({
+    spawnService({
       ...common,
       SNAPSHOT_PATH: mainSnapshot,
       SNAPSHOT_CHECK_MS: '600000',
@@ -74,8 +76,8 @@ async function spread(
 }
 
 const count = (rs: Reply[], status: number) => rs.filter((r) => r.status === status).length;
-const pidsOf = async (m: Main, rs: Reply[]) => new Set(await Promise.all(rs.map((r) => answeredBy(m, r))));
-const workerPids = (m: Main) =>
+const pidsOf = async (m: Listening, rs: Reply[]) => new Set(await Promise.all(rs.map((r) => answeredBy(m, r))));
+const workerPids = (m: Listening) =>
   m
     .lines()
     .filter((l) => l.msg === 'worker ready')

@@ -6,7 +6,8 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { COMPRESS_MIN_BYTES, JsonText, negotiate, sendJson } from '../src/http/respond.ts';
-import { buildTestSnapshot, startServer, type TestServer } from './helpers.ts';
+import { startServer, type TestServer } from './support/server.ts';
+import { buildTestSnapshot } from './support/snapshots.ts';
 
 interface Raw {
   status: number;

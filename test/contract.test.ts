@@ -2,7 +2,7 @@
 // the error envelope, 404 and 405. Real snapshot (basic fixture, real compiler), real service, fetch.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { buildTestSnapshot, startServer, type TestServer } from './helpers.ts';
+import { startServer, type TestServer } from './support/server.ts';
 import {
   ARTICLE,
   assert400,
@@ -29,7 +29,8 @@ import {
   PLATFORM_DETAIL,
   PLATFORM_SUMMARY,
   type Shape,
-} from './support.ts';
+} from './support/shapes.ts';
+import { buildTestSnapshot } from './support/snapshots.ts';
 
 let server: TestServer;
 before(async () => {

@@ -7,8 +7,9 @@ import { CURSOR_TTL_SECONDS, cursorCodec, hmacSha256 } from '../src/http/cursor.
 import { ApiError } from '../src/http/errors.ts';
 import { parseRawQuery, QueryMemo, validateQuery } from '../src/http/query.ts';
 import { SearchQuery } from '../src/routes/listings.ts';
-import { buildTestSnapshot, startServer, type TestServer } from './helpers.ts';
-import { assert400 } from './support.ts';
+import { startServer, type TestServer } from './support/server.ts';
+import { assert400 } from './support/shapes.ts';
+import { buildTestSnapshot } from './support/snapshots.ts';
 
 /** Replaces the character in the middle of a part of the cursor (payload or signature) by another one. */
 function flip(cursor: string, part: 'payload' | 'signature'): string {

@@ -7,23 +7,18 @@ import Database from 'better-sqlite3';
 import * as articles from '../src/routes/articles.ts';
 import * as glossary from '../src/routes/glossary.ts';
 import * as insurance from '../src/routes/insurance.ts';
-import { buildTestSnapshot, startServer, type TestServer } from './helpers.ts';
+import { loadSource, type Rec, type SourceModel, tokens, walk, withParams } from './support/model.ts';
+import { startServer, type TestServer } from './support/server.ts';
 import {
   ARTICLE,
   assert400,
   assertCollection,
   assertDetail,
   assertError,
-  generatedSource,
   INSURANCE_PROVIDER,
-  loadSource,
-  type Rec,
   type Shape,
-  type SourceModel,
-  tokens,
-  walk,
-  withParams,
-} from './support.ts';
+} from './support/shapes.ts';
+import { buildTestSnapshot, generatedSource } from './support/snapshots.ts';
 
 let server: TestServer;
 let src: SourceModel;

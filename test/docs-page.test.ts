@@ -6,8 +6,10 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium } from 'playwright-core';
 import { DOCS_ASSET_FILES } from '../src/openapi/docs.ts';
-import { buildTestSnapshot, startServer, type TestServer } from './helpers.ts';
-import { assertError, ROOT } from './support.ts';
+import { ROOT } from './support/files.ts';
+import { startServer, type TestServer } from './support/server.ts';
+import { assertError } from './support/shapes.ts';
+import { buildTestSnapshot } from './support/snapshots.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOT = join(ROOT, '.artifacts/docs-page.png');

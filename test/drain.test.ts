@@ -7,8 +7,9 @@ import { createRequire } from 'node:module';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
-import { buildTestSnapshot, issueKey, tempDir } from './helpers.ts';
-import { ROOT } from './support.ts';
+import { ROOT, tempDir } from './support/files.ts';
+import { issueKey } from './support/server.ts';
+import { buildTestSnapshot } from './support/snapshots.ts';
 
 let snapshot: string;
 before(async () => {

@@ -5,10 +5,11 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { buildTestSnapshot, startServer, type TestServer } from './helpers.ts';
-import { type Daemon, get, missing, type Reply, replaceIn, startHaproxy } from './replicas.ts';
-import { freePort, type Nginx, startNginx } from './sea-nginx.ts';
-import { ROOT } from './support.ts';
+import { ROOT } from './support/files.ts';
+import { freePort, type Nginx, startNginx } from './support/nginx.ts';
+import { type Daemon, get, missing, type Reply, replaceIn, startHaproxy } from './support/processes.ts';
+import { startServer, type TestServer } from './support/server.ts';
+import { buildTestSnapshot } from './support/snapshots.ts';
 
 /** Queries and what plain HTTP gets: 308 keeps the query in Location, 400 refuses it. */
 const CASES: [string, 308 | 400][] = [

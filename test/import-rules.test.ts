@@ -5,8 +5,7 @@ import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
-import { tempDir } from './helpers.ts';
-import { ROOT } from './support.ts';
+import { ROOT, tempDir } from './support/files.ts';
 
 const biome = join(dirname(createRequire(import.meta.url).resolve('@biomejs/biome/package.json')), 'bin', 'biome');
 

@@ -8,8 +8,10 @@ import { before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { digestKey, KEY_PATTERN } from '../src/access/key-format.ts';
-import { buildTestSnapshot, startServer, tempDir } from './helpers.ts';
-import { until } from './replicas.ts';
+import { tempDir } from './support/files.ts';
+import { until } from './support/processes.ts';
+import { startServer } from './support/server.ts';
+import { buildTestSnapshot } from './support/snapshots.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 /** `tsx file.ts` without the extra wrapper process: node with tsx's loader, as `npm run keys` runs it. */

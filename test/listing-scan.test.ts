@@ -25,8 +25,7 @@ const HINTS: PrimaryHint[] = [
 ];
 
 import { ftsQuery } from '../src/routes/full-text.ts';
-import { buildTestSnapshot } from './helpers.ts';
-import { generatedSource } from './support.ts';
+import { buildTestSnapshot, generatedSource } from './support/snapshots.ts';
 
 /** A small seeded PRNG so the random filter sets are the same on every run. */
 function rng(seed: number) {

@@ -8,16 +8,12 @@ import Database from 'better-sqlite3';
 import { HOT_QUERY_SAMPLES, type ListingFilters, planHasFullScan } from '../snapshot-format/listing-sql.ts';
 import { LOCALES } from '../snapshot-format/locales.ts';
 import { planOf } from '../src/listings/planner.ts';
-// After helpers.ts, which loads the app first: the route modules import each other through it.
 import { summariesOf } from '../src/routes/listing-text.ts';
 import { prepare } from '../src/routes/listings.ts';
-import { buildTestSnapshot, copyFixture, FIXTURES, startServer, type TestServer } from './helpers.ts';
+import { copyFixture, FIXTURES } from './support/files.ts';
 import {
-  assert400,
   assertAscendingIds,
-  assertError,
   expectedStats,
-  generatedSource,
   listingText,
   loadSource,
   type Rec,
@@ -25,7 +21,10 @@ import {
   tokens,
   walk,
   withParams,
-} from './support.ts';
+} from './support/model.ts';
+import { startServer, type TestServer } from './support/server.ts';
+import { assert400, assertError } from './support/shapes.ts';
+import { buildTestSnapshot, generatedSource } from './support/snapshots.ts';
 
 let big: TestServer;
 let bigPath: string;

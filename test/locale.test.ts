@@ -2,8 +2,9 @@
 // location display names in the locale, and ids, enum codes and numbers unchanged across locales.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { buildTestSnapshot, startServer, type TestServer } from './helpers.ts';
-import { assert400 } from './support.ts';
+import { startServer, type TestServer } from './support/server.ts';
+import { assert400 } from './support/shapes.ts';
+import { buildTestSnapshot } from './support/snapshots.ts';
 
 let server: TestServer;
 before(async () => {

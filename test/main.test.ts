@@ -8,8 +8,9 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { SCHEMA_VERSION } from '../snapshot-format/schema.ts';
-import { buildTestSnapshot, issueKey, tempDir } from './helpers.ts';
-import { ROOT } from './support.ts';
+import { ROOT, tempDir } from './support/files.ts';
+import { issueKey } from './support/server.ts';
+import { buildTestSnapshot } from './support/snapshots.ts';
 
 /**
  * Starts `tsx src/main.ts` in `cwd` with the given settings (SNAPSHOT_PATH only if given) and waits for its

@@ -6,8 +6,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { buildTestSnapshot, startServer, type TestServer, tempDir } from './helpers.ts';
-import { ROOT } from './support.ts';
+import { ROOT, tempDir } from './support/files.ts';
+import { startServer, type TestServer } from './support/server.ts';
+import { buildTestSnapshot } from './support/snapshots.ts';
 
 let server: TestServer;
 let doc: any;

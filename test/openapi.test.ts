@@ -7,8 +7,11 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { buildTestSnapshot, copyFixture, startServer, type TestServer } from './helpers.ts';
-import { assertError, ROOT, withParams } from './support.ts';
+import { copyFixture, ROOT } from './support/files.ts';
+import { withParams } from './support/model.ts';
+import { startServer, type TestServer } from './support/server.ts';
+import { assertError } from './support/shapes.ts';
+import { buildTestSnapshot } from './support/snapshots.ts';
 
 let server: TestServer;
 let doc: any;

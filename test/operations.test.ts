@@ -8,8 +8,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { generateKey } from '../src/access/key-format.ts';
 import { createKey, openKeyStore } from '../src/access/key-store.ts';
-import { buildTestSnapshot, copyFixture, issueKey, startServer, type TestServer, tempDir } from './helpers.ts';
-import { ROOT } from './support.ts';
+import { copyFixture, ROOT, tempDir } from './support/files.ts';
+import { issueKey, startServer, type TestServer } from './support/server.ts';
+import { buildTestSnapshot } from './support/snapshots.ts';
 
 let snapshotPath: string;
 before(async () => {

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { SETTINGS } from '../src/config.ts';
-import { ROOT } from './support.ts';
+import { ROOT } from './support/files.ts';
 
 /** The rows of the table under "## Configuration": [variables, default cell]. */
 function configRows(readme: string): [string[], string][] {

@@ -11,24 +11,24 @@ import { after, before, describe, it } from 'node:test';
 import autocannon from 'autocannon';
 import { connectRedis, type RedisLink } from '../src/access/redis.ts';
 import { redisKeyStore } from '../src/access/redis-keys.ts';
-import { buildTestSnapshot, startServer, type TestServer, tempDir } from './helpers.ts';
+import { ROOT, tempDir } from './support/files.ts';
+import { freePort } from './support/nginx.ts';
 import {
-  changedSource,
   connections,
   type Daemon,
   get,
-  type Main,
+  type Listening,
   missing,
   type Reply,
   replaceIn,
   sleep,
-  spawnMain,
+  spawnService,
   startHaproxy,
   startRedis,
   until,
-} from './replicas.ts';
-import { freePort } from './sea-nginx.ts';
-import { ROOT } from './support.ts';
+} from './support/processes.ts';
+import { startServer, type TestServer } from './support/server.ts';
+import { buildTestSnapshot, changedSource } from './support/snapshots.ts';
 
 /** Why the suites that need redis-server cannot run here; and those that need HAProxy too. */
 const noRedis = missing('/usr/bin/redis-server', 'redis-server');
@@ -269,7 +269,7 @@ describe('REDIS_URL behind HAProxy: a Redis outage', { skip }, () => {
 });
 
 describe('REDIS_URL: a snapshot rollout under load, one replica killed', { skip }, () => {
-  const main: Main[] = [];
+  const main: Listening[] = [];
   let lb: Daemon;
   let lbUrl: string;
   let paths: string[];
@@ -282,7 +282,7 @@ describe('REDIS_URL: a snapshot rollout under load, one replica killed', { skip 
     for (const p of paths) copyFileSync(snapshot, p);
     const started = await Promise.all(
       paths.map((p) =>
-        spawnMain({
+        spawnService({
           SNAPSHOT_PATH: p,
           SNAPSHOT_CHECK_MS: '100',
           REDIS_URL: redisUrl,
@@ -315,7 +315,7 @@ describe('REDIS_URL: a snapshot rollout under load, one replica killed', { skip 
     await rlink.close();
     const next = join(tempDir(), 'next.db');
     await buildTestSnapshot(changedSource(), next);
-    const readyId = async (m: Main) => (await get(`${m.url}/readyz`, null)).body?.snapshot?.id;
+    const readyId = async (m: Listening) => (await get(`${m.url}/readyz`, null)).body?.snapshot?.id;
     const oldId = await readyId(main[0]);
 
     const load = autocannon({

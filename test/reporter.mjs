@@ -1,28 +1,42 @@
-// npm test's reporter: node's own (spec on a terminal, TAP otherwise) with the skipped suites counted and named
-// before the closing summary. Node counts a suite skipped as a whole (a Debian part missing) as no skipped test,
-// so "skipped 0" could hide a whole file's tests; each line names the suite and what it needs installed.
+// npm test's reporter: node's own (spec on a terminal, TAP otherwise) with two additions just before the closing
+// summary. Node counts a suite skipped as a whole (a Debian part missing) as no skipped test, so "skipped 0" could
+// hide a whole file's tests: each such suite is counted and named with what it needs installed. And the ten files
+// that took longest (wall time of the file's process) are listed, so the next slow test is seen.
 // Plain JavaScript: node loads a reporter before a loader such as tsx is registered.
+import { relative } from 'node:path';
 import { spec, tap } from 'node:test/reporters';
 
-/** The events, with the skipped-suite lines added as diagnostics just before the summary's "tests N". */
-async function* withSkippedSuites(source) {
+const SLOWEST = 10;
+
+/** The events, with the skipped-suite and slowest-file lines added as diagnostics just before "tests N". */
+async function* withSummaryLines(source) {
   const skipped = [];
+  const files = [];
   let told = false;
   for await (const event of source) {
     const { type, data } = event;
     if ((type === 'test:pass' || type === 'test:fail') && data.skip !== undefined && data.details?.type === 'suite')
       skipped.push(`skipped suite: ${data.name}${typeof data.skip === 'string' ? ` (${data.skip})` : ''}`);
+    // A file's own completion: node names the file's test after its path.
+    if (type === 'test:complete' && data.nesting === 0 && data.file !== undefined && data.name === data.file)
+      files.push({ file: relative(process.cwd(), data.file), ms: data.details?.duration_ms ?? 0 });
     if (!told && type === 'test:diagnostic' && data.nesting === 0 && /^tests \d+$/.test(data.message)) {
       told = true;
-      for (const message of [`skipped suites ${skipped.length}`, ...skipped])
-        yield { type: 'test:diagnostic', data: { nesting: 0, message } };
+      const slowest = files.sort((a, b) => b.ms - a.ms).slice(0, SLOWEST);
+      const lines = [
+        `skipped suites ${skipped.length}`,
+        ...skipped,
+        `slowest files ${slowest.length}`,
+        ...slowest.map(({ file, ms }) => `slow file: ${(ms / 1000).toFixed(1).padStart(6)} s ${file}`),
+      ];
+      for (const message of lines) yield { type: 'test:diagnostic', data: { nesting: 0, message } };
     }
     yield event;
   }
 }
 
 export default async function* reporter(source) {
-  const events = withSkippedSuites(source);
+  const events = withSummaryLines(source);
   if (!process.stdout.isTTY) {
     yield* tap(events);
     return;

@@ -3,8 +3,11 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { buildTestSnapshot, FIXTURES, startServer, type TestServer } from './helpers.ts';
-import { assertAscendingIds, assertError, loadSource, type SourceModel, walk } from './support.ts';
+import { FIXTURES } from './support/files.ts';
+import { assertAscendingIds, loadSource, type SourceModel, walk } from './support/model.ts';
+import { startServer, type TestServer } from './support/server.ts';
+import { assertError } from './support/shapes.ts';
+import { buildTestSnapshot } from './support/snapshots.ts';
 
 let server: TestServer;
 let src: SourceModel;

@@ -6,10 +6,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig, redactUrl } from '../src/config.ts';
-import { tempDir } from './helpers.ts';
-import { listeningOn, missing, replaceIn } from './replicas.ts';
-import { freePort } from './sea-nginx.ts';
-import { ROOT } from './support.ts';
+import { ROOT, tempDir } from './support/files.ts';
+import { freePort } from './support/nginx.ts';
+import { listeningOn, missing, replaceIn } from './support/processes.ts';
 
 const PASSWORD = 'redis-pw-7f3a9c';
 

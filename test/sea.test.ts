@@ -22,9 +22,11 @@ import { IMAGE_EXE, IMAGE_UID, prepareRootfs } from '../scripts/rootfs.ts';
 import { ADDON, buildSea, SEA_NAME } from '../scripts/sea.ts';
 import { addonFile } from '../scripts/sea-addon.ts';
 import { commandLine } from '../snapshot-format/commands.ts';
-import { buildTestSnapshot, FIXTURES, issueKey, tempDir } from './helpers.ts';
-import { missing } from './replicas.ts';
-import { freePort, httpsGet, startNginx } from './sea-nginx.ts';
+import { FIXTURES, tempDir } from './support/files.ts';
+import { freePort, httpsGet, startNginx } from './support/nginx.ts';
+import { missing } from './support/processes.ts';
+import { issueKey } from './support/server.ts';
+import { buildTestSnapshot } from './support/snapshots.ts';
 
 const ROOT = join(FIXTURES, '..', '..');
 const uid = process.getuid?.() ?? -1;

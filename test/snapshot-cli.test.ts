@@ -15,8 +15,8 @@ import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { SCHEMA_VERSION } from '../snapshot-format/schema.ts';
-import { buildTestSnapshot, copyFixture, tempDir } from './helpers.ts';
-import { ROOT } from './support.ts';
+import { copyFixture, ROOT, tempDir } from './support/files.ts';
+import { buildTestSnapshot } from './support/snapshots.ts';
 
 function snapshot(...args: string[]) {
   const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/snapshot.ts', ...args], {

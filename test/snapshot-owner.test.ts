@@ -20,18 +20,19 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { buildTestSnapshot, issueKey, tempDir } from './helpers.ts';
+import { tempDir } from './support/files.ts';
 import {
   answeredBy,
-  changedSource,
   connections,
   get,
-  launchMain,
-  type Main,
+  type Listening,
+  launchService,
   sleep,
-  spawnMain,
+  spawnService,
   until,
-} from './replicas.ts';
+} from './support/processes.ts';
+import { issueKey } from './support/server.ts';
+import { buildTestSnapshot, changedSource } from './support/snapshots.ts';
 
 let good: string; // the fixture snapshot
 let next: string; // another snapshot (one listing more): another id
@@ -82,11 +83,11 @@ const readyz = async (url: string) => {
   const r = await fetch(`${url}/readyz`);
   return { status: r.status, body: await r.json() };
 };
-const metricsText = async (m: Main) => (await fetch(`${m.metricsUrl}`)).text();
-const ready = (m: Pick<Main, 'lines'>) => m.lines().filter((l) => l.msg === 'worker ready');
+const metricsText = async (m: Listening) => (await fetch(`${m.metricsUrl}`)).text();
+const ready = (m: Pick<Listening, 'lines'>) => m.lines().filter((l) => l.msg === 'worker ready');
 
 describe('WORKERS=2: a truncated file moved over SNAPSHOT_PATH while the second worker starts', () => {
-  let m: ReturnType<typeof launchMain> | undefined;
+  let m: ReturnType<typeof launchService> | undefined;
   after(async () => {
     await m?.stop();
   });
@@ -95,7 +96,7 @@ describe('WORKERS=2: a truncated file moved over SNAPSHOT_PATH while the second 
     const d = deployment();
     const bad = truncatedCopy(d.dir);
     const port = await freePort();
-    m = launchMain({
+    m = launchService({
       WORKERS: '2',
       PORT: String(port),
       SNAPSHOT_PATH: d.path,
@@ -143,7 +144,7 @@ describe('WORKERS=2: a bad file at the first start', () => {
   it('is refused with the one-line message, exit 1, and no link left behind', async () => {
     const d = deployment();
     renameSync(truncatedCopy(d.dir), d.path);
-    const m = launchMain({
+    const m = launchService({
       WORKERS: '2',
       SNAPSHOT_PATH: d.path,
       KEYS_PATH: d.keys,
@@ -163,11 +164,11 @@ describe('WORKERS=2: a bad file at the first start', () => {
 
 describe('WORKERS=2: a worker killed while a refused file sits at the path', () => {
   let d: ReturnType<typeof deployment>;
-  let m: Main;
+  let m: Listening;
   let served: string;
   before(async () => {
     d = deployment();
-    m = await spawnMain({
+    m = await spawnService({
       WORKERS: '2',
       SNAPSHOT_PATH: d.path,
       SNAPSHOT_CHECK_MS: '600000', // the kernel's word or SIGHUP makes the owner look
@@ -226,7 +227,7 @@ describe('WORKERS=2: a worker killed while a refused file sits at the path', () 
 
 describe('WORKERS=2: swaps under load, and the served file written in place', () => {
   let d: ReturnType<typeof deployment>;
-  let m: Main;
+  let m: Listening;
   let served: string;
   before(async () => {
     d = deployment();
@@ -235,7 +236,7 @@ describe('WORKERS=2: swaps under load, and the served file written in place', ()
     copyFileSync(d.path, join(d.dir, 'snap-a.db'));
     unlinkSync(d.path);
     symlinkSync('snap-a.db', d.path);
-    m = await spawnMain({
+    m = await spawnService({
       WORKERS: '2',
       SNAPSHOT_PATH: d.path,
       SNAPSHOT_CHECK_MS: '3000',
@@ -362,14 +363,14 @@ describe('WORKERS=2: swaps under load, and the served file written in place', ()
 });
 
 describe('WORKERS=1: the process is its own owner, with the same behaviour', () => {
-  let m: Main | undefined;
+  let m: Listening | undefined;
   after(async () => {
     await m?.stop();
   });
 
   it('keeps serving through a refused file, says so in /readyz and /metrics, and swaps a good one in', async () => {
     const d = deployment();
-    m = await spawnMain({
+    m = await spawnService({
       WORKERS: '1',
       SNAPSHOT_PATH: d.path,
       SNAPSHOT_CHECK_MS: '600000',
@@ -427,7 +428,7 @@ describe('WORKERS=2 where no link can be kept beside SNAPSHOT_PATH (a symbolic l
     existsSync(shm) && statSync(shm).dev !== statSync(tmpdir()).dev
       ? undefined
       : `needs ${shm} on another file system than ${tmpdir()}`;
-  let m: Main | undefined;
+  let m: Listening | undefined;
   let linkDir: string | undefined;
   after(async () => {
     await m?.stop();
@@ -446,7 +447,7 @@ describe('WORKERS=2 where no link can be kept beside SNAPSHOT_PATH (a symbolic l
       symlinkSync(target, `${path}.new`);
       renameSync(`${path}.new`, path);
     };
-    m = await spawnMain({
+    m = await spawnService({
       WORKERS: '2',
       SNAPSHOT_PATH: path,
       SNAPSHOT_CHECK_MS: '600000',

@@ -10,8 +10,11 @@ import Database from 'better-sqlite3';
 import { SCHEMA_VERSION } from '../snapshot-format/schema.ts';
 import { SnapshotUnavailable } from '../src/errors.ts';
 import { SnapshotError, SnapshotSource } from '../src/snapshot/source.ts';
-import { buildTestSnapshot, copyFixture, startServer, type TestServer, tempDir } from './helpers.ts';
-import { assertAscendingIds, assertError, ROOT } from './support.ts';
+import { copyFixture, ROOT, tempDir } from './support/files.ts';
+import { assertAscendingIds } from './support/model.ts';
+import { startServer, type TestServer } from './support/server.ts';
+import { assertError } from './support/shapes.ts';
+import { buildTestSnapshot } from './support/snapshots.ts';
 
 const LISTINGS = 'listings.ndjson';
 /** Source lines of the fixture's listings, by id. */

@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../src/config.ts';
 import { startService } from '../src/service/server.ts';
-import { buildTestSnapshot, startServer, type TestServer, tempDir } from './helpers.ts';
+import { tempDir } from './support/files.ts';
+import { startServer, type TestServer } from './support/server.ts';
+import { buildTestSnapshot } from './support/snapshots.ts';
 
 interface Reply {
   status: number;

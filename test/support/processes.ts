@@ -1,13 +1,14 @@
-// Test support for the cluster and Redis suites: the real entry point as a process (its JSON log parsed),
-// requests over chosen connections, redis-server and HAProxy started on free loopback ports, stopped by PID.
+// The real entry point as a process (its JSON log parsed), requests over chosen connections, and the Debian parts
+// the scale-out tests start (redis-server, HAProxy) on free loopback ports, stopped by PID.
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { createConnection } from 'node:net';
 import { join } from 'node:path';
-import { copyFixture, tempDir } from './helpers.ts';
-import { ROOT } from './support.ts';
+import { ROOT, tempDir } from './files.ts';
+import { issueKey } from './server.ts';
+import { fixtureSnapshot } from './snapshots.ts';
 
 export type Line = Record<string, any>;
 
@@ -39,30 +40,59 @@ export async function until<T>(
   }
 }
 
-export interface Main {
+export interface ServiceProcess {
   /** The server process: a single process, or the cluster's primary. */
   child: ChildProcess;
-  url: string;
-  metricsUrl?: string;
+  /** A key in the process's key store (a temp store made for it), or undefined when `env` named a KEYS_PATH. */
+  key?: string;
   lines(): Line[];
+  stdout(): string;
   stderr(): string;
   exited: Promise<number | null>;
   /** SIGTERM, then the exit code (SIGKILL after 20 s). */
   stop(): Promise<number | null>;
 }
+export interface Listening extends ServiceProcess {
+  url: string;
+  metricsUrl?: string;
+}
+/** Settings for the process; null removes one the test process's own environment has. */
+export type ProcessEnv = Record<string, string | null>;
 
-/** `node --import tsx src/main.ts` (one process: its pid is the server's, or the primary's), not waited for. */
-export function launchMain(env: Record<string, string>): Omit<Main, 'url' | 'metricsUrl'> {
-  const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('NODE_TEST')));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT,
-    env: { ...base, HOST: '127.0.0.1', PORT: '0', DEV_KEY: '0', LOG_REQUESTS: '1', ...env },
+/**
+ * The real entry point as a process: `node --import tsx src/main.ts` (its pid is the server's, or the cluster's
+ * primary), not waited for. HOST is 127.0.0.1, PORT 0, DEV_KEY 0 and LOG_REQUESTS 1 unless `env` says otherwise;
+ * KEYS_PATH is a fresh store with one key (`key`) unless given. node:test's own variables are not passed on.
+ */
+export function launchService(
+  env: ProcessEnv & { SNAPSHOT_PATH: string | null },
+  opts: { cwd?: string } = {},
+): ServiceProcess {
+  let key: string | undefined;
+  const defaults: ProcessEnv = { HOST: '127.0.0.1', PORT: '0', DEV_KEY: '0', LOG_REQUESTS: '1' };
+  if (!('KEYS_PATH' in env)) {
+    defaults.KEYS_PATH = join(tempDir(), 'keys.db');
+    key = issueKey(defaults.KEYS_PATH).key;
+  }
+  const merged = { ...process.env, ...defaults, ...env };
+  const childEnv = Object.fromEntries(
+    Object.entries(merged).filter(
+      (e): e is [string, string] => typeof e[1] === 'string' && !e[0].startsWith('NODE_TEST'),
+    ),
+  );
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'main.ts')], {
+    cwd: opts.cwd ?? ROOT,
+    env: childEnv,
   });
   let out = '';
   let err = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (err += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  // On 'close' (all output read), or a second after 'exit' when a child of its own still holds the pipes.
+  const exited = new Promise<number | null>((resolve) => {
+    child.on('close', (code) => resolve(code));
+    child.on('exit', (code) => setTimeout(() => resolve(code), 1000).unref());
+  });
   const lines = () =>
     out
       .split('\n')
@@ -70,7 +100,9 @@ export function launchMain(env: Record<string, string>): Omit<Main, 'url' | 'met
       .map((l) => JSON.parse(l) as Line);
   return {
     child,
+    key,
     lines,
+    stdout: () => out,
     stderr: () => err,
     exited,
     stop: async () => {
@@ -83,20 +115,43 @@ export function launchMain(env: Record<string, string>): Omit<Main, 'url' | 'met
   };
 }
 
-/** launchMain, resolved once it listens (its "listening" line). */
-export async function spawnMain(env: Record<string, string>): Promise<Main> {
-  const m = launchMain(env);
+/** The settings with SNAPSHOT_PATH the basic fixture's shared snapshot unless they name one (null: none). */
+const withSnapshot = async (env: ProcessEnv) => ({
+  ...env,
+  SNAPSHOT_PATH: 'SNAPSHOT_PATH' in env ? env.SNAPSHOT_PATH : (await fixtureSnapshot()).path,
+});
+
+/** launchService (on the basic fixture unless told), resolved once it listens; stopped if it never does. */
+export async function spawnService(env: ProcessEnv = {}, opts: { cwd?: string } = {}): Promise<Listening> {
+  const m = launchService(await withSnapshot(env), opts);
   let gone = false;
   void m.exited.then(() => (gone = true));
-  const listening = await until(
-    'the listening line',
-    () => {
-      if (gone) throw new Error(`exited before listening: ${JSON.stringify(m.lines())}\n${m.stderr()}`);
-      return m.lines().find((l) => l.msg === 'listening');
-    },
-    30_000,
-  );
-  return { ...m, url: listening.url, metricsUrl: listening.metrics_url };
+  try {
+    const listening = await until(
+      'the listening line',
+      () => {
+        if (gone) throw new Error(`exited before listening: ${m.stdout()}\n${m.stderr()}`);
+        return m.lines().find((l) => l.msg === 'listening');
+      },
+      30_000,
+    );
+    return { ...m, url: listening.url, metricsUrl: listening.metrics_url };
+  } catch (e) {
+    await m.stop();
+    throw e;
+  }
+}
+
+/** launchService (on the basic fixture unless told), resolved when it exits by itself (a start-up refusal): its code and output. SIGKILL after `ms`. */
+export async function runService(
+  env: ProcessEnv,
+  ms = 20_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const m = launchService(await withSnapshot({ LOG_REQUESTS: '0', ...env }));
+  const t = setTimeout(() => m.child.kill('SIGKILL'), ms);
+  const code = await m.exited;
+  clearTimeout(t);
+  return { code, stdout: m.stdout(), stderr: m.stderr() };
 }
 
 export interface Reply {
@@ -139,20 +194,10 @@ export const connections = (n: number) =>
   Array.from({ length: n }, () => new Agent({ keepAlive: true, maxSockets: 1 }));
 
 /** The pid of the worker that answered a request, from the request log line with its X-Request-Id. */
-export async function answeredBy(main: Main, reply: Reply): Promise<number> {
+export async function answeredBy(main: ServiceProcess, reply: Reply): Promise<number> {
   const id = reply.headers['x-request-id'];
   const line = await until(`the log line of request ${id}`, () => main.lines().find((l) => l.request_id === id), 5000);
   return line.pid;
-}
-
-/** The fixture snapshot's source with one more listing: compiled, it has another snapshot id. */
-export function changedSource(): string {
-  const dir = copyFixture();
-  const file = join(dir, 'listings.ndjson');
-  const first = JSON.parse(readFileSync(file, 'utf8').split('\n')[0]);
-  const extra = { ...first, id: 'lst-999', slug: 'lst-999-slug', title: { en: 'Listing lst-999' } };
-  appendFileSync(file, `${JSON.stringify(extra)}\n`);
-  return dir;
 }
 
 /** Resolves once something accepts TCP connections on 127.0.0.1:port (at most `ms`). */

@@ -1,45 +1,12 @@
-// Test helpers: fixture snapshots built by the real compiler, the real service on an ephemeral port, fetch.
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { type BuildResult, buildSnapshot } from '../build-snapshot/compile.ts';
-import { createKey, openKeyStore } from '../src/access/key-store.ts';
-import { loadConfig } from '../src/config.ts';
-import { type Service, type ServiceOptions, startService } from '../src/service/server.ts';
+// The real service in the test's own process, on 127.0.0.1 port 0, as npm start wires it; a key; fetch.
 
-export const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
-
-const tempDirs: string[] = [];
-process.on('exit', () => {
-  for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
-});
-
-/** A fresh temporary folder, removed when the process exits. */
-export function tempDir(prefix = 'rental-api-test-'): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  tempDirs.push(dir);
-  return dir;
-}
-
-/** Copies a fixture source folder so a test may modify it. */
-export function copyFixture(name = 'basic'): string {
-  const dir = join(tempDir(), name);
-  cpSync(join(FIXTURES, name), dir, { recursive: true });
-  return dir;
-}
-
-/** Compiles a source folder with the real compiler into a temp file; throws with the problems on failure. */
-export async function buildTestSnapshot(
-  source = join(FIXTURES, 'basic'),
-  out = join(tempDir(), 'snapshot.db'),
-  opts: { builtAt?: string; previous?: string; historySteps?: number } = {},
-): Promise<{ path: string; result: BuildResult }> {
-  const builtAt = opts.builtAt ?? '2026-11-01T00:00:00.000Z';
-  const result = await buildSnapshot({ ...opts, source, out, log: () => {}, builtAt });
-  if (!result.ok) throw new Error(`fixture build failed:\n${result.problems.join('\n')}`);
-  return { path: out, result };
-}
+import { join } from 'node:path';
+import { after, before } from 'node:test';
+import { createKey, openKeyStore } from '../../src/access/key-store.ts';
+import { loadConfig } from '../../src/config.ts';
+import { type Service, type ServiceOptions, startService } from '../../src/service/server.ts';
+import { tempDir } from './files.ts';
+import { fixtureSnapshot } from './snapshots.ts';
 
 /** Issues a key in the key store at `keysPath` (created if missing), as `npm run keys -- create` does. */
 export function issueKey(
@@ -115,4 +82,26 @@ export async function startServer(
       return { status: res.status, headers: res.headers, body, text };
     },
   };
+}
+
+export type Res = Awaited<ReturnType<TestServer['get']>>;
+type Env = Record<string, string>;
+
+/**
+ * The service for a whole file or suite: started in a `before` of the calling scope (on the basic fixture's
+ * snapshot unless `env` names a SNAPSHOT_PATH; `env` may be a function, run then, for a snapshot the file builds)
+ * and closed in its `after`. The returned object is the TestServer once `before` has run.
+ */
+export function useServer(
+  env: Env | (() => Env | Promise<Env>) = {},
+  opts: Omit<ServiceOptions, 'log'> = {},
+): TestServer {
+  const server = {} as TestServer;
+  before(async () => {
+    const e = typeof env === 'function' ? await env() : env;
+    const snapshot = e.SNAPSHOT_PATH ?? (await fixtureSnapshot()).path;
+    Object.assign(server, await startServer({ ...e, SNAPSHOT_PATH: snapshot }, opts));
+  });
+  after(() => server.close?.());
+  return server;
 }

@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { createConnection, createServer } from 'node:net';
 import { join } from 'node:path';
-import { tempDir } from './helpers.ts';
+import { tempDir } from './files.ts';
 
 const NAME = 'api.example.com';
 
