@@ -4,6 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { mulberry32 } from '../generate/random.ts';
 import { createKey, openKeyStore } from '../src/access/key-store.ts';
 
 export const ROOT = resolve(import.meta.dirname, '..');
@@ -106,16 +107,9 @@ export function termDocs(db: import('better-sqlite3').Database): (term: string) 
   return (term) => (st.get(term) as number | undefined) ?? 0;
 }
 
-/** mulberry32: small, fast, seeded; the same seed gives the same filter sets on every run. */
+/** Seeded (generate/'s mulberry32): the same seed gives the same filter sets on every run. */
 export function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(seed);
   return {
     next,
     chance: (p: number) => next() < p,
