@@ -5,26 +5,22 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { ROOT, tempDir } from './support/files.ts';
-import { startServer, type TestServer } from './support/server.ts';
-import { buildTestSnapshot } from './support/snapshots.ts';
+import { useServer } from './support/server.ts';
 
-let server: TestServer;
+const server = useServer();
 let doc: any;
 let docPath: string;
-before(async () => {
-  const { path } = await buildTestSnapshot();
-  server = await startServer({ SNAPSHOT_PATH: path });
+/** Node 20 runs a file's top-level before hooks concurrently: each suite fetches the document once the server is up. */
+const fetchDoc = async () => {
+  if (doc) return;
   const res = await server.get('/v1/openapi.json');
   assert.equal(res.status, 200);
   doc = JSON.parse(res.text);
   docPath = join(tempDir(), 'openapi.json');
   writeFileSync(docPath, res.text);
-});
-after(async () => {
-  await server?.close();
-});
+};
 
 const dir = tempDir();
 /** Loaded before redocly: records (and refuses) every outgoing connection and DNS lookup. */
@@ -57,6 +53,7 @@ const REDOCLY = join(ROOT, 'node_modules/@redocly/cli/bin/cli.js');
 const QUIET = { REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' };
 
 describe('redocly lint', () => {
+  before(fetchDoc);
   it('the network guard sees a connection attempt (so an empty log means none was made)', () => {
     const r = guarded(['-e', "require('node:net').connect(9, '127.0.0.1').on('error', () => {})"]);
     assert.equal(r.network.length, 1, r.stderr);
@@ -92,6 +89,7 @@ const CODE: Record<string, string> = {
 };
 
 describe('what the document tells a reader', () => {
+  before(fetchDoc);
   it('gives every operation a summary, a description and one tag that the top-level tags define with a description', () => {
     const tags = new Map(doc.tags.map((t: any) => [t.name, t.description]));
     for (const { path, op } of operations()) {
