@@ -7,6 +7,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { ROOT, tempDir } from './support/files.ts';
+import { deref } from './support/openapi.ts';
 import { useServer } from './support/server.ts';
 
 const server = useServer();
@@ -71,14 +72,6 @@ describe('redocly lint', () => {
   });
 });
 
-/** Follows a local $ref. */
-const deref = (s: any): any =>
-  s?.$ref
-    ? s.$ref
-        .split('/')
-        .slice(1)
-        .reduce((o: any, k: string) => o[k], doc)
-    : s;
 const operations = () => Object.entries<any>(doc.paths).map(([path, item]) => ({ path, op: item.get }));
 const CODE: Record<string, string> = {
   400: 'invalid_request',
@@ -134,7 +127,7 @@ describe('what the document tells a reader', () => {
       assert.deepEqual(statuses, want.sort(), path);
       assert.ok(op.responses['200'].content['application/json'].example, `${path} 200 example`);
       for (const status of Object.keys(CODE).filter((s) => statuses.includes(s))) {
-        const examples = Object.values<any>(deref(op.responses[status]).content['application/json'].examples);
+        const examples = Object.values<any>(deref(doc, op.responses[status]).content['application/json'].examples);
         assert.ok(examples.length > 0, `${path} ${status}`);
         for (const e of examples) assert.equal(e.value.error.code, CODE[status], `${path} ${status}`);
       }
@@ -142,7 +135,7 @@ describe('what the document tells a reader', () => {
   });
   it('documents X-Request-Id on every response, the rate-limit and data headers on keyed answers, Retry-After on 429 and 503', () => {
     for (const { path, op } of operations()) {
-      const headers = (status: string) => Object.keys(deref(op.responses[status]).headers ?? {});
+      const headers = (status: string) => Object.keys(deref(doc, op.responses[status]).headers ?? {});
       for (const status of Object.keys(op.responses))
         assert.ok(headers(status).includes('X-Request-Id'), `${path} ${status}`);
       if (op.security !== undefined) continue;
