@@ -7,8 +7,7 @@ import Database from 'better-sqlite3';
 import * as articles from '../src/routes/articles.ts';
 import * as glossary from '../src/routes/glossary.ts';
 import * as insurance from '../src/routes/insurance.ts';
-import { loadSource, type Rec, tokens, walk, withParams } from './support/model.ts';
-import { useServer } from './support/server.ts';
+import { type Rec, tokens, useGenerated, walk, withParams } from './support/model.ts';
 import {
   ARTICLE_SUMMARY,
   assert400,
@@ -19,11 +18,8 @@ import {
   INSURANCE_PROVIDER,
   type Shape,
 } from './support/shapes.ts';
-import { fixtureSnapshot, generatedSource } from './support/snapshots.ts';
 
-const source = generatedSource(40, 3).dir;
-const src = loadSource(source);
-const server = useServer(async () => ({ SNAPSHOT_PATH: (await fixtureSnapshot(source)).path }));
+const { model: src, server, snapshot } = useGenerated(40, 3);
 
 const COLLECTIONS: { path: string; file: string; shape: Shape }[] = [
   { path: '/v1/articles', file: 'articles', shape: ARTICLE_SUMMARY },
@@ -220,7 +216,7 @@ describe('locale: translated text where the source has it, English field by fiel
 
 describe('query plans', () => {
   it('scans no table but the small editorial one a statement is about, and uses the closure by its key', async () => {
-    const db = new Database((await fixtureSnapshot(source)).path, { readonly: true });
+    const db = new Database((await snapshot()).path, { readonly: true });
     const sqls: string[] = [];
     const spy = new Proxy(db, {
       get(target, key) {

@@ -7,8 +7,8 @@ import { HOT_QUERY_SAMPLES, type ListingFilters, planHasFullScan } from '../snap
 import { LOCALES } from '../snapshot-format/locales.ts';
 import { planOf } from '../src/listings/planner.ts';
 import { prepare } from '../src/routes/listings.ts';
-import { commonPlace, generated, LISTINGS, mostCommon, pricesOf, quantile } from './support/listings.ts';
-import { tokens } from './support/model.ts';
+import { commonPlace, LISTINGS, mostCommon, pricesOf, quantile } from './support/listings.ts';
+import { generated, tokens } from './support/model.ts';
 import { fixtureSnapshot } from './support/snapshots.ts';
 
 const { model: m, snapshot } = generated(...LISTINGS); // its snapshot file only: no service

@@ -2,20 +2,8 @@
 // filter set should return, computed from the source records.
 import assert from 'node:assert/strict';
 import { before } from 'node:test';
-import { listingText, loadSource, type Rec, type SourceModel, tokens, walk, withParams } from './model.ts';
-import { type TestServer, useServer } from './server.ts';
-import { fixtureSnapshot, generatedSource } from './snapshots.ts';
-
-/** `generated()`, and the service on its snapshot for the calling scope (see useServer). */
-export function useGenerated(listings: number, seed: number) {
-  const g = generated(listings, seed);
-  return { ...g, server: useServer(async () => ({ SNAPSHOT_PATH: (await g.snapshot()).path })) };
-}
-/** A generated source (cached, shared: never modify it), its model, and its compiled snapshot (cached). */
-export function generated(listings: number, seed: number) {
-  const dir = generatedSource(listings, seed).dir;
-  return { dir, model: loadSource(dir), snapshot: () => fixtureSnapshot(dir) };
-}
+import { listingText, type Rec, type SourceModel, tokens, useGenerated, walk, withParams } from './model.ts';
+import type { TestServer } from './server.ts';
 
 /** The listings tests' generated fixture: 400 listings (seed 7), enough for the invariants to bite. */
 export const LISTINGS = [400, 7] as const;
