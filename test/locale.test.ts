@@ -2,12 +2,12 @@
 // location display names in the locale, and ids, enum codes and numbers unchanged across locales.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { LOCALES } from '../snapshot-format/locales.ts';
 import { useServer } from './support/server.ts';
 import { assert400 } from './support/shapes.ts';
 
 const server = useServer();
 
-const LOCALES = ['en', 'nl', 'de', 'fr', 'es'] as const;
 const data = async (path: string, locale?: string) => {
   const res = await server.get(locale ? `${path + (path.includes('?') ? '&' : '?')}locale=${locale}` : path);
   assert.equal(res.status, 200, `${path} ${locale}: ${res.text.slice(0, 300)}`);
