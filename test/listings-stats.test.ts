@@ -41,35 +41,42 @@ describe('GET /v1/listings/stats', () => {
     const p = { location_id: commonPlace(m, 'city'), min_rooms: 2 };
     assert.deepEqual(await stats(big, p), await fromWalk(big, p));
   });
-  it('counts listings without a price, computing the price figures from priced listings only', async () => {
-    assert.deepEqual(await stats(basic), {
-      count: 9,
-      min_price_eur: 700,
-      max_price_eur: 2400,
-      average_price_eur: 1593.75,
-      median_price_eur: 1450,
-    });
+  /** The stats of a search: its count, then minimum, maximum, average and median price. */
+  const figures = (count: number, ...[min, max, average, median]: (number | null)[]) => ({
+    count,
+    min_price_eur: min,
+    max_price_eur: max,
+    average_price_eur: average,
+    median_price_eur: median,
   });
-  it('takes the median of an even count as the mean of the two middle prices', async () => {
-    // loc-ams: 1500, 2000, 2100, 2400 (and lst-010 without a price)
-    assert.deepEqual(await stats(basic, { location_id: 'loc-ams' }), {
-      count: 5,
-      min_price_eur: 1500,
-      max_price_eur: 2400,
-      average_price_eur: 2000,
-      median_price_eur: 2050,
+  const EXACT: [string, Params, ReturnType<typeof figures>][] = [
+    [
+      'counts listings without a price, computing the price figures from priced listings only',
+      {},
+      figures(9, 700, 2400, 1593.75, 1450),
+    ],
+    [
+      // loc-ams: 1500, 2000, 2100, 2400 (and lst-010 without a price)
+      'takes the median of an even count as the mean of the two middle prices',
+      { location_id: 'loc-ams' },
+      figures(5, 1500, 2400, 2000, 2050),
+    ],
+    [
+      // own-2: 1400, 1500, 2100 → average 1666.666… → 1666.67
+      'takes the middle price as the median of an odd count and rounds the average to cents',
+      { owner_id: 'own-2' },
+      figures(3, 1400, 2100, 1666.67, 1500),
+    ],
+    [
+      'returns the price figures as null, with the count, when no matching listing has a price',
+      { owner_id: 'own-1', max_size: 45 },
+      figures(1, null, null, null, null),
+    ],
+  ];
+  for (const [what, p, want] of EXACT)
+    it(what, async () => {
+      assert.deepEqual(await stats(basic, p), want);
     });
-  });
-  it('takes the middle price as the median of an odd count and rounds the average to cents', async () => {
-    // own-2: 1400, 1500, 2100 → average 1666.666… → 1666.67
-    assert.deepEqual(await stats(basic, { owner_id: 'own-2' }), {
-      count: 3,
-      min_price_eur: 1400,
-      max_price_eur: 2100,
-      average_price_eur: 1666.67,
-      median_price_eur: 1500,
-    });
-  });
   it('rounds every average to cents on the generated fixture', async () => {
     for (const p of [{}, ...FILTERED]) {
       const a = (await stats(big, p)).average_price_eur;
@@ -77,26 +84,11 @@ describe('GET /v1/listings/stats', () => {
     }
   });
   it('returns count 0 and every price figure null when nothing matches', async () => {
-    const none = {
-      count: 0,
-      min_price_eur: null,
-      max_price_eur: null,
-      average_price_eur: null,
-      median_price_eur: null,
-    };
+    const none = figures(0, null, null, null, null);
     assert.deepEqual(await stats(basic, { min_price: 10_000_000 }), none);
     assert.deepEqual(await stats(basic, { location_id: 'loc-nowhere' }), none);
     assert.deepEqual(await stats(basic, { q: 'zzzunknownword' }), none);
     assert.deepEqual(await stats(basic, { furnishing: 'SHELL', property_type: 'room' }), none);
-  });
-  it('returns the price figures as null, with the count, when no matching listing has a price', async () => {
-    assert.deepEqual(await stats(basic, { owner_id: 'own-1', max_size: 45 }), {
-      count: 1,
-      min_price_eur: null,
-      max_price_eur: null,
-      average_price_eur: null,
-      median_price_eur: null,
-    });
   });
   it('gives the same figures in every locale', async () => {
     const en = await stats(basic, { location_id: 'loc-zh' });
