@@ -1,7 +1,6 @@
 // GET /v1/changes and build-snapshot --previous: three snapshots built in a row from edited fixture sources; a client's
 // copy of every resource in every locale, brought forward by the feed, is exactly the later snapshot's.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { copyFileSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -10,11 +9,12 @@ import { createClient } from '../client/src/index.ts';
 import { CHANGE_HISTORY_STEPS, collapse } from '../snapshot-format/changes.ts';
 import { LOCALES } from '../snapshot-format/locales.ts';
 import { pageSql } from '../src/routes/changes.ts';
+import { inspectSnapshot } from '../src/snapshot/inspect.ts';
 import { copyFixture, ROOT, tempDir } from './support/files.ts';
 import { walk, withParams } from './support/model.ts';
 import { startServer, type TestServer } from './support/server.ts';
 import { assert400, assertError } from './support/shapes.ts';
-import { buildTestSnapshot } from './support/snapshots.ts';
+import { buildTestSnapshot, fixtureSnapshot } from './support/snapshots.ts';
 
 type Rec = Record<string, any>;
 
@@ -136,12 +136,9 @@ let plain: { path: string; id: string };
 
 before(async () => {
   const src = copyFixture();
-  const dir = tempDir();
+  // Each build only read afterwards: from the cache, keyed by the edited source and the previous snapshot.
   const build = async (n: number, previous?: string) => {
-    const { path, result } = await buildTestSnapshot(src, join(dir, `s${n}.db`), {
-      builtAt: `2026-11-0${n}T00:00:00.000Z`,
-      previous,
-    });
+    const { path, result } = await fixtureSnapshot(src, { builtAt: `2026-11-0${n}T00:00:00.000Z`, previous });
     return { path, id: result.snapshotId! };
   };
   plain = await build(1);
@@ -362,13 +359,8 @@ describe('build-snapshot --previous: the history', () => {
     } finally {
       await server.close();
     }
-    const inspect = JSON.parse(
-      execFileSync(process.execPath, ['--import', 'tsx', 'src/cli/snapshot.ts', 'inspect', previous!, '--json'], {
-        cwd: ROOT,
-        encoding: 'utf8',
-      }),
-    );
-    assert.deepEqual(inspect.change_history, { steps: 2, oldest: ids[1] });
+    // What `snapshot inspect` reports (its report, in process: the command itself is snapshot-cli.test.ts's).
+    assert.deepEqual(inspectSnapshot(previous!).change_history, { steps: 2, oldest: ids[1] });
   });
 
   it('refuses a --previous that is not a snapshot, and leaves the target alone', async () => {

@@ -4,13 +4,13 @@
 import assert from 'node:assert/strict';
 import { readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { DOCUMENT_FILE, documentText, REGENERATE, TYPES_FILE, typesFor } from '../client/scripts/openapi-types.ts';
 import { ApiError, type ClientOptions, createClient, parseRetryAfter } from '../client/src/index.ts';
-import { FIXTURES, tempDir } from './support/files.ts';
+import { BASIC, tempDir } from './support/files.ts';
 import { loadSource } from './support/model.ts';
-import { issueKey, startServer, type TestServer } from './support/server.ts';
-import { buildTestSnapshot } from './support/snapshots.ts';
+import { issueKey, startServer, type TestServer, useServer } from './support/server.ts';
+import { fixtureSnapshot } from './support/snapshots.ts';
 
 /** A fetch that records each request's URL (path and query) and each answer's status and Retry-After. */
 function recording(before?: (url: URL) => Promise<void>, afterEach?: (res: Response) => void) {
@@ -26,25 +26,11 @@ function recording(before?: (url: URL) => Promise<void>, afterEach?: (res: Respo
   return { calls, fetch: fetchImpl };
 }
 
-let snapshot: string;
-let snapshotId: string;
-before(async () => {
-  const built = await buildTestSnapshot();
-  snapshot = built.path;
-  snapshotId = built.result.snapshotId!;
-});
-
 const client = (server: TestServer, opts: Partial<ClientOptions> = {}) =>
   createClient({ baseUrl: server.url, key: server.key, ...opts });
 
 describe('typed client', () => {
-  let server: TestServer;
-  before(async () => {
-    server = await startServer({ SNAPSHOT_PATH: snapshot });
-  });
-  after(async () => {
-    await server?.close();
-  });
+  const server = useServer();
 
   it('has committed types generated from the document the server serves', async () => {
     const doc = await client(server).openapi();
@@ -81,7 +67,7 @@ describe('typed client', () => {
       api.market.observations('median_rent', { location_id: 'loc-ams', from: '2026-01-01', to: '2026-12-31' }),
       api.locations.search(),
       api.locations.get('loc-ams-pijp'),
-      api.changes.search({ since: snapshotId }),
+      api.changes.search({ since: (await fixtureSnapshot()).result.snapshotId! }),
     ]);
     assert.ok(answers.every((a) => typeof a === 'object' && a !== null));
     assert.ok(
@@ -102,7 +88,7 @@ describe('typed client', () => {
   });
 
   it('.all() yields every listing of a filter exactly once, page after page with the same filters', async () => {
-    const model = loadSource(join(FIXTURES, 'basic'));
+    const model = loadSource(BASIC);
     const expected = model.listings
       .filter((l) => model.ancestorsOf(l.location_id).includes('loc-ams'))
       .map((l) => l.id);
@@ -159,13 +145,7 @@ describe('typed client', () => {
 
 describe('typed client retries', () => {
   // One request per key per 1-second window: a key's second request in a window gets 429 with Retry-After: 1.
-  let server: TestServer;
-  before(async () => {
-    server = await startServer({ SNAPSHOT_PATH: snapshot, RATE_LIMIT_PER_MINUTE: '1' }, { rateWindowSeconds: 1 });
-  });
-  after(async () => {
-    await server?.close();
-  });
+  const server = useServer({ RATE_LIMIT_PER_MINUTE: '1' }, { rateWindowSeconds: 1 });
   const withNewKey = (opts: Partial<ClientOptions>) => client(server, { key: issueKey(server.keysPath).key, ...opts });
 
   it('retries a 429 after its Retry-After and succeeds', async () => {
@@ -220,7 +200,7 @@ describe('typed client retries', () => {
   });
 
   it('retries a 503 (key store missing) after its Retry-After', async () => {
-    const s = await startServer({ SNAPSHOT_PATH: snapshot }, { keysRetryMs: 50 });
+    const s = await startServer({ SNAPSHOT_PATH: (await fixtureSnapshot()).path }, { keysRetryMs: 50 });
     try {
       const aside = join(tempDir(), 'keys.db');
       renameSync(s.keysPath, aside);

@@ -1,13 +1,12 @@
 // Response compression: br or gzip as Accept-Encoding asks, for JSON bodies of 1 KB or more; the raw bytes on the wire.
 
 import assert from 'node:assert/strict';
-import { createServer, type IncomingHttpHeaders, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { after, before, describe, it } from 'node:test';
+import { type IncomingHttpHeaders, request } from 'node:http';
+import { describe, it } from 'node:test';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { COMPRESS_MIN_BYTES, JsonText, negotiate, sendJson } from '../src/http/respond.ts';
-import { startServer, type TestServer } from './support/server.ts';
-import { buildTestSnapshot } from './support/snapshots.ts';
+import { rawServer, startServer, useServer } from './support/server.ts';
+import { fixtureSnapshot } from './support/snapshots.ts';
 
 interface Raw {
   status: number;
@@ -70,14 +69,8 @@ const stable = (text: string) => {
 };
 
 describe('response compression', () => {
-  let server: TestServer;
+  const server = useServer();
   const page = '/v1/listings?limit=5';
-  before(async () => {
-    server = await startServer({ SNAPSHOT_PATH: (await buildTestSnapshot()).path });
-  });
-  after(async () => {
-    await server.close();
-  });
 
   it('answers br or gzip as asked, with the same JSON as uncompressed, Vary and a Content-Length of the bytes sent', async () => {
     const plain = await raw(server, page);
@@ -206,7 +199,7 @@ describe('response compression', () => {
 
   it('sends one Vary line naming Origin and Accept-Encoding when CORS adds its own', async () => {
     const origin = 'https://playground.example.com';
-    const cors = await startServer({ SNAPSHOT_PATH: (await buildTestSnapshot()).path, PLAYGROUND_ORIGIN: origin });
+    const cors = await startServer({ SNAPSHOT_PATH: (await fixtureSnapshot()).path, PLAYGROUND_ORIGIN: origin });
     try {
       const r = await raw(cors, page, { Origin: origin, 'Accept-Encoding': 'gzip' });
       assert.equal(r.headers['access-control-allow-origin'], origin);
@@ -222,21 +215,19 @@ describe('response compression', () => {
 describe('sendJson with a reused body', () => {
   it('compresses a reused body once per coding and keeps the bytes it sent', async () => {
     const body = new JsonText(JSON.stringify({ data: 'x'.repeat(4000) }), { reused: true });
-    const server = createServer((_req, res) => sendJson(res, 200, body));
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const server = await rawServer((_req, res) => sendJson(res, 200, body));
     try {
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-      const first = await raw({ url }, '/', { 'Accept-Encoding': 'br' });
+      const first = await raw(server, '/', { 'Accept-Encoding': 'br' });
       assert.ok(body.encoded?.get('br')?.equals(first.bytes), 'the br bytes are kept');
       assert.equal(body.encoded?.get('gzip'), undefined, 'gzip not made until asked');
       const kept = body.encoded!.get('br')!;
-      const again = await raw({ url }, '/', { 'Accept-Encoding': 'br' });
+      const again = await raw(server, '/', { 'Accept-Encoding': 'br' });
       assert.equal(body.encoded!.get('br'), kept, 'the same Buffer, not compressed again');
       assert.ok(again.bytes.equals(first.bytes));
-      await raw({ url }, '/', { 'Accept-Encoding': 'gzip' });
+      await raw(server, '/', { 'Accept-Encoding': 'gzip' });
       assert.ok(body.encoded!.get('gzip'));
     } finally {
-      server.close();
+      await server.close();
     }
   });
 });

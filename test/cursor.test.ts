@@ -2,14 +2,15 @@
 // too long, from another secret) is a 400 that names the cursor; a good one continues the walk.
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
+import { mulberry32 } from '../generate/random.ts';
 import { CURSOR_TTL_SECONDS, cursorCodec, hmacSha256 } from '../src/http/cursor.ts';
 import { ApiError } from '../src/http/errors.ts';
 import { parseRawQuery, QueryMemo, validateQuery } from '../src/http/query.ts';
 import { SearchQuery } from '../src/routes/listings.ts';
-import { startServer, type TestServer } from './support/server.ts';
+import { startServer, useServer } from './support/server.ts';
 import { assert400 } from './support/shapes.ts';
-import { buildTestSnapshot } from './support/snapshots.ts';
+import { fixtureSnapshot } from './support/snapshots.ts';
 
 /** Replaces the character in the middle of a part of the cursor (payload or signature) by another one. */
 function flip(cursor: string, part: 'payload' | 'signature'): string {
@@ -40,14 +41,8 @@ describe('cursor codec (unit)', () => {
         );
   });
   it('gives the MAC createHmac gives for 3,000 seeded random keys (any Unicode, 0 to 200 characters) and ASCII texts', () => {
-    let s = 20261128;
-    const rnd = (n: number) => {
-      s = (s + 0x6d2b79f5) >>> 0;
-      let t = s;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
-    };
+    const next = mulberry32(20261128);
+    const rnd = (n: number) => Math.floor(next() * n);
     // Code points from ASCII to astral (lone surrogates left out: UTF-8 has no form for them).
     const char = () => {
       const c = [0x7f, 0x800, 0xd800, 0x110000][rnd(4)];
@@ -208,16 +203,8 @@ describe('validated queries with a cursor (unit)', () => {
 });
 
 describe('cursors over HTTP', () => {
-  let server: TestServer;
   let clock = Date.UTC(2026, 10, 1, 12);
-  let snapshotPath: string;
-  before(async () => {
-    snapshotPath = (await buildTestSnapshot()).path;
-    server = await startServer({ SNAPSHOT_PATH: snapshotPath }, { now: () => clock });
-  });
-  after(async () => {
-    await server?.close();
-  });
+  const server = useServer({}, { now: () => clock });
 
   const firstCursor = async (path = '/v1/listings?limit=2') => {
     const res = await server.get(path);
@@ -263,7 +250,10 @@ describe('cursors over HTTP', () => {
     }
   });
   it('returns 400 for a cursor issued by a server with another secret', async () => {
-    const other = await startServer({ SNAPSHOT_PATH: snapshotPath, CURSOR_SECRET: 'another-cursor-secret-987654321' });
+    const other = await startServer({
+      SNAPSHOT_PATH: (await fixtureSnapshot()).path,
+      CURSOR_SECRET: 'another-cursor-secret-987654321',
+    });
     try {
       const res = await other.get('/v1/listings?limit=2');
       assert400(await server.get(withCursor('/v1/listings?limit=2', res.body.pagination.next_cursor)), 'cursor');
@@ -272,8 +262,8 @@ describe('cursors over HTTP', () => {
     }
   });
   it('without CURSOR_SECRET, warns and signs with a random secret per process (no built-in secret to forge with)', async () => {
-    const a = await startServer({ SNAPSHOT_PATH: snapshotPath, CURSOR_SECRET: '' });
-    const b = await startServer({ SNAPSHOT_PATH: snapshotPath, CURSOR_SECRET: '' });
+    const env = { SNAPSHOT_PATH: (await fixtureSnapshot()).path, CURSOR_SECRET: '' };
+    const [a, b] = [await startServer(env), await startServer(env)];
     try {
       for (const s of [a, b])
         assert.ok(

@@ -2,45 +2,25 @@
 // envelopes, cursor walks, filters and q against a model of the source, locale fallback, 400/401/404, and the
 // query plans of their statements. A generated source (30 articles, 28 glossary terms, 7 insurers), real compiler.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import * as articles from '../src/routes/articles.ts';
 import * as glossary from '../src/routes/glossary.ts';
 import * as insurance from '../src/routes/insurance.ts';
-import { loadSource, type Rec, type SourceModel, tokens, walk, withParams } from './support/model.ts';
-import { startServer, type TestServer } from './support/server.ts';
+import { type Rec, tokens, useGenerated, walk, withParams } from './support/model.ts';
 import {
-  ARTICLE,
+  ARTICLE_SUMMARY,
   assert400,
   assertCollection,
   assertDetail,
   assertError,
+  GLOSSARY_ENTRY,
   INSURANCE_PROVIDER,
   type Shape,
 } from './support/shapes.ts';
-import { buildTestSnapshot, generatedSource } from './support/snapshots.ts';
 
-let server: TestServer;
-let src: SourceModel;
-let snapshotPath: string;
-before(async () => {
-  const { dir } = generatedSource(40, 3);
-  src = loadSource(dir);
-  snapshotPath = (await buildTestSnapshot(dir)).path;
-  server = await startServer({ SNAPSHOT_PATH: snapshotPath });
-});
-after(async () => {
-  await server?.close();
-});
+const { model: src, server, snapshot } = useGenerated(40, 3);
 
-const { content: _content, ...ARTICLE_SUMMARY } = ARTICLE;
-const GLOSSARY_ENTRY: Shape = {
-  id: 'string',
-  slug: 'string?',
-  term: 'string?',
-  definition: 'string?',
-  updated_at: 'timestamp?',
-};
 const COLLECTIONS: { path: string; file: string; shape: Shape }[] = [
   { path: '/v1/articles', file: 'articles', shape: ARTICLE_SUMMARY },
   { path: '/v1/insurance/providers', file: 'insurance_providers', shape: INSURANCE_PROVIDER },
@@ -235,8 +215,8 @@ describe('locale: translated text where the source has it, English field by fiel
 });
 
 describe('query plans', () => {
-  it('scans no table but the small editorial one a statement is about, and uses the closure by its key', () => {
-    const db = new Database(snapshotPath, { readonly: true });
+  it('scans no table but the small editorial one a statement is about, and uses the closure by its key', async () => {
+    const db = new Database((await snapshot()).path, { readonly: true });
     const sqls: string[] = [];
     const spy = new Proxy(db, {
       get(target, key) {

@@ -3,13 +3,12 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { chromium } from 'playwright-core';
 import { DOCS_ASSET_FILES } from '../src/openapi/docs.ts';
 import { ROOT } from './support/files.ts';
-import { startServer, type TestServer } from './support/server.ts';
+import { useServer } from './support/server.ts';
 import { assertError } from './support/shapes.ts';
-import { buildTestSnapshot } from './support/snapshots.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOT = join(ROOT, '.artifacts/docs-page.png');
@@ -20,11 +19,7 @@ const CSP =
   "font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,*/*;q=0.8';
 
-let server: TestServer;
-before(async () => {
-  server = await startServer({ SNAPSHOT_PATH: (await buildTestSnapshot()).path });
-});
-after(() => server?.close());
+const server = useServer();
 
 describe('GET /docs over HTTP', () => {
   it('serves the page with the exact CSP, no-cache and HTML type', async () => {

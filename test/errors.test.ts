@@ -1,21 +1,18 @@
 // sendError: a SQLite failure (damaged page, I/O error) is a 503 to the client and a logged cause for the operator.
 
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import { sendError } from '../src/http/errors.ts';
+import { rawServer } from './support/server.ts';
 
 describe('sendError with a SQLite error', () => {
   it('answers 503 with Retry-After and logs the cause, at most once a second per code', async () => {
     const logs: Record<string, unknown>[] = [];
     const corrupt = Object.assign(new Error('database disk image is malformed'), { code: 'SQLITE_CORRUPT' });
-    const server = createServer((_req, res) => sendError(res, 'req-1', corrupt, (l) => logs.push(l)));
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const server = await rawServer((_req, res) => sendError(res, 'req-1', corrupt, (l) => logs.push(l)));
     try {
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
       for (let i = 0; i < 3; i++) {
-        const res = await fetch(url);
+        const res = await fetch(server.url);
         assert.equal(res.status, 503);
         assert.equal(res.headers.get('retry-after'), '1');
         const body = await res.json();
@@ -28,7 +25,7 @@ describe('sendError with a SQLite error', () => {
       assert.equal(lines[0].error, 'database disk image is malformed');
       assert.equal(lines[0].request_id, 'req-1');
     } finally {
-      server.close();
+      await server.close();
     }
   });
 });

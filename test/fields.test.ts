@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
+import { mulberry32 } from '../generate/random.ts';
 import { IN_ENGLISH, IN_LOCALE } from '../src/http/content-language.ts';
 import { itemJson, itemSelect, itemSql, itemText, parseJson, rowJson } from '../src/routes/fields.ts';
 import { itemOf, smallSearch } from '../src/routes/small-search.ts';
@@ -90,13 +91,10 @@ describe('itemSql', () => {
       -(2 ** 63),
     ];
     // and doubles of every exponent from their bits
-    let seed = 11;
+    const rnd = mulberry32(11);
     const view = new DataView(new ArrayBuffer(8));
     for (let i = 0; i < 2000; i++) {
-      for (let b = 0; b < 8; b++) {
-        seed = (seed * 1103515245 + 12345) % 2 ** 31;
-        view.setUint8(b, seed >>> 16);
-      }
+      for (let b = 0; b < 8; b++) view.setUint8(b, Math.floor(rnd() * 256));
       const x = view.getFloat64(0);
       if (Number.isFinite(x)) reals.push(x);
     }

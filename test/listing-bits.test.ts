@@ -2,18 +2,9 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { mulberry32 } from '../generate/random.ts';
 import { accumulateBits, eqBits, popcount, RangeBins, wordCount } from '../src/listings/bits.ts';
 
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const rows = (words: Uint32Array, n: number) => {
   const out: number[] = [];
   for (let i = 0; i < n; i++) if ((words[i >>> 5] >>> (i & 31)) & 1) out.push(i);
@@ -38,7 +29,7 @@ describe('word-parallel row sets', () => {
   for (const n of [1, 31, 32, 33, 1000, 5003]) {
     for (const [what, gen] of columns) {
       it(`a range is exactly the rows with lo <= value <= hi (${what}, ${n} rows)`, () => {
-        const r = rng(n * 7 + what.length);
+        const r = mulberry32(n * 7 + what.length);
         const values = Float64Array.from({ length: n }, () => gen(r));
         const order = Uint32Array.from(
           [...values.keys()].filter((i) => !Number.isNaN(values[i])).sort((a, b) => values[a] - values[b] || a - b),
@@ -77,7 +68,7 @@ describe('word-parallel row sets', () => {
   }
 
   it('equality bitmaps, popcount and accumulation on either side agree with a row loop', () => {
-    const r = rng(5);
+    const r = mulberry32(5);
     const n = 4099;
     const codes = Uint16Array.from({ length: n }, () => Math.floor(r() * 4));
     const price = Float64Array.from({ length: n }, () => (r() < 0.1 ? NaN : Math.floor(r() * 3000)));

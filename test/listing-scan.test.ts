@@ -1,15 +1,19 @@
 // The column scan (src/listings/scan.ts) must give exactly what the index plans give, for any filter set.
 
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
+import { mulberry32 } from '../generate/random.ts';
 import '../src/http/app.ts'; // the route modules are loaded through the app (they import each other)
 import type { ListingFilters } from '../snapshot-format/listing-sql.ts';
 import { ListingQueries, statsFromPrices } from '../src/listings/planner.ts';
 import type { PrimaryHint } from '../src/listings/scan.ts';
+import { ftsQuery } from '../src/routes/full-text.ts';
 import { prepare as prepareListings, stats as routeStats } from '../src/routes/listings.ts';
+import { tempDir } from './support/files.ts';
+import { fixtureSnapshot, generatedSource } from './support/snapshots.ts';
 
 /** Every column the scan can loop over; a hint for an absent filter falls back to another loop. */
 const HINTS: PrimaryHint[] = [
@@ -24,28 +28,13 @@ const HINTS: PrimaryHint[] = [
   'rooms',
 ];
 
-import { ftsQuery } from '../src/routes/full-text.ts';
-import { buildTestSnapshot, generatedSource } from './support/snapshots.ts';
-
-/** A small seeded PRNG so the random filter sets are the same on every run. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 describe('column scan agrees with the index plans', () => {
   let db: Database.Database;
   let q: ListingQueries;
   const sets: ListingFilters[] = [];
 
   before(async () => {
-    const { path } = await buildTestSnapshot(generatedSource(400, 11).dir);
+    const { path } = await fixtureSnapshot(generatedSource(400, 11).dir);
     db = new Database(path, { readonly: true });
     q = new ListingQueries(db);
     const pick = <T>(r: () => number, xs: T[]) => xs[Math.floor(r() * xs.length)];
@@ -61,7 +50,7 @@ describe('column scan agrees with the index plans', () => {
     ];
     const types = [...col('SELECT DISTINCT property_type FROM listings WHERE property_type IS NOT NULL'), 'castle'];
     const words = ['bright', 'balcony', 'sauna', 'garden', 'amsterdam', 'zzzz', 'bright balcony'];
-    const r = rng(20261122);
+    const r = mulberry32(20261122); // seeded: the same random filter sets on every run
     for (let k = 0; k < 300; k++) {
       const f: ListingFilters = {};
       if (r() < 0.35) {
@@ -283,13 +272,16 @@ describe('a page of the column scan reads a first chunk sized from a sample, the
   let db: Database.Database;
   let q: ListingQueries;
   before(async () => {
-    const source = generatedSource(3000, 5).dir;
-    const first = await buildTestSnapshot(source);
+    const generated = generatedSource(3000, 5).dir;
+    const first = await fixtureSnapshot(generated);
     const built = new Database(first.path, { readonly: true });
     const rowOf = new Map(
       (built.prepare('SELECT id, rid - 1 FROM listings').raw().all() as [string, number][]).map(([id, r]) => [id, r]),
     );
     built.close();
+    // The generated folder is shared: the edited source is a copy of it.
+    const source = join(tempDir(), 'source');
+    cpSync(generated, source, { recursive: true });
     const file = join(source, 'listings.ndjson');
     const lines = readFileSync(file, 'utf8').split('\n');
     const out = lines.map((line) => {
@@ -300,7 +292,7 @@ describe('a page of the column scan reads a first chunk sized from a sample, the
       return JSON.stringify(rec);
     });
     writeFileSync(file, out.join('\n'));
-    const { path } = await buildTestSnapshot(source);
+    const { path } = await fixtureSnapshot(source);
     db = new Database(path, { readonly: true });
     q = new ListingQueries(db);
   });

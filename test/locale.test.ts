@@ -1,21 +1,13 @@
 // Locale over HTTP: translated free text where the fixture has it, English field by field where it does not,
 // location display names in the locale, and ids, enum codes and numbers unchanged across locales.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { startServer, type TestServer } from './support/server.ts';
+import { describe, it } from 'node:test';
+import { LOCALES } from '../snapshot-format/locales.ts';
+import { useServer } from './support/server.ts';
 import { assert400 } from './support/shapes.ts';
-import { buildTestSnapshot } from './support/snapshots.ts';
 
-let server: TestServer;
-before(async () => {
-  const { path } = await buildTestSnapshot();
-  server = await startServer({ SNAPSHOT_PATH: path });
-});
-after(async () => {
-  await server?.close();
-});
+const server = useServer();
 
-const LOCALES = ['en', 'nl', 'de', 'fr', 'es'] as const;
 const data = async (path: string, locale?: string) => {
   const res = await server.get(locale ? `${path + (path.includes('?') ? '&' : '?')}locale=${locale}` : path);
   assert.equal(res.status, 200, `${path} ${locale}: ${res.text.slice(0, 300)}`);

@@ -5,26 +5,23 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { ROOT, tempDir } from './support/files.ts';
-import { startServer, type TestServer } from './support/server.ts';
-import { buildTestSnapshot } from './support/snapshots.ts';
+import { deref } from './support/openapi.ts';
+import { useServer } from './support/server.ts';
 
-let server: TestServer;
+const server = useServer();
 let doc: any;
 let docPath: string;
-before(async () => {
-  const { path } = await buildTestSnapshot();
-  server = await startServer({ SNAPSHOT_PATH: path });
+/** Node 20 runs a file's top-level before hooks concurrently: each suite fetches the document once the server is up. */
+const fetchDoc = async () => {
+  if (doc) return;
   const res = await server.get('/v1/openapi.json');
   assert.equal(res.status, 200);
   doc = JSON.parse(res.text);
   docPath = join(tempDir(), 'openapi.json');
   writeFileSync(docPath, res.text);
-});
-after(async () => {
-  await server?.close();
-});
+};
 
 const dir = tempDir();
 /** Loaded before redocly: records (and refuses) every outgoing connection and DNS lookup. */
@@ -57,6 +54,7 @@ const REDOCLY = join(ROOT, 'node_modules/@redocly/cli/bin/cli.js');
 const QUIET = { REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' };
 
 describe('redocly lint', () => {
+  before(fetchDoc);
   it('the network guard sees a connection attempt (so an empty log means none was made)', () => {
     const r = guarded(['-e', "require('node:net').connect(9, '127.0.0.1').on('error', () => {})"]);
     assert.equal(r.network.length, 1, r.stderr);
@@ -74,14 +72,6 @@ describe('redocly lint', () => {
   });
 });
 
-/** Follows a local $ref. */
-const deref = (s: any): any =>
-  s?.$ref
-    ? s.$ref
-        .split('/')
-        .slice(1)
-        .reduce((o: any, k: string) => o[k], doc)
-    : s;
 const operations = () => Object.entries<any>(doc.paths).map(([path, item]) => ({ path, op: item.get }));
 const CODE: Record<string, string> = {
   400: 'invalid_request',
@@ -92,6 +82,7 @@ const CODE: Record<string, string> = {
 };
 
 describe('what the document tells a reader', () => {
+  before(fetchDoc);
   it('gives every operation a summary, a description and one tag that the top-level tags define with a description', () => {
     const tags = new Map(doc.tags.map((t: any) => [t.name, t.description]));
     for (const { path, op } of operations()) {
@@ -136,7 +127,7 @@ describe('what the document tells a reader', () => {
       assert.deepEqual(statuses, want.sort(), path);
       assert.ok(op.responses['200'].content['application/json'].example, `${path} 200 example`);
       for (const status of Object.keys(CODE).filter((s) => statuses.includes(s))) {
-        const examples = Object.values<any>(deref(op.responses[status]).content['application/json'].examples);
+        const examples = Object.values<any>(deref(doc, op.responses[status]).content['application/json'].examples);
         assert.ok(examples.length > 0, `${path} ${status}`);
         for (const e of examples) assert.equal(e.value.error.code, CODE[status], `${path} ${status}`);
       }
@@ -144,7 +135,7 @@ describe('what the document tells a reader', () => {
   });
   it('documents X-Request-Id on every response, the rate-limit and data headers on keyed answers, Retry-After on 429 and 503', () => {
     for (const { path, op } of operations()) {
-      const headers = (status: string) => Object.keys(deref(op.responses[status]).headers ?? {});
+      const headers = (status: string) => Object.keys(deref(doc, op.responses[status]).headers ?? {});
       for (const status of Object.keys(op.responses))
         assert.ok(headers(status).includes('X-Request-Id'), `${path} ${status}`);
       if (op.security !== undefined) continue;

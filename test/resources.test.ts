@@ -1,24 +1,14 @@
 // The other resource families over HTTP (owners, internet, insurance, platforms, articles, market, locations):
 // public records only, every filter, q, detail values, and cursor walks. Basic fixture, real compiler, real service.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { FIXTURES } from './support/files.ts';
-import { assertAscendingIds, loadSource, type SourceModel, walk } from './support/model.ts';
-import { startServer, type TestServer } from './support/server.ts';
+import { describe, it } from 'node:test';
+import { BASIC } from './support/files.ts';
+import { assertAscendingIds, loadSource, walk } from './support/model.ts';
+import { useServer } from './support/server.ts';
 import { assertError } from './support/shapes.ts';
-import { buildTestSnapshot } from './support/snapshots.ts';
 
-let server: TestServer;
-let src: SourceModel;
-before(async () => {
-  const { path } = await buildTestSnapshot();
-  server = await startServer({ SNAPSHOT_PATH: path });
-  src = loadSource(join(FIXTURES, 'basic'));
-});
-after(async () => {
-  await server?.close();
-});
+const server = useServer();
+const src = loadSource(BASIC);
 
 const ids = async (path: string) => {
   const res = await server.get(path);

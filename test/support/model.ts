@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RESOURCES } from '../../snapshot-format/resources.ts';
-import type { TestServer } from './server.ts';
+import { type TestServer, useServer } from './server.ts';
+import { fixtureSnapshot, generatedSource } from './snapshots.ts';
 
 // ---------------------------------------------------------------------------------------- walks
 
@@ -124,4 +125,17 @@ export function expectedStats(prices: number[]) {
     average_price_eur: Math.round((a.reduce((s, x) => s + x, 0) / a.length) * 100) / 100,
     median_price_eur: a.length % 2 ? a[mid] : (a[mid - 1] + a[mid]) / 2,
   };
+}
+
+// ---------------------------------------------------------------------------------------- generated fixtures
+
+/** `generated()`, and the service on its snapshot for the calling scope (see useServer). */
+export function useGenerated(listings: number, seed: number) {
+  const g = generated(listings, seed);
+  return { ...g, server: useServer(async () => ({ SNAPSHOT_PATH: (await g.snapshot()).path })) };
+}
+/** A generated source (cached, shared: never modify it), its model, and its compiled snapshot (cached). */
+export function generated(listings: number, seed: number) {
+  const dir = generatedSource(listings, seed).dir;
+  return { dir, model: loadSource(dir), snapshot: () => fixtureSnapshot(dir) };
 }

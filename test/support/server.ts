@@ -1,5 +1,7 @@
 // The real service in the test's own process, on 127.0.0.1 port 0, as npm start wires it; a key; fetch.
 
+import { createServer, type RequestListener } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { createKey, openKeyStore } from '../../src/access/key-store.ts';
@@ -104,4 +106,18 @@ export function useServer(
   });
   after(() => server.close?.());
   return server;
+}
+
+/** A bare node:http server on 127.0.0.1:0 answering with `handler`: for tests of one piece of the HTTP layer. */
+export async function rawServer(handler: RequestListener): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
 }

@@ -271,6 +271,47 @@ export const METRIC: Shape = {
   min_sample_size: 'integer',
 };
 
+/** The discovery endpoints' shapes (fields the spec leaves open; see docs/api-notes.md). */
+const { content: _content, ...articleSummary } = ARTICLE;
+export const ARTICLE_SUMMARY: Shape = articleSummary;
+export const GLOSSARY_ENTRY: Shape = {
+  id: 'string',
+  slug: 'string?',
+  term: 'string?',
+  definition: 'string?',
+  updated_at: 'timestamp?',
+};
+
+// ---------------------------------------------------------------------------------------- endpoints
+
+export const OBS = '/v1/market/metrics/median_rent/observations';
+export const OBS_OK = `${OBS}?location_id=loc-ams&from=2026-01-01&to=2026-12-31`;
+/** Every data endpoint with a request that succeeds on the basic fixture, and the shape of its items. */
+export const ENDPOINTS: { path: string; kind: 'collection' | 'bounded' | 'detail'; shape: Shape; min?: number }[] = [
+  { path: '/v1/listings', kind: 'collection', shape: LISTING_SUMMARY, min: 9 },
+  { path: '/v1/listings/lst-001', kind: 'detail', shape: filled(LISTING_DETAIL) },
+  { path: '/v1/listings/lst-001/similar', kind: 'bounded', shape: LISTING_SUMMARY, min: 1 },
+  { path: '/v1/listings/stats', kind: 'detail', shape: filled(LISTING_STATS) },
+  { path: '/v1/owners', kind: 'collection', shape: OWNER_SUMMARY, min: 2 },
+  { path: '/v1/owners/own-1', kind: 'detail', shape: OWNER_DETAIL },
+  { path: '/v1/internet/providers', kind: 'collection', shape: INTERNET_PROVIDER_SUMMARY, min: 2 },
+  { path: '/v1/internet/providers/inet-kpn', kind: 'detail', shape: INTERNET_PROVIDER_DETAIL },
+  { path: '/v1/internet/plans', kind: 'collection', shape: INTERNET_PLAN, min: 3 },
+  { path: '/v1/insurance/products', kind: 'collection', shape: INSURANCE_PRODUCT, min: 2 },
+  { path: '/v1/insurance/providers/ins-centraal', kind: 'detail', shape: INSURANCE_PROVIDER },
+  { path: '/v1/platforms', kind: 'collection', shape: PLATFORM_SUMMARY, min: 2 },
+  { path: '/v1/platforms/plat-funda', kind: 'detail', shape: PLATFORM_DETAIL },
+  { path: '/v1/articles', kind: 'collection', shape: ARTICLE_SUMMARY, min: 1 },
+  { path: '/v1/articles/art-1', kind: 'detail', shape: ARTICLE },
+  { path: '/v1/insurance/providers', kind: 'collection', shape: INSURANCE_PROVIDER, min: 1 },
+  { path: '/v1/glossary', kind: 'collection', shape: GLOSSARY_ENTRY, min: 1 },
+  { path: '/v1/glossary/gl-huurtoeslag', kind: 'detail', shape: GLOSSARY_ENTRY },
+  { path: OBS_OK, kind: 'bounded', shape: OBSERVATION, min: 1 },
+  { path: '/v1/locations', kind: 'collection', shape: LOCATION, min: 7 },
+  { path: '/v1/locations/loc-ams-pijp', kind: 'detail', shape: LOCATION_DETAIL },
+  { path: '/v1/market/metrics', kind: 'bounded', shape: METRIC, min: 3 },
+];
+
 // ---------------------------------------------------------------------------------------- envelopes
 
 export const META: Shape = { locale: 'string', request_id: 'string' };
