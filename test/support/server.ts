@@ -92,17 +92,28 @@ type Env = Record<string, string>;
 /**
  * The service for a whole file or suite: started in a `before` of the calling scope (on the basic fixture's
  * snapshot unless `env` names a SNAPSHOT_PATH; `env` may be a function, run then, for a snapshot the file builds)
- * and closed in its `after`. The returned object is the TestServer once `before` has run.
+ * and closed in its `after`. The returned object is the TestServer once `before` has run. Node 20 runs a file's
+ * top-level `before` hooks at the same time, not in turn: a top-level hook that needs the server awaits `ready`
+ * (inside a `describe`, hooks run in turn).
  */
 export function useServer(
   env: Env | (() => Env | Promise<Env>) = {},
   opts: Omit<ServiceOptions, 'log'> = {},
-): TestServer {
-  const server = {} as TestServer;
+): TestServer & { ready: Promise<void> } {
+  const ready = {} as { resolve(): void; reject(e: unknown): void };
+  const promise = new Promise<void>((resolve, reject) => Object.assign(ready, { resolve, reject }));
+  promise.catch(() => {}); // the failed before reports it
+  const server = { ready: promise } as TestServer & { ready: Promise<void> };
   before(async () => {
-    const e = typeof env === 'function' ? await env() : env;
-    const snapshot = e.SNAPSHOT_PATH ?? (await fixtureSnapshot()).path;
-    Object.assign(server, await startServer({ ...e, SNAPSHOT_PATH: snapshot }, opts));
+    try {
+      const e = typeof env === 'function' ? await env() : env;
+      const snapshot = e.SNAPSHOT_PATH ?? (await fixtureSnapshot()).path;
+      Object.assign(server, await startServer({ ...e, SNAPSHOT_PATH: snapshot }, opts));
+      ready.resolve();
+    } catch (e) {
+      ready.reject(e);
+      throw e;
+    }
   });
   after(() => server.close?.());
   return server;
