@@ -2,15 +2,16 @@
 // in WAL mode or locked, a change seen on the next lookup, a missing snapshot file not mistaken for it.
 
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import fs, { copyFileSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { digestKeyBase64 } from '../src/access/key-format.ts';
+import { digestKeyBase64, generateKey } from '../src/access/key-format.ts';
 import { KeyReader, KeyStoreUnavailable } from '../src/access/key-reader.ts';
-import { changeKey, openKeyStore } from '../src/access/key-store.ts';
+import { changeKey, createKey, openKeyStore } from '../src/access/key-store.ts';
 import { addressBucket, createLimits } from '../src/access/rate-limit.ts';
-import { tempDir } from './support/files.ts';
+import { ROOT, tempDir } from './support/files.ts';
 import { sleep } from './support/processes.ts';
 import { issueKey, startBare, startServer, useServer } from './support/server.ts';
 import { assertUnauthorized } from './support/shapes.ts';
@@ -86,11 +87,13 @@ describe('rate limits per address', () => {
 
 describe('rate limit bookkeeping', () => {
   it('keeps memory bounded: entries vanish when their window ends', async () => {
-    const limits = createLimits({ perKey: 5, authFailures: 5, windowSeconds: 0.2 });
+    // The windows' clock is the test's: on a busy machine the 2500 entries may take longer to make than a window.
+    let now = Date.now();
+    const limits = createLimits({ perKey: 5, authFailures: 5, windowSeconds: 0.2, now: () => now });
     for (let i = 0; i < 2000; i++) await limits.recordFailure(`10.${i >> 8}.${i & 255}.1`);
     for (let i = 0; i < 500; i++) await limits.consumeKey(`key_${i}`);
     assert.equal(limits.size(), 2500);
-    await sleep(400);
+    now += 400;
     assert.equal(limits.size(), 0);
   });
 
@@ -268,5 +271,117 @@ describe('fail closed: the key store', () => {
       startBare({ SNAPSHOT_PATH: snapshotPath, KEYS_PATH: dir }),
       /is a folder; KEYS_PATH names the key store's file/,
     );
+  });
+});
+
+describe('a key store held locked by a writer: requests meanwhile', () => {
+  const server = useServer();
+  it('answers keyed requests 503 at once and ping at once, then serves the change when the lock is gone', async () => {
+    const other = issueKey(server.keysPath);
+    assert.equal((await server.get('/v1/listings?limit=1', { key: other.key })).status, 200);
+    /** 20 keyed requests at once, then a ping, and how long they took. */
+    const burst = async () => {
+      const t0 = performance.now();
+      const busy = await Promise.all(Array.from({ length: 20 }, () => server.get('/v1/listings?limit=1')));
+      const ping = await server.get('/v1/ping', { key: null });
+      return { busy, ping, ms: performance.now() - t0 };
+    };
+    // The same with the store free: how long they take on this machine now (files run side by side).
+    const free = (await burst()).ms;
+    // A writer revokes the other key, then holds the store locked (a sqlite3 shell in BEGIN EXCLUSIVE).
+    const holder = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const D = require('better-sqlite3'); const db = new D(process.argv[1]);
+           db.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ?").run(new Date().toISOString(), process.argv[2]);
+           db.exec('BEGIN EXCLUSIVE'); console.log('locked');
+           setTimeout(() => { db.exec('COMMIT'); db.close(); }, 1500);`,
+        server.keysPath,
+        other.id,
+      ],
+      { cwd: ROOT },
+    );
+    await new Promise<void>((resolve) => holder.stdout.on('data', () => resolve()));
+    const { busy, ping, ms } = await burst();
+    for (const r of busy) {
+      assert.equal(r.status, 503);
+      assert.equal(r.body.error.code, 'service_unavailable');
+    }
+    assert.equal(ping.status, 200);
+    // Waiting for the lock would take its 1.5 s: 500 ms, or three free bursts on a busy machine, and less than that.
+    const bound = Math.min(1200, Math.max(500, 3 * free));
+    assert.ok(
+      ms < bound,
+      `20 keyed requests and a ping took ${ms.toFixed(0)} ms while the store was locked (free: ${free.toFixed(0)} ms)`,
+    );
+    await new Promise((resolve) => holder.on('close', resolve));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal((await server.get('/v1/listings?limit=1')).status, 200);
+    assert.equal((await server.get('/v1/listings?limit=1', { key: other.key })).status, 401, 'the revoke applies');
+  });
+});
+
+describe('a key store held locked by a writer: a key it has not read yet', () => {
+  const server = useServer();
+  it('lets a key the server does not know wait for the re-read of a changed store (no 503 for a new key), at most ~250 ms', async () => {
+    const writer = openKeyStore(server.keysPath, { create: false });
+    const timed = async (key: string | null, path = '/v1/listings?limit=1') => {
+      const t0 = performance.now();
+      const r = await server.get(path, { key });
+      return { status: r.status, code: r.body?.error?.code, ms: performance.now() - t0 };
+    };
+    try {
+      // A keyed request with the store free, the slowest of three: this machine's answer time now (files run side by
+      // side), added to each bound below, which are for the wait on the store alone.
+      let ref = 0;
+      for (let i = 0; i < 3; i++) {
+        const r = await timed(server.key);
+        assert.equal(r.status, 200);
+        ref = Math.max(ref, r.ms);
+      }
+      // `keys create` commits a key, and the server looks while the writer still holds the lock (here held on
+      // purpose, in place of the last moments of its commit): the reader has seen the change and cannot read it yet.
+      const fresh = createKey(writer, { name: 'fresh' });
+      writer.exec('BEGIN EXCLUSIVE');
+      const known = await timed(server.key);
+      assert.equal(known.status, 503, 'a key the table holds fails closed at once: it may have been revoked');
+      assert.ok(known.ms < 250 + ref, `the known key's 503 took ${known.ms.toFixed(0)} ms`);
+      const during = timed(fresh.key);
+      await sleep(100);
+      writer.exec('COMMIT'); // the writer has finished; the reader's re-read is still to come
+      const after = timed(fresh.key);
+      const [d, a] = await Promise.all([during, after]);
+      assert.equal(d.status, 200, 'the new key sent during the lock is served once it is gone');
+      assert.equal(a.status, 200, 'the new key sent right after the writer finished is served');
+
+      // A key nobody issued, while the store stays locked: a 503 after the bounded wait; ping is never held up.
+      createKey(writer, { name: 'another' });
+      writer.exec('BEGIN EXCLUSIVE');
+      try {
+        assert.equal((await timed(server.key)).status, 503);
+        const unknown = timed(generateKey());
+        const ping = await timed(null, '/v1/ping');
+        const u = await unknown;
+        assert.equal(ping.status, 200);
+        assert.ok(ping.ms < 250 + ref, `ping took ${ping.ms.toFixed(0)} ms while a request waited for the re-read`);
+        assert.equal(u.status, 503);
+        assert.equal(u.code, 'service_unavailable');
+        assert.ok(u.ms >= 200 && u.ms < 1000 + ref, `the unknown key waited ${u.ms.toFixed(0)} ms`);
+      } finally {
+        writer.exec('COMMIT');
+      }
+      writer.close();
+      await sleep(100);
+      assert.equal((await timed(server.key)).status, 200, 'readable again');
+
+      // A store that cannot be read at all (deleted) is no re-read under way: an unknown key fails closed at once.
+      rmSync(server.keysPath);
+      const gone = await timed(generateKey());
+      assert.equal(gone.status, 503);
+      assert.ok(gone.ms < 200 + ref, `the 503 for a deleted store took ${gone.ms.toFixed(0)} ms`);
+    } finally {
+      if (writer.open) writer.close();
+    }
   });
 });
