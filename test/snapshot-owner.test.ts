@@ -16,29 +16,31 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { request } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { truncatedCopy as truncated } from './support/bad-snapshots.ts';
 import { tempDir } from './support/files.ts';
+import { freePort } from './support/nginx.ts';
 import {
   answeredBy,
   connections,
   get,
   type Listening,
   launchService,
+  type ProcessEnv,
   sleep,
   spawnService,
   until,
 } from './support/processes.ts';
 import { issueKey } from './support/server.ts';
-import { buildTestSnapshot, changedSource } from './support/snapshots.ts';
+import { changedSource, fixtureSnapshot } from './support/snapshots.ts';
 
-let good: string; // the fixture snapshot
-let next: string; // another snapshot (one listing more): another id
+let good: string; // the fixture snapshot (shared: read only)
+let next: string; // another snapshot (one listing more): another id (shared: read only)
 before(async () => {
-  good = (await buildTestSnapshot()).path;
-  next = (await buildTestSnapshot(changedSource(), join(tempDir(), 'next.db'))).path;
+  good = (await fixtureSnapshot()).path;
+  next = (await fixtureSnapshot(changedSource())).path;
 });
 
 /** A folder of its own with the served path (a copy of `good`) and a key store with one key. */
@@ -50,23 +52,23 @@ function deployment() {
   const key = issueKey(keys).key;
   return { dir, path, keys, key };
 }
-/** `head -c 4096 snapshot.db > bad.db`: the first page of a snapshot, a copy cut short. */
-function truncatedCopy(dir: string): string {
-  const bad = join(dir, 'bad.db');
-  writeFileSync(bad, readFileSync(good).subarray(0, 4096));
-  return bad;
-}
+/** `head -c 4096 snapshot.db > bad.db`: the first page of a snapshot, a copy cut short, in the deployment's folder. */
+const truncatedCopy = (dir: string) => truncated(good, 4096, join(dir, 'bad.db'));
+/**
+ * The settings of a service on deployment `d` (its path and its key store), with two workers, metrics and no rate
+ * limit to reach, and `env`.
+ */
+const settings = (d: ReturnType<typeof deployment>, env: ProcessEnv = {}) => ({
+  WORKERS: '2',
+  SNAPSHOT_PATH: d.path,
+  KEYS_PATH: d.keys,
+  METRICS_PORT: '0',
+  RATE_LIMIT_PER_MINUTE: '1000000',
+  CURSOR_SECRET: 'owner-test-secret-0123456789',
+  ...env,
+});
 const links = (dir: string) => readdirSync(dir).filter((n) => n.includes('.served-'));
 
-/** A port nothing listens on now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 /** One GET on a new connection: its status, or the connection's error code (ECONNREFUSED, …). */
 function probe(url: string): Promise<number | string> {
   return new Promise((resolve) => {
@@ -96,14 +98,7 @@ describe('WORKERS=2: a truncated file moved over SNAPSHOT_PATH while the second 
     const d = deployment();
     const bad = truncatedCopy(d.dir);
     const port = await freePort();
-    m = launchService({
-      WORKERS: '2',
-      PORT: String(port),
-      SNAPSHOT_PATH: d.path,
-      KEYS_PATH: d.keys,
-      METRICS_PORT: '0',
-      CURSOR_SECRET: 'owner-test-secret-0123456789',
-    });
+    m = launchService(settings(d, { PORT: String(port) }));
     const ping = `http://127.0.0.1:${port}/v1/ping`;
     let gone = false;
     void m.exited.then(() => (gone = true));
@@ -144,12 +139,7 @@ describe('WORKERS=2: a bad file at the first start', () => {
   it('is refused with the one-line message, exit 1, and no link left behind', async () => {
     const d = deployment();
     renameSync(truncatedCopy(d.dir), d.path);
-    const m = launchService({
-      WORKERS: '2',
-      SNAPSHOT_PATH: d.path,
-      KEYS_PATH: d.keys,
-      CURSOR_SECRET: 'owner-test-secret-0123456789',
-    });
+    const m = launchService(settings(d));
     const t = setTimeout(() => m.child.kill('SIGKILL'), 60_000);
     const code = await m.exited;
     clearTimeout(t);
@@ -168,16 +158,8 @@ describe('WORKERS=2: a worker killed while a refused file sits at the path', () 
   let served: string;
   before(async () => {
     d = deployment();
-    m = await spawnService({
-      WORKERS: '2',
-      SNAPSHOT_PATH: d.path,
-      SNAPSHOT_CHECK_MS: '600000', // the kernel's word or SIGHUP makes the owner look
-      KEYS_PATH: d.keys,
-      METRICS_PORT: '0',
-      RATE_LIMIT_PER_MINUTE: '1000000',
-      LOG_REQUESTS: '1',
-      CURSOR_SECRET: 'owner-test-secret-0123456789',
-    });
+    // SNAPSHOT_CHECK_MS of 10 minutes: the kernel's word or SIGHUP makes the owner look.
+    m = await spawnService(settings(d, { SNAPSHOT_CHECK_MS: '600000' }));
     served = m.lines().find((l) => l.msg === 'listening')!.snapshot_id;
   });
   after(async () => {
@@ -236,16 +218,7 @@ describe('WORKERS=2: swaps under load, and the served file written in place', ()
     copyFileSync(d.path, join(d.dir, 'snap-a.db'));
     unlinkSync(d.path);
     symlinkSync('snap-a.db', d.path);
-    m = await spawnService({
-      WORKERS: '2',
-      SNAPSHOT_PATH: d.path,
-      SNAPSHOT_CHECK_MS: '3000',
-      KEYS_PATH: d.keys,
-      METRICS_PORT: '0',
-      RATE_LIMIT_PER_MINUTE: '1000000',
-      LOG_REQUESTS: '1',
-      CURSOR_SECRET: 'owner-test-secret-0123456789',
-    });
+    m = await spawnService(settings(d, { SNAPSHOT_CHECK_MS: '3000' }));
     served = m.lines().find((l) => l.msg === 'listening')!.snapshot_id;
   });
   after(async () => {
@@ -370,14 +343,7 @@ describe('WORKERS=1: the process is its own owner, with the same behaviour', () 
 
   it('keeps serving through a refused file, says so in /readyz and /metrics, and swaps a good one in', async () => {
     const d = deployment();
-    m = await spawnService({
-      WORKERS: '1',
-      SNAPSHOT_PATH: d.path,
-      SNAPSHOT_CHECK_MS: '600000',
-      KEYS_PATH: d.keys,
-      METRICS_PORT: '0',
-      CURSOR_SECRET: 'owner-test-secret-0123456789',
-    });
+    m = await spawnService(settings(d, { WORKERS: '1', SNAPSHOT_CHECK_MS: '600000' }));
     const main = m;
     const served = main.lines().find((l) => l.msg === 'listening')!.snapshot_id;
     const agent = connections(1)[0];
@@ -447,15 +413,7 @@ describe('WORKERS=2 where no link can be kept beside SNAPSHOT_PATH (a symbolic l
       symlinkSync(target, `${path}.new`);
       renameSync(`${path}.new`, path);
     };
-    m = await spawnService({
-      WORKERS: '2',
-      SNAPSHOT_PATH: path,
-      SNAPSHOT_CHECK_MS: '600000',
-      KEYS_PATH: d.keys,
-      METRICS_PORT: '0',
-      RATE_LIMIT_PER_MINUTE: '1000000',
-      CURSOR_SECRET: 'owner-test-secret-0123456789',
-    });
+    m = await spawnService(settings(d, { SNAPSHOT_PATH: path, SNAPSHOT_CHECK_MS: '600000' }));
     const main = m;
     const served = main.lines().find((l) => l.msg === 'listening')!.snapshot_id;
     const degraded = main.lines().find((l) => /^cannot keep a link to the served snapshot/.test(String(l.msg)));
