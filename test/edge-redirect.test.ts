@@ -4,12 +4,11 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { ROOT } from './support/files.ts';
 import { freePort, type Nginx, startNginx } from './support/nginx.ts';
 import { type Daemon, get, missing, type Reply, replaceIn, startHaproxy } from './support/processes.ts';
-import { startServer, type TestServer } from './support/server.ts';
-import { buildTestSnapshot } from './support/snapshots.ts';
+import { useServer } from './support/server.ts';
 
 /** Queries and what plain HTTP gets: 308 keeps the query in Location, 400 refuses it. */
 const CASES: [string, 308 | 400][] = [
@@ -45,13 +44,7 @@ function expectAnswer(r: Reply, query: string, status: number, host: string) {
 }
 
 describe('plain HTTP at the edge refuses a key in the query, as the API does', () => {
-  let api: TestServer;
-  before(async () => {
-    api = await startServer({ SNAPSHOT_PATH: (await buildTestSnapshot()).path, TRUST_PROXY: '1' });
-  });
-  after(async () => {
-    await api?.close();
-  });
+  const api = useServer({ TRUST_PROXY: '1' });
 
   it("the API's own redirect (X-Forwarded-Proto: http) answers each case so", async () => {
     for (const [query, status] of CASES) {
