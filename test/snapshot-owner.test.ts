@@ -67,6 +67,23 @@ const settings = (d: ReturnType<typeof deployment>, env: ProcessEnv = {}) => ({
   CURSOR_SECRET: 'owner-test-secret-0123456789',
   ...env,
 });
+/**
+ * A service on a deployment of its own (`prepare` may arrange its folder first) with these settings: started before
+ * the suite's tests, stopped after; `served` is the id it started on, kept up to date by the tests that swap.
+ */
+function deployed(env: ProcessEnv, prepare: (d: ReturnType<typeof deployment>) => void = () => {}) {
+  const s = { d: {} as ReturnType<typeof deployment>, m: {} as Listening, served: '' };
+  before(async () => {
+    s.d = deployment();
+    prepare(s.d);
+    s.m = await spawnService(settings(s.d, env));
+    s.served = s.m.lines().find((l) => l.msg === 'listening')!.snapshot_id;
+  });
+  after(async () => {
+    await s.m.stop?.();
+  });
+  return s;
+}
 const links = (dir: string) => readdirSync(dir).filter((n) => n.includes('.served-'));
 
 /** One GET on a new connection: its status, or the connection's error code (ECONNREFUSED, …). */
@@ -153,76 +170,57 @@ describe('WORKERS=2: a bad file at the first start', () => {
 });
 
 describe('WORKERS=2: a worker killed while a refused file sits at the path', () => {
-  let d: ReturnType<typeof deployment>;
-  let m: Listening;
-  let served: string;
-  before(async () => {
-    d = deployment();
-    // SNAPSHOT_CHECK_MS of 10 minutes: the kernel's word or SIGHUP makes the owner look.
-    m = await spawnService(settings(d, { SNAPSHOT_CHECK_MS: '600000' }));
-    served = m.lines().find((l) => l.msg === 'listening')!.snapshot_id;
-  });
-  after(async () => {
-    await m?.stop();
-  });
+  // SNAPSHOT_CHECK_MS of 10 minutes: the kernel's word or SIGHUP makes the owner look.
+  const s = deployed({ SNAPSHOT_CHECK_MS: '600000' });
 
   /** SIGKILLs the worker with this pid; resolves its successor's "worker ready" line and the ms it took. */
   async function killAndWait(pid: number) {
-    const before = ready(m).length;
+    const before = ready(s.m).length;
     const t0 = Date.now();
     process.kill(pid, 'SIGKILL');
-    const line = await until('a new worker ready', () => ready(m)[before], 30_000);
+    const line = await until('a new worker ready', () => ready(s.m)[before], 30_000);
     return { line, ms: Date.now() - t0 };
   }
 
   it('starts a worker killed while a truncated file sits at the path, on the served snapshot, as soon as any restart', async () => {
     // A plain restart first: how long a worker takes to start on this machine now.
-    const first = ready(m)[0].pid;
+    const first = ready(s.m)[0].pid;
     const plain = await killAndWait(first);
-    renameSync(truncatedCopy(d.dir), d.path);
-    m.child.kill('SIGHUP');
+    renameSync(truncatedCopy(s.d.dir), s.d.path);
+    s.m.child.kill('SIGHUP');
     const refusal = await until('the refusal', () =>
-      m.lines().find((l) => l.msg === `snapshot candidate refused; still serving ${served}`),
+      s.m.lines().find((l) => l.msg === `snapshot candidate refused; still serving ${s.served}`),
     );
     assert.match(refusal.reason, /truncated/);
-    const victim = ready(m).find((l) => l.pid !== first && l.pid !== plain.line.pid)!.pid;
+    const victim = ready(s.m).find((l) => l.pid !== first && l.pid !== plain.line.pid)!.pid;
     const back = await killAndWait(victim);
     const bound = Math.max(1_000, 2 * plain.ms);
     assert.ok(back.ms <= bound, `back in ${back.ms} ms (a plain restart took ${plain.ms} ms; bound ${bound} ms)`);
-    assert.equal(back.line.snapshot_id, served, 'started on the served snapshot, not the file at the path');
-    assert.ok(!m.lines().some((l) => l.msg === 'a new worker failed to start'));
+    assert.equal(back.line.snapshot_id, s.served, 'started on the served snapshot, not the file at the path');
+    assert.ok(!s.m.lines().some((l) => l.msg === 'a new worker failed to start'));
     // It answers, under the served id.
     const r = await until('an answer from the new worker', async () => {
-      const a = await get(`${m.url}/v1/listings?limit=1`, d.key, connections(1)[0]);
-      return (await answeredBy(m, a)) === back.line.pid && a;
+      const a = await get(`${s.m.url}/v1/listings?limit=1`, s.d.key, connections(1)[0]);
+      return (await answeredBy(s.m, a)) === back.line.pid && a;
     });
     assert.equal(r.status, 200);
-    assert.equal(r.headers['x-snapshot-id'], served);
-    const z = await readyz(m.url);
+    assert.equal(r.headers['x-snapshot-id'], s.served);
+    const z = await readyz(s.m.url);
     assert.equal(z.status, 200);
     assert.match(z.body.path_refused, /truncated/);
-    const text = await metricsText(m);
+    const text = await metricsText(s.m);
     assert.match(text, /^nlr_cluster_workers 2$/m);
     assert.match(text, /^nlr_snapshot_path_refused\{worker="\d"\} 1$/m);
   });
 });
 
 describe('WORKERS=2: swaps under load, and the served file written in place', () => {
-  let d: ReturnType<typeof deployment>;
-  let m: Listening;
-  let served: string;
-  before(async () => {
-    d = deployment();
-    // SNAPSHOT_PATH is a symbolic link (snapshot.db -> snap-a.db), re-pointed to deploy, as `ln -sfn` does: nothing
-    // is written to the served file, so only the interval (3 s here, on each process's own phase) sees the change.
+  // SNAPSHOT_PATH is a symbolic link (snapshot.db -> snap-a.db), re-pointed to deploy, as `ln -sfn` does: nothing is
+  // written to the served file, so only the interval (3 s here, on each process's own phase) sees the change.
+  const s = deployed({ SNAPSHOT_CHECK_MS: '3000' }, (d) => {
     copyFileSync(d.path, join(d.dir, 'snap-a.db'));
     unlinkSync(d.path);
     symlinkSync('snap-a.db', d.path);
-    m = await spawnService(settings(d, { SNAPSHOT_CHECK_MS: '3000' }));
-    served = m.lines().find((l) => l.msg === 'listening')!.snapshot_id;
-  });
-  after(async () => {
-    await m?.stop();
   });
 
   /**
@@ -235,7 +233,7 @@ describe('WORKERS=2: swaps under load, and the served file written in place', ()
     const loops = connections(8).map(async (agent) => {
       while (!stop) {
         const sent = Date.now();
-        const r = await get(`${m.url}/v1/listings?limit=1`, d.key, agent);
+        const r = await get(`${s.m.url}/v1/listings?limit=1`, s.d.key, agent);
         replies.push({
           sent,
           received: Date.now(),
@@ -246,12 +244,12 @@ describe('WORKERS=2: swaps under load, and the served file written in place', ()
       }
     });
     await sleep(300);
-    const swapsBefore = m.lines().filter((l) => l.msg === 'snapshot swapped in').length;
+    const swapsBefore = s.m.lines().filter((l) => l.msg === 'snapshot swapped in').length;
     deploy();
     const swaps = await until(
       'both workers swapped',
       () => {
-        const ls = m
+        const ls = s.m
           .lines()
           .filter((l) => l.msg === 'snapshot swapped in')
           .slice(swapsBefore);
@@ -262,7 +260,7 @@ describe('WORKERS=2: swaps under load, and the served file written in place', ()
     await sleep(300);
     stop = true;
     await Promise.all(loops);
-    const old = served;
+    const old = s.served;
     const newId = swaps[0].snapshot_id;
     assert.notEqual(newId, old);
     assert.deepEqual(new Set(replies.map((r) => r.status)), new Set([200]), 'every answer 200');
@@ -276,8 +274,8 @@ describe('WORKERS=2: swaps under load, and the served file written in place', ()
     );
     // Both workers answered under each id (the load reached both before and after the switch).
     const last = replies.at(-1)!.rid;
-    await until('the last request logged', () => m.lines().some((l) => l.request_id === last));
-    const pidOf = new Map(m.lines().map((l) => [l.request_id, l.pid]));
+    await until('the last request logged', () => s.m.lines().some((l) => l.request_id === last));
+    const pidOf = new Map(s.m.lines().map((l) => [l.request_id, l.pid]));
     for (const id of [old, newId])
       assert.equal(
         new Set(replies.filter((r) => r.id === id && pidOf.has(r.rid)).map((r) => pidOf.get(r.rid))).size,
@@ -285,53 +283,53 @@ describe('WORKERS=2: swaps under load, and the served file written in place', ()
         String(id),
       );
     const owner = await until('the owner says every worker serves it', () =>
-      m.lines().find((l) => l.msg === 'snapshot served by every worker' && l.snapshot_id === newId),
+      s.m.lines().find((l) => l.msg === 'snapshot served by every worker' && l.snapshot_id === newId),
     );
     assert.equal(owner.workers, 2);
     assert.equal(owner.skew_ms, 0, 'each worker switched at the instant it was given');
-    const z = await readyz(m.url);
+    const z = await readyz(s.m.url);
     assert.equal(z.body.path_refused, null, 'the file at the path is the one served');
-    assert.match(await metricsText(m), /^nlr_snapshot_path_refused\{worker="\d"\} 0$/m);
-    served = newId;
+    assert.match(await metricsText(s.m), /^nlr_snapshot_path_refused\{worker="\d"\} 0$/m);
+    s.served = newId;
   }
 
   it('switches every worker at one instant when the symbolic link is re-pointed (seen by the interval)', async () => {
-    copyFileSync(next, join(d.dir, 'snap-b.db'));
+    copyFileSync(next, join(s.d.dir, 'snap-b.db'));
     await swapUnderLoad(() => {
-      symlinkSync('snap-b.db', `${d.path}.new`);
-      renameSync(`${d.path}.new`, d.path); // ln -sfn snap-b.db snapshot.db
+      symlinkSync('snap-b.db', `${s.d.path}.new`);
+      renameSync(`${s.d.path}.new`, s.d.path); // ln -sfn snap-b.db snapshot.db
     });
-    assert.equal(links(d.dir).length, 1, 'one link, to the file served (snap-b.db)');
+    assert.equal(links(s.d.dir).length, 1, 'one link, to the file served (snap-b.db)');
   });
 
   it('switches every worker at one instant when a file is renamed over the path (and SIGHUP)', async () => {
     await swapUnderLoad(() => {
-      copyFileSync(good, `${d.path}.incoming`);
-      renameSync(`${d.path}.incoming`, d.path);
-      m.child.kill('SIGHUP');
+      copyFileSync(good, `${s.d.path}.incoming`);
+      renameSync(`${s.d.path}.incoming`, s.d.path);
+      s.m.child.kill('SIGHUP');
     });
   });
 
   it('answers 503 from every worker when the served file is written in place, and serves again once it is valid', async () => {
-    writeFileSync(d.path, 'not a snapshot '.repeat(1000)); // the same inode: every worker reads it
+    writeFileSync(s.d.path, 'not a snapshot '.repeat(1000)); // the same inode: every worker reads it
     await until('both workers answer 503', async () => {
-      const rs = await Promise.all(connections(4).map((a) => get(`${m.url}/v1/listings?limit=1`, d.key, a)));
+      const rs = await Promise.all(connections(4).map((a) => get(`${s.m.url}/v1/listings?limit=1`, s.d.key, a)));
       return rs.every((r) => r.status === 503);
     });
-    const z = await readyz(m.url);
+    const z = await readyz(s.m.url);
     assert.equal(z.status, 503);
     assert.equal(z.body.status, 'snapshot_damaged');
-    copyFileSync(next, d.path); // in place again, a valid snapshot this time
+    copyFileSync(next, s.d.path); // in place again, a valid snapshot this time
     await until('both workers answer 200', async () => {
-      const rs = await Promise.all(connections(4).map((a) => get(`${m.url}/v1/listings?limit=1`, d.key, a)));
-      return rs.every((r) => r.status === 200 && r.headers['x-snapshot-id'] !== served);
+      const rs = await Promise.all(connections(4).map((a) => get(`${s.m.url}/v1/listings?limit=1`, s.d.key, a)));
+      return rs.every((r) => r.status === 200 && r.headers['x-snapshot-id'] !== s.served);
     });
   });
 
   it('removes its links to the served snapshot when it stops', async () => {
-    assert.equal(links(d.dir).length, 1, `one link while serving: ${links(d.dir)}`);
-    assert.equal(await m.stop(), 0, m.stderr());
-    assert.deepEqual(links(d.dir), []);
+    assert.equal(links(s.d.dir).length, 1, `one link while serving: ${links(s.d.dir)}`);
+    assert.equal(await s.m.stop(), 0, s.m.stderr());
+    assert.deepEqual(links(s.d.dir), []);
   });
 });
 
