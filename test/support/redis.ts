@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { connectRedis, type RedisLink } from '../../src/access/redis.ts';
 import { redisKeyStore } from '../../src/access/redis-keys.ts';
 import { freePort } from './nginx.ts';
-import { startRedis } from './processes.ts';
+import { type Reply, startRedis } from './processes.ts';
 import { fixtureSnapshot } from './snapshots.ts';
 
 /** The replicas' shared cursor secret. */
@@ -48,3 +48,11 @@ export const replicaEnv = async (url: string, env: Record<string, string> = {}) 
   TRUST_PROXY: '1',
   ...env,
 });
+
+/** A keyed request's answer while Redis is unreachable: the API's 503 envelope, to retry in a second. */
+export function assertRedisDown(r: Reply) {
+  assert.equal(r.status, 503);
+  assert.deepEqual(Object.keys(r.body.error), ['code', 'message', 'request_id']);
+  assert.equal(r.body.error.code, 'service_unavailable');
+  assert.equal(r.headers['retry-after'], '1');
+}
