@@ -1,26 +1,22 @@
 // One served snapshot per service (real processes): a refused file at SNAPSHOT_PATH costs no start-up and no
-// worker, every worker switches to a new snapshot at one instant, and /readyz and /metrics say when the file at the
-// path was refused. WORKERS=2, and the single process (WORKERS=1) the same.
+// worker, a worker restarted meanwhile starts on the served snapshot, and /readyz and /metrics say the file at the
+// path was refused. Swaps: snapshot-owner-swaps.test.ts.
 import assert from 'node:assert/strict';
-import {
-  copyFileSync,
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  symlinkSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { truncatedCopy as truncated } from './support/bad-snapshots.ts';
-import { tempDir } from './support/files.ts';
+import { after, describe, it } from 'node:test';
+import {
+  deployed,
+  deployment,
+  links,
+  metricsText,
+  ready,
+  readyz,
+  settings,
+  truncatedCopy,
+} from './support/deployment.ts';
 import { freePort } from './support/nginx.ts';
 import {
   answeredBy,
@@ -28,63 +24,9 @@ import {
   get,
   type Listening,
   launchService,
-  type ProcessEnv,
-  sleep,
   spawnService,
   until,
 } from './support/processes.ts';
-import { issueKey } from './support/server.ts';
-import { changedSource, fixtureSnapshot } from './support/snapshots.ts';
-
-let good: string; // the fixture snapshot (shared: read only)
-let next: string; // another snapshot (one listing more): another id (shared: read only)
-before(async () => {
-  good = (await fixtureSnapshot()).path;
-  next = (await fixtureSnapshot(changedSource())).path;
-});
-
-/** A folder of its own with the served path (a copy of `good`) and a key store with one key. */
-function deployment() {
-  const dir = tempDir();
-  const path = join(dir, 'snapshot.db');
-  copyFileSync(good, path);
-  const keys = join(dir, 'keys.db');
-  const key = issueKey(keys).key;
-  return { dir, path, keys, key };
-}
-/** `head -c 4096 snapshot.db > bad.db`: the first page of a snapshot, a copy cut short, in the deployment's folder. */
-const truncatedCopy = (dir: string) => truncated(good, 4096, join(dir, 'bad.db'));
-/**
- * The settings of a service on deployment `d` (its path and its key store), with two workers, metrics and no rate
- * limit to reach, and `env`.
- */
-const settings = (d: ReturnType<typeof deployment>, env: ProcessEnv = {}) => ({
-  WORKERS: '2',
-  SNAPSHOT_PATH: d.path,
-  KEYS_PATH: d.keys,
-  METRICS_PORT: '0',
-  RATE_LIMIT_PER_MINUTE: '1000000',
-  CURSOR_SECRET: 'owner-test-secret-0123456789',
-  ...env,
-});
-/**
- * A service on a deployment of its own (`prepare` may arrange its folder first) with these settings: started before
- * the suite's tests, stopped after; `served` is the id it started on, kept up to date by the tests that swap.
- */
-function deployed(env: ProcessEnv, prepare: (d: ReturnType<typeof deployment>) => void = () => {}) {
-  const s = { d: {} as ReturnType<typeof deployment>, m: {} as Listening, served: '' };
-  before(async () => {
-    s.d = deployment();
-    prepare(s.d);
-    s.m = await spawnService(settings(s.d, env));
-    s.served = s.m.lines().find((l) => l.msg === 'listening')!.snapshot_id;
-  });
-  after(async () => {
-    await s.m.stop?.();
-  });
-  return s;
-}
-const links = (dir: string) => readdirSync(dir).filter((n) => n.includes('.served-'));
 
 /** One GET on a new connection: its status, or the connection's error code (ECONNREFUSED, …). */
 function probe(url: string): Promise<number | string> {
@@ -98,13 +40,6 @@ function probe(url: string): Promise<number | string> {
     req.end();
   });
 }
-const readyz = async (url: string) => {
-  const r = await fetch(`${url}/readyz`);
-  return { status: r.status, body: await r.json() };
-};
-const metricsText = async (m: Listening) => (await fetch(`${m.metricsUrl}`)).text();
-const ready = (m: Pick<Listening, 'lines'>) => m.lines().filter((l) => l.msg === 'worker ready');
-
 describe('WORKERS=2: a truncated file moved over SNAPSHOT_PATH while the second worker starts', () => {
   let m: ReturnType<typeof launchService> | undefined;
   after(async () => {
@@ -112,8 +47,8 @@ describe('WORKERS=2: a truncated file moved over SNAPSHOT_PATH while the second 
   });
 
   it('costs no start-up: 0 refused connections and 0 non-200 from the first answer to 2 s after listening', async () => {
-    const d = deployment();
-    const bad = truncatedCopy(d.dir);
+    const d = await deployment();
+    const bad = truncatedCopy(d);
     const port = await freePort();
     m = launchService(settings(d, { PORT: String(port) }));
     const ping = `http://127.0.0.1:${port}/v1/ping`;
@@ -154,8 +89,8 @@ describe('WORKERS=2: a truncated file moved over SNAPSHOT_PATH while the second 
 
 describe('WORKERS=2: a bad file at the first start', () => {
   it('is refused with the one-line message, exit 1, and no link left behind', async () => {
-    const d = deployment();
-    renameSync(truncatedCopy(d.dir), d.path);
+    const d = await deployment();
+    renameSync(truncatedCopy(d), d.path);
     const m = launchService(settings(d));
     const t = setTimeout(() => m.child.kill('SIGKILL'), 60_000);
     const code = await m.exited;
@@ -163,7 +98,7 @@ describe('WORKERS=2: a bad file at the first start', () => {
     assert.equal(code, 1);
     assert.equal(
       m.stderr().trim(),
-      `start-up failed: SNAPSHOT_PATH: cannot open snapshot ${d.path}: it is truncated (4096 of ${readFileSync(good).length} bytes)`,
+      `start-up failed: SNAPSHOT_PATH: cannot open snapshot ${d.path}: it is truncated (4096 of ${readFileSync(d.good).length} bytes)`,
     );
     assert.deepEqual(links(d.dir), []);
   });
@@ -186,7 +121,7 @@ describe('WORKERS=2: a worker killed while a refused file sits at the path', () 
     // A plain restart first: how long a worker takes to start on this machine now.
     const first = ready(s.m)[0].pid;
     const plain = await killAndWait(first);
-    renameSync(truncatedCopy(s.d.dir), s.d.path);
+    renameSync(truncatedCopy(s.d), s.d.path);
     s.m.child.kill('SIGHUP');
     const refusal = await until('the refusal', () =>
       s.m.lines().find((l) => l.msg === `snapshot candidate refused; still serving ${s.served}`),
@@ -214,178 +149,6 @@ describe('WORKERS=2: a worker killed while a refused file sits at the path', () 
   });
 });
 
-describe('WORKERS=2: swaps under load, and the served file written in place', () => {
-  // SNAPSHOT_PATH is a symbolic link (snapshot.db -> snap-a.db), re-pointed to deploy, as `ln -sfn` does: nothing is
-  // written to the served file, so only the interval (3 s here, on each process's own phase) sees the change.
-  const s = deployed({ SNAPSHOT_CHECK_MS: '3000' }, (d) => {
-    copyFileSync(d.path, join(d.dir, 'snap-a.db'));
-    unlinkSync(d.path);
-    symlinkSync('snap-a.db', d.path);
-  });
-
-  /**
-   * Requests on 8 connections (both workers) while `deploy` puts another snapshot at the path: every answer 200 under
-   * the old or the new id, and no old id for a request sent after the first new answer was received (skew 0).
-   */
-  async function swapUnderLoad(deploy: () => void) {
-    const replies: { sent: number; received: number; status: number; id: unknown; rid: unknown }[] = [];
-    let stop = false;
-    const loops = connections(8).map(async (agent) => {
-      while (!stop) {
-        const sent = Date.now();
-        const r = await get(`${s.m.url}/v1/listings?limit=1`, s.d.key, agent);
-        replies.push({
-          sent,
-          received: Date.now(),
-          status: r.status,
-          id: r.headers['x-snapshot-id'],
-          rid: r.headers['x-request-id'],
-        });
-      }
-    });
-    await sleep(300);
-    const swapsBefore = s.m.lines().filter((l) => l.msg === 'snapshot swapped in').length;
-    deploy();
-    const swaps = await until(
-      'both workers swapped',
-      () => {
-        const ls = s.m
-          .lines()
-          .filter((l) => l.msg === 'snapshot swapped in')
-          .slice(swapsBefore);
-        return new Set(ls.map((l) => l.pid)).size === 2 && ls;
-      },
-      20_000,
-    );
-    await sleep(300);
-    stop = true;
-    await Promise.all(loops);
-    const old = s.served;
-    const newId = swaps[0].snapshot_id;
-    assert.notEqual(newId, old);
-    assert.deepEqual(new Set(replies.map((r) => r.status)), new Set([200]), 'every answer 200');
-    assert.deepEqual(new Set(replies.map((r) => r.id)), new Set([old, newId]), 'the old or the new id, no other');
-    const firstNew = Math.min(...replies.filter((r) => r.id === newId).map((r) => r.received));
-    const late = replies.filter((r) => r.id === old && r.sent >= firstNew);
-    assert.deepEqual(
-      late.map((r) => `${r.id} sent ${r.sent - firstNew} ms after the first new answer`),
-      [],
-      'no old answer after the switch (skew 0)',
-    );
-    // Both workers answered under each id (the load reached both before and after the switch).
-    const last = replies.at(-1)!.rid;
-    await until('the last request logged', () => s.m.lines().some((l) => l.request_id === last));
-    const pidOf = new Map(s.m.lines().map((l) => [l.request_id, l.pid]));
-    for (const id of [old, newId])
-      assert.equal(
-        new Set(replies.filter((r) => r.id === id && pidOf.has(r.rid)).map((r) => pidOf.get(r.rid))).size,
-        2,
-        String(id),
-      );
-    const owner = await until('the owner says every worker serves it', () =>
-      s.m.lines().find((l) => l.msg === 'snapshot served by every worker' && l.snapshot_id === newId),
-    );
-    assert.equal(owner.workers, 2);
-    assert.equal(owner.skew_ms, 0, 'each worker switched at the instant it was given');
-    const z = await readyz(s.m.url);
-    assert.equal(z.body.path_refused, null, 'the file at the path is the one served');
-    assert.match(await metricsText(s.m), /^nlr_snapshot_path_refused\{worker="\d"\} 0$/m);
-    s.served = newId;
-  }
-
-  it('switches every worker at one instant when the symbolic link is re-pointed (seen by the interval)', async () => {
-    copyFileSync(next, join(s.d.dir, 'snap-b.db'));
-    await swapUnderLoad(() => {
-      symlinkSync('snap-b.db', `${s.d.path}.new`);
-      renameSync(`${s.d.path}.new`, s.d.path); // ln -sfn snap-b.db snapshot.db
-    });
-    assert.equal(links(s.d.dir).length, 1, 'one link, to the file served (snap-b.db)');
-  });
-
-  it('switches every worker at one instant when a file is renamed over the path (and SIGHUP)', async () => {
-    await swapUnderLoad(() => {
-      copyFileSync(good, `${s.d.path}.incoming`);
-      renameSync(`${s.d.path}.incoming`, s.d.path);
-      s.m.child.kill('SIGHUP');
-    });
-  });
-
-  it('answers 503 from every worker when the served file is written in place, and serves again once it is valid', async () => {
-    writeFileSync(s.d.path, 'not a snapshot '.repeat(1000)); // the same inode: every worker reads it
-    await until('both workers answer 503', async () => {
-      const rs = await Promise.all(connections(4).map((a) => get(`${s.m.url}/v1/listings?limit=1`, s.d.key, a)));
-      return rs.every((r) => r.status === 503);
-    });
-    const z = await readyz(s.m.url);
-    assert.equal(z.status, 503);
-    assert.equal(z.body.status, 'snapshot_damaged');
-    copyFileSync(next, s.d.path); // in place again, a valid snapshot this time
-    await until('both workers answer 200', async () => {
-      const rs = await Promise.all(connections(4).map((a) => get(`${s.m.url}/v1/listings?limit=1`, s.d.key, a)));
-      return rs.every((r) => r.status === 200 && r.headers['x-snapshot-id'] !== s.served);
-    });
-  });
-
-  it('removes its links to the served snapshot when it stops', async () => {
-    assert.equal(links(s.d.dir).length, 1, `one link while serving: ${links(s.d.dir)}`);
-    assert.equal(await s.m.stop(), 0, s.m.stderr());
-    assert.deepEqual(links(s.d.dir), []);
-  });
-});
-
-describe('WORKERS=1: the process is its own owner, with the same behaviour', () => {
-  let m: Listening | undefined;
-  after(async () => {
-    await m?.stop();
-  });
-
-  it('keeps serving through a refused file, says so in /readyz and /metrics, and swaps a good one in', async () => {
-    const d = deployment();
-    m = await spawnService(settings(d, { WORKERS: '1', SNAPSHOT_CHECK_MS: '600000' }));
-    const main = m;
-    const served = main.lines().find((l) => l.msg === 'listening')!.snapshot_id;
-    const agent = connections(1)[0];
-    const replies: { sent: number; received: number; status: number; id: unknown }[] = [];
-    let stop = false;
-    const loop = (async () => {
-      while (!stop) {
-        const sent = Date.now();
-        const r = await get(`${main.url}/v1/listings?limit=1`, d.key, agent);
-        replies.push({ sent, received: Date.now(), status: r.status, id: r.headers['x-snapshot-id'] });
-      }
-    })();
-    renameSync(truncatedCopy(d.dir), d.path);
-    main.child.kill('SIGHUP');
-    await until('the refusal', () =>
-      main.lines().find((l) => l.msg === `snapshot candidate refused; still serving ${served}`),
-    );
-    let z = await readyz(main.url);
-    assert.equal(z.status, 200);
-    assert.equal(z.body.status, 'ready');
-    assert.match(z.body.path_refused, /truncated/);
-    assert.match(await metricsText(main), /^nlr_snapshot_path_refused 1$/m);
-    assert.equal(links(d.dir).length, 1, 'a link to the served snapshot');
-    const tmp = `${d.path}.incoming`;
-    copyFileSync(next, tmp);
-    renameSync(tmp, d.path);
-    main.child.kill('SIGHUP');
-    const swapped = await until('swapped', () => main.lines().find((l) => l.msg === 'snapshot swapped in'));
-    await sleep(200);
-    stop = true;
-    await loop;
-    z = await readyz(main.url);
-    assert.equal(z.body.path_refused, null);
-    assert.match(await metricsText(main), /^nlr_snapshot_path_refused 0$/m);
-    assert.deepEqual(new Set(replies.map((r) => r.status)), new Set([200]));
-    assert.deepEqual(new Set(replies.map((r) => r.id)), new Set([served, swapped.snapshot_id]));
-    const firstNew = Math.min(...replies.filter((r) => r.id === swapped.snapshot_id).map((r) => r.received));
-    assert.equal(replies.filter((r) => r.id === served && r.sent >= firstNew).length, 0);
-    assert.equal(links(d.dir).length, 1, 'the old link removed, the new one kept');
-    assert.equal(await main.stop(), 0, main.stderr());
-    assert.deepEqual(links(d.dir), [], 'no link left after the stop');
-  });
-});
-
 describe('WORKERS=2 where no link can be kept beside SNAPSHOT_PATH (a symbolic link to another file system)', () => {
   const shm = '/dev/shm';
   const skip =
@@ -402,7 +165,7 @@ describe('WORKERS=2 where no link can be kept beside SNAPSHOT_PATH (a symbolic l
   it('opens the path checking its inode: a restart on another file fails, the service goes on, and says so', {
     skip,
   }, async () => {
-    const d = deployment();
+    const d = await deployment();
     const dir = mkdtempSync(join(shm, 'nlr-owner-test-'));
     linkDir = dir;
     const path = join(dir, 'snapshot.db');
@@ -417,7 +180,7 @@ describe('WORKERS=2 where no link can be kept beside SNAPSHOT_PATH (a symbolic l
     const degraded = main.lines().find((l) => /^cannot keep a link to the served snapshot/.test(String(l.msg)));
     assert.ok(degraded, 'the owner says it cannot keep a link');
     assert.match(degraded.reason, /EXDEV|cross-device/);
-    point(truncatedCopy(d.dir));
+    point(truncatedCopy(d));
     main.child.kill('SIGHUP');
     await until('the refusal', () =>
       main.lines().find((l) => l.msg === `snapshot candidate refused; still serving ${served}`),
