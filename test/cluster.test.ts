@@ -2,7 +2,7 @@
 // exactly, a revoked key is refused by every worker, a killed worker comes back without costing the other's
 // requests, /metrics merges the workers, SIGHUP reaches every worker and SIGTERM drains them all.
 import assert from 'node:assert/strict';
-import { copyFileSync, renameSync } from 'node:fs';
+import { renameSync } from 'node:fs';
 import type { Agent } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -10,31 +10,25 @@ import { changeKey, openKeyStore } from '../src/access/key-store.ts';
 import { tempDir } from './support/files.ts';
 import { answeredBy, connections, get, type Listening, type Reply, spawnService, until } from './support/processes.ts';
 import { issueKey } from './support/server.ts';
-import { buildTestSnapshot, changedSource } from './support/snapshots.ts';
+import { changedSource, fixtureSnapshot, snapshotCopy } from './support/snapshots.ts';
 
 const L = 12; // requests per key per minute
 const A = 4; // failed authentications per address per minute
 
-let snapshot: string;
-let limited: Listening; // small limits
+let limited: Listening; // small limits, the fixture's shared snapshot
 let main: Listening; // large limits, metrics, its own snapshot path
 let limitedKeys: string;
 let mainSnapshot: string;
 let key: string;
 
 before(async () => {
-  snapshot = (await buildTestSnapshot()).path;
-  mainSnapshot = join(tempDir(), 'snapshot.db');
-  copyFileSync(snapshot, mainSnapshot);
+  mainSnapshot = await snapshotCopy();
   limitedKeys = join(tempDir(), 'keys.db');
   issueKey(limitedKeys);
-  const mainKeys = join(tempDir(), 'keys.db');
-  key = issueKey(mainKeys).key;
   const common = { WORKERS: '2', CURSOR_SECRET: 'cluster-test-secret-0123456789' };
   [limited, main] = await Promise.all([
     spawnService({
       ...common,
-      SNAPSHOT_PATH: snapshot,
       KEYS_PATH: limitedKeys,
       RATE_LIMIT_PER_MINUTE: String(L),
       AUTH_FAILURES_PER_MINUTE: String(A),
@@ -44,11 +38,11 @@ before(async () => {
       ...common,
       SNAPSHOT_PATH: mainSnapshot,
       SNAPSHOT_CHECK_MS: '600000',
-      KEYS_PATH: mainKeys,
       METRICS_PORT: '0',
       RATE_LIMIT_PER_MINUTE: '1000000',
     }),
   ]);
+  key = main.key!;
 });
 after(async () => {
   await Promise.all([limited?.stop(), main?.stop()]);
@@ -197,8 +191,7 @@ describe('WORKERS=2: supervision, metrics, signals', () => {
 
   it('swaps a snapshot renamed into place in every worker at once, and looks at the path on SIGHUP to the primary', async () => {
     const old = (await get(`${main.url}/v1/listings?limit=1`, key)).headers['x-snapshot-id'];
-    const next = `${mainSnapshot}.next`;
-    await buildTestSnapshot(changedSource(), next);
+    const next = await snapshotCopy((await fixtureSnapshot(changedSource())).path, `${mainSnapshot}.next`);
     renameSync(next, mainSnapshot);
     main.child.kill('SIGHUP'); // SNAPSHOT_CHECK_MS is 10 minutes: the signal or the kernel's word makes the owner look
     const swapped = await until('both workers swapped', () => {

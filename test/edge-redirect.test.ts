@@ -4,12 +4,11 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { ROOT } from './support/files.ts';
 import { freePort, type Nginx, startNginx } from './support/nginx.ts';
 import { type Daemon, get, missing, type Reply, replaceIn, startHaproxy } from './support/processes.ts';
-import { startServer, type TestServer } from './support/server.ts';
-import { buildTestSnapshot } from './support/snapshots.ts';
+import { useServer } from './support/server.ts';
 
 /** Queries and what plain HTTP gets: 308 keeps the query in Location, 400 refuses it. */
 const CASES: [string, 308 | 400][] = [
@@ -44,14 +43,16 @@ function expectAnswer(r: Reply, query: string, status: number, host: string) {
   assert.ok(!r.text.includes('secret'), 'the key is not echoed');
 }
 
+/** What the edge's plain-HTTP port answers each case and each edge-only case. */
+async function expectEdge(http: number) {
+  for (const [query, status] of [...CASES, ...EDGE_ONLY]) {
+    const r = await get(`http://127.0.0.1:${http}/v1/ping${query}`, null, undefined, { Host: 'api.example.com' });
+    expectAnswer(r, query, status, 'api.example.com');
+  }
+}
+
 describe('plain HTTP at the edge refuses a key in the query, as the API does', () => {
-  let api: TestServer;
-  before(async () => {
-    api = await startServer({ SNAPSHOT_PATH: (await buildTestSnapshot()).path, TRUST_PROXY: '1' });
-  });
-  after(async () => {
-    await api?.close();
-  });
+  const api = useServer({ TRUST_PROXY: '1' });
 
   it("the API's own redirect (X-Forwarded-Proto: http) answers each case so", async () => {
     for (const [query, status] of CASES) {
@@ -70,10 +71,7 @@ describe('plain HTTP at the edge refuses a key in the query, as the API does', (
     try {
       const [http, https] = [await freePort(), await freePort()];
       nginx = await startNginx(join(ROOT, 'deploy/nginx.conf'), { api: new URL(api.url).port, http, https });
-      for (const [query, status] of [...CASES, ...EDGE_ONLY]) {
-        const r = await get(`http://127.0.0.1:${http}/v1/ping${query}`, null, undefined, { Host: 'api.example.com' });
-        expectAnswer(r, query, status, 'api.example.com');
-      }
+      await expectEdge(http);
     } finally {
       await nginx?.stop();
     }
@@ -88,10 +86,7 @@ describe('plain HTTP at the edge refuses a key in the query, as the API does', (
       cfg = replaceIn(cfg, 'bind :80', `bind 127.0.0.1:${http}`);
       cfg = replaceIn(cfg, /(\s+server api\d .*\n)+/, `\n    server api1 ${new URL(api.url).host}\n`);
       lb = await startHaproxy(cfg, http);
-      for (const [query, status] of [...CASES, ...EDGE_ONLY]) {
-        const r = await get(`http://127.0.0.1:${http}/v1/ping${query}`, null, undefined, { Host: 'api.example.com' });
-        expectAnswer(r, query, status, 'api.example.com');
-      }
+      await expectEdge(http);
     } finally {
       await lb?.stop();
     }

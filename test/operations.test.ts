@@ -1,37 +1,11 @@
-// Operating the service: liveness and readiness, Prometheus metrics, snapshot identity and HTTP caching, a busy
-// key store, and HEAD answers to requests the HTTP parser rejected.
+// Operating the service: liveness and readiness, and Prometheus metrics on their own listener.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, describe, it } from 'node:test';
-import { generateKey } from '../src/access/key-format.ts';
-import { createKey, openKeyStore } from '../src/access/key-store.ts';
-import { copyFixture, ROOT, tempDir } from './support/files.ts';
-import { issueKey, startServer, type TestServer } from './support/server.ts';
-import { buildTestSnapshot } from './support/snapshots.ts';
-
-let snapshotPath: string;
-before(async () => {
-  snapshotPath = (await buildTestSnapshot()).path;
-});
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** One raw HTTP/1.1 exchange; resolves with everything the server sent before closing. */
-const raw = (url: string, text: string) =>
-  new Promise<string>((resolve, reject) => {
-    const { hostname, port } = new URL(url);
-    let data = '';
-    const s = connect(Number(port), hostname, () => s.write(text, 'latin1'));
-    s.on('data', (d) => {
-      data += d.toString('latin1');
-    });
-    s.on('close', () => resolve(data));
-    s.on('error', () => {});
-    setTimeout(() => reject(new Error('still open after 5 s')), 5000).unref();
-  });
+import { describe, it } from 'node:test';
+import { ROOT } from './support/files.ts';
+import { issueKey, startServer, useServer } from './support/server.ts';
+import { snapshotCopy } from './support/snapshots.ts';
 
 /** The value of one sample line of a Prometheus text exposition, or undefined. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
@@ -46,13 +20,7 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 }
 
 describe('liveness and readiness', () => {
-  let server: TestServer;
-  before(async () => {
-    server = await startServer({ SNAPSHOT_PATH: snapshotPath });
-  });
-  after(async () => {
-    await server?.close();
-  });
+  const server = useServer();
 
   it('answers /livez and /readyz without a key, with what is served', async () => {
     const live = await server.get('/livez', { key: null });
@@ -90,18 +58,7 @@ describe('liveness and readiness', () => {
 });
 
 describe('Prometheus metrics on their own listener', () => {
-  let server: TestServer;
-  before(async () => {
-    server = await startServer({
-      SNAPSHOT_PATH: snapshotPath,
-      METRICS_PORT: '0',
-      RATE_LIMIT_PER_MINUTE: '5',
-      AUTH_FAILURES_PER_MINUTE: '2',
-    });
-  });
-  after(async () => {
-    await server?.close();
-  });
+  const server = useServer({ METRICS_PORT: '0', RATE_LIMIT_PER_MINUTE: '5', AUTH_FAILURES_PER_MINUTE: '2' });
   const scrape = async () => {
     const r = await fetch(`${server.metricsUrl}/metrics`);
     assert.equal(r.status, 200);
@@ -139,8 +96,7 @@ describe('Prometheus metrics on their own listener', () => {
   });
 
   it('has both kinds of 429 at 0 before the first, and says whether data is served (0 once the file is written in place)', async () => {
-    const path = join(tempDir(), 'served.db');
-    writeFileSync(path, readFileSync(snapshotPath));
+    const path = await snapshotCopy();
     const fresh = await startServer({ SNAPSHOT_PATH: path, METRICS_PORT: '0', SNAPSHOT_CHECK_MS: '60000' });
     try {
       const scrapeFresh = async () => (await fetch(`${fresh.metricsUrl}/metrics`)).text();
@@ -203,260 +159,5 @@ describe('Prometheus metrics on their own listener', () => {
     const r = await server.get('/metrics', { key: issueKey(server.keysPath).key }); // the first key is used up
     assert.equal(r.status, 404);
     assert.equal(r.body.error.code, 'not_found');
-  });
-});
-
-describe('snapshot identity and HTTP caching', () => {
-  let server: TestServer;
-  let dir: string;
-  let path: string;
-  before(async () => {
-    dir = copyFixture();
-    path = (await buildTestSnapshot(dir, `${tempDir()}/snapshot.db`)).path;
-    server = await startServer({ SNAPSHOT_PATH: path, SNAPSHOT_CHECK_MS: '1', RATE_LIMIT_PER_MINUTE: '40' });
-  });
-  after(async () => {
-    await server?.close();
-  });
-
-  it('tags every data answer with the snapshot and a weak ETag that the same request repeats', async () => {
-    const a = await server.get('/v1/listings?location_id=loc-ams');
-    const b = await server.get('/v1/listings?location_id=loc-ams&limit=20&locale=en');
-    const meta = server.snapshots.get().meta;
-    assert.equal(a.headers.get('x-snapshot-id'), meta.snapshot_id);
-    assert.equal(a.headers.get('last-modified'), new Date(meta.built_at).toUTCString());
-    assert.equal(a.headers.get('cache-control'), 'private, no-cache');
-    assert.match(a.headers.get('etag') ?? '', /^W\/"[A-Za-z0-9_-]+"$/);
-    assert.notEqual(a.body.meta.request_id, b.body.meta.request_id);
-    assert.equal(b.headers.get('etag'), a.headers.get('etag'), 'defaults written out are the same request');
-    const other = [
-      '/v1/listings?location_id=loc-ams&locale=nl',
-      '/v1/listings?location_id=loc-ams&limit=5',
-      `/v1/listings?location_id=loc-ams&cursor=${encodeURIComponent(
-        (await server.get('/v1/listings?location_id=loc-ams&limit=1')).body.pagination.next_cursor,
-      )}&limit=1`,
-      '/v1/listings/lst-001',
-    ];
-    for (const p of other) assert.notEqual((await server.get(p)).headers.get('etag'), a.headers.get('etag'), p);
-  });
-
-  it('answers 304 with no body to a matching If-None-Match, after the key check', async () => {
-    const first = await server.get('/v1/listings/lst-001');
-    const etag = first.headers.get('etag')!;
-    const again = await server.get('/v1/listings/lst-001', { headers: { 'If-None-Match': etag } });
-    assert.equal(again.status, 304);
-    assert.equal(again.text, '');
-    assert.equal(again.headers.get('etag'), etag);
-    assert.equal(again.headers.get('x-snapshot-id'), first.headers.get('x-snapshot-id'));
-    const listed = await server.get('/v1/listings/lst-001', { headers: { 'If-None-Match': `W/"x", ${etag}` } });
-    assert.equal(listed.status, 304);
-    const noKey = await server.get('/v1/listings/lst-001', { key: null, headers: { 'If-None-Match': etag } });
-    assert.equal(noKey.status, 401, 'a tag is no key');
-    const stale = await server.get('/v1/listings/lst-001', { headers: { 'If-None-Match': 'W/"other"' } });
-    assert.equal(stale.status, 200);
-  });
-
-  it('never answers a request that fails with a 304: its 404 or 400 comes first, and "*" needs an answer', async () => {
-    const star = { headers: { 'If-None-Match': '*' } };
-    assert.equal((await server.get('/v1/listings/lst-001', star)).status, 304, 'the listing exists');
-    for (const p of ['/v1/listings/nope', '/v1/listings/nope/similar', '/v1/owners/nope'])
-      assert.equal((await server.get(p, star)).status, 404, p);
-    const bad = await server.get('/v1/listings?cursor=abc', star);
-    assert.equal(bad.status, 400);
-    assert.equal(bad.body.error.code, 'invalid_request');
-  });
-
-  it('changes every tag when another snapshot is swapped in', async () => {
-    const before = await server.get('/v1/listings/lst-001');
-    // Another snapshot: one listing's price changed in the source (the id is a digest of the source).
-    const file = join(dir, 'listings.ndjson');
-    const lines = readFileSync(file, 'utf8').split('\n');
-    const first = JSON.parse(lines[0]);
-    lines[0] = JSON.stringify({ ...first, price_eur: first.price_eur + 1 });
-    writeFileSync(file, lines.join('\n'));
-    const next = `${path}.next`;
-    await buildTestSnapshot(dir, next, { builtAt: '2030-01-02T03:04:05Z' });
-    renameSync(next, path);
-    assert.equal(await server.snapshots.refresh(), true);
-    const after = await server.get('/v1/listings/lst-001', {
-      headers: { 'If-None-Match': before.headers.get('etag')! },
-    });
-    assert.equal(after.status, 200, 'the old tag no longer matches');
-    assert.notEqual(after.headers.get('etag'), before.headers.get('etag'));
-    assert.equal(after.headers.get('last-modified'), new Date('2030-01-02T03:04:05Z').toUTCString());
-  });
-});
-
-describe('a key store held locked by a writer', () => {
-  it('answers keyed requests 503 at once and ping at once, then serves the change when the lock is gone', async () => {
-    const server = await startServer({ SNAPSHOT_PATH: snapshotPath });
-    try {
-      const other = issueKey(server.keysPath);
-      assert.equal((await server.get('/v1/listings?limit=1', { key: other.key })).status, 200);
-      // A writer revokes the other key, then holds the store locked (a sqlite3 shell in BEGIN EXCLUSIVE).
-      const holder = spawn(
-        process.execPath,
-        [
-          '-e',
-          `const D = require('better-sqlite3'); const db = new D(process.argv[1]);
-           db.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ?").run(new Date().toISOString(), process.argv[2]);
-           db.exec('BEGIN EXCLUSIVE'); console.log('locked');
-           setTimeout(() => { db.exec('COMMIT'); db.close(); }, 1500);`,
-          server.keysPath,
-          other.id,
-        ],
-        { cwd: ROOT },
-      );
-      await new Promise<void>((resolve) => holder.stdout.on('data', () => resolve()));
-      const t0 = performance.now();
-      const busy = await Promise.all(Array.from({ length: 20 }, () => server.get('/v1/listings?limit=1')));
-      const ping = await server.get('/v1/ping', { key: null });
-      const ms = performance.now() - t0;
-      for (const r of busy) {
-        assert.equal(r.status, 503);
-        assert.equal(r.body.error.code, 'service_unavailable');
-      }
-      assert.equal(ping.status, 200);
-      assert.ok(ms < 500, `20 keyed requests and a ping took ${ms.toFixed(0)} ms while the store was locked`);
-      await new Promise((resolve) => holder.on('close', resolve));
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      assert.equal((await server.get('/v1/listings?limit=1')).status, 200);
-      assert.equal((await server.get('/v1/listings?limit=1', { key: other.key })).status, 401, 'the revoke applies');
-    } finally {
-      await server.close();
-    }
-  });
-
-  it('lets a key the server does not know wait for the re-read of a changed store (no 503 for a new key), at most ~250 ms', async () => {
-    const server = await startServer({ SNAPSHOT_PATH: snapshotPath });
-    const writer = openKeyStore(server.keysPath, { create: false });
-    const timed = async (key: string | null, path = '/v1/listings?limit=1') => {
-      const t0 = performance.now();
-      const r = await server.get(path, { key });
-      return { status: r.status, code: r.body?.error?.code, ms: performance.now() - t0 };
-    };
-    try {
-      assert.equal((await server.get('/v1/listings?limit=1')).status, 200);
-      // `keys create` commits a key, and the server looks while the writer still holds the lock (here held on
-      // purpose, in place of the last moments of its commit): the reader has seen the change and cannot read it yet.
-      const fresh = createKey(writer, { name: 'fresh' });
-      writer.exec('BEGIN EXCLUSIVE');
-      const known = await timed(server.key);
-      assert.equal(known.status, 503, 'a key the table holds fails closed at once: it may have been revoked');
-      assert.ok(known.ms < 250, `the known key's 503 took ${known.ms.toFixed(0)} ms`);
-      const during = timed(fresh.key);
-      await sleep(100);
-      writer.exec('COMMIT'); // the writer has finished; the reader's re-read is still to come
-      const after = timed(fresh.key);
-      const [d, a] = await Promise.all([during, after]);
-      assert.equal(d.status, 200, 'the new key sent during the lock is served once it is gone');
-      assert.equal(a.status, 200, 'the new key sent right after the writer finished is served');
-
-      // A key nobody issued, while the store stays locked: a 503 after the bounded wait; ping is never held up.
-      createKey(writer, { name: 'another' });
-      writer.exec('BEGIN EXCLUSIVE');
-      try {
-        assert.equal((await timed(server.key)).status, 503);
-        const unknown = timed(generateKey());
-        const ping = await timed(null, '/v1/ping');
-        const u = await unknown;
-        assert.equal(ping.status, 200);
-        assert.ok(ping.ms < 250, `ping took ${ping.ms.toFixed(0)} ms while a request waited for the re-read`);
-        assert.equal(u.status, 503);
-        assert.equal(u.code, 'service_unavailable');
-        assert.ok(u.ms >= 200 && u.ms < 1000, `the unknown key waited ${u.ms.toFixed(0)} ms`);
-      } finally {
-        writer.exec('COMMIT');
-      }
-      writer.close();
-      await sleep(100);
-      assert.equal((await timed(server.key)).status, 200, 'readable again');
-
-      // A store that cannot be read at all (deleted) is no re-read under way: an unknown key fails closed at once.
-      rmSync(server.keysPath);
-      const gone = await timed(generateKey());
-      assert.equal(gone.status, 503);
-      assert.ok(gone.ms < 200, `the 503 for a deleted store took ${gone.ms.toFixed(0)} ms`);
-    } finally {
-      if (writer.open) writer.close();
-      await server.close();
-    }
-  });
-});
-
-describe('HEAD requests the HTTP parser rejected', () => {
-  let server: TestServer;
-  before(async () => {
-    server = await startServer({ SNAPSHOT_PATH: snapshotPath });
-  });
-  after(async () => {
-    await server?.close();
-  });
-
-  it('answers 400 without a body to HEAD, with one to GET', async () => {
-    const head = await raw(server.url, 'HEAD /v1/ping?q=\xff HTTP/1.1\r\nHost: x\r\n\r\n');
-    assert.match(head, /^HTTP\/1\.1 400 /);
-    assert.ok(head.endsWith('\r\n\r\n'), `no body after the headers: ${JSON.stringify(head.slice(-80))}`);
-    const get = await raw(server.url, 'GET /v1/ping?q=\xff HTTP/1.1\r\nHost: x\r\n\r\n');
-    assert.match(get, /^HTTP\/1\.1 400 /);
-    assert.match(get, /\r\n\r\n\{"error":\{"code":"invalid_request"/);
-  });
-
-  /** The answers in what a connection received: each status line's head, and the body its Content-Length counts. */
-  function answers(text: string): { head: string; body: string }[] {
-    const out: { head: string; body: string }[] = [];
-    let rest = text;
-    let headOnly = true; // the first answer here is always to a HEAD
-    while (rest.length > 0) {
-      const end = rest.indexOf('\r\n\r\n');
-      assert.ok(rest.startsWith('HTTP/1.1 ') && end > 0, `an answer starts here: ${JSON.stringify(rest.slice(0, 80))}`);
-      const head = rest.slice(0, end);
-      const length = headOnly ? 0 : Number(/\r\ncontent-length: (\d+)/i.exec(head)?.[1] ?? 0);
-      out.push({ head, body: rest.slice(end + 4, end + 4 + length) });
-      rest = rest.slice(end + 4 + length);
-      headOnly = false;
-    }
-    return out;
-  }
-
-  it('answers a request rejected after a pipelined HEAD by its own method: a GET gets its body', async () => {
-    const head = `HEAD /v1/market/metrics?&&locale HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.key}\r\n\r\n`;
-    const get = 'GET /v1/ping HTTP/1.1\r\nHost: x\r\nContent-Length: 150\r\nTransfer-Encoding: chunked\r\n\r\n';
-    const [first, second, ...more] = answers(await raw(server.url, head + get)); // one write: one packet
-    assert.match(first.head, /^HTTP\/1\.1 400 /);
-    assert.equal(more.length, 0, 'nothing after the second answer');
-    assert.match(second.head, /^HTTP\/1\.1 400 /);
-    assert.match(second.head, /\r\nconnection: close/i);
-    const length = Number(/\r\ncontent-length: (\d+)/i.exec(second.head)?.[1]);
-    assert.equal(Buffer.byteLength(second.body), length, "the GET's answer carries its body");
-    const body = JSON.parse(second.body);
-    assert.equal(body.error.code, 'invalid_request');
-    assert.equal(body.error.request_id, /\r\nx-request-id: (\S+)/i.exec(second.head)?.[1]);
-  });
-
-  it('answers a HEAD the parser rejects without a body also after earlier requests on its connection', async () => {
-    const { hostname, port } = new URL(server.url);
-    const text = await new Promise<string>((resolve, reject) => {
-      let data = '';
-      const s = connect(Number(port), hostname, () => s.write('GET /v1/ping HTTP/1.1\r\nHost: x\r\n\r\n'));
-      s.on('data', (d) => {
-        const first = data === '';
-        data += d.toString('latin1');
-        if (first) s.write('HEAD /v1/ping?q=\xff HTTP/1.1\r\nHost: x\r\n\r\n', 'latin1'); // the ping answered
-      });
-      s.on('close', () => resolve(data));
-      s.on('error', () => {});
-      setTimeout(() => reject(new Error('still open after 5 s')), 5000).unref();
-    });
-    const at = text.indexOf('HTTP/1.1 400 ');
-    assert.match(text, /^HTTP\/1\.1 200 /);
-    assert.ok(at > 0, text);
-    assert.ok(text.endsWith('\r\n\r\n'), `no body after the HEAD's headers: ${JSON.stringify(text.slice(-80))}`);
-  });
-
-  it('answers 431 without a body to HEAD', async () => {
-    const head = await raw(server.url, `HEAD /v1/ping HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
-    assert.match(head, /^HTTP\/1\.1 431 /);
-    assert.ok(head.endsWith('\r\n\r\n'));
   });
 });

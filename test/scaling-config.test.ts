@@ -9,8 +9,7 @@ import { ConfigError, loadConfig, redactUrl } from '../src/config.ts';
 import { ROOT, tempDir } from './support/files.ts';
 import { freePort } from './support/nginx.ts';
 import { listeningOn, missing, replaceIn } from './support/processes.ts';
-
-const PASSWORD = 'redis-pw-7f3a9c';
+import { PASSWORD } from './support/redis.ts';
 
 describe('deploy files for replicas', () => {
   /** A self-signed certificate and key in one PEM file, as HAProxy's crt wants it. */

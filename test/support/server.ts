@@ -37,6 +37,8 @@ export interface TestServer extends Service {
   ): Promise<{ status: number; headers: Headers; body: any; text: string }>;
 }
 
+const TEST_SECRET = 'test-cursor-secret-0123456789';
+
 /**
  * Starts the real service (same wiring as npm start) on 127.0.0.1:0 with the given environment.
  * `opts.now` replaces the service clock (cursor expiry, snapshot checks, key expiry); omitted, the real clock is used.
@@ -55,7 +57,7 @@ export async function startServer(
     PORT: '0',
     LOG_REQUESTS: '0',
     DEV_KEY: '0',
-    CURSOR_SECRET: 'test-cursor-secret-0123456789',
+    CURSOR_SECRET: TEST_SECRET,
     RATE_LIMIT_PER_MINUTE: '1000000',
     AUTH_FAILURES_PER_MINUTE: '1000000',
     ...env,
@@ -131,4 +133,13 @@ export async function rawServer(handler: RequestListener): Promise<{ url: string
         server.closeAllConnections();
       }),
   };
+}
+
+/**
+ * startService alone, as start-up runs it: no key issued, no store made beforehand, the log dropped; loopback, port
+ * 0, no request log, no development key. For tests of start-up itself: what it creates, what it refuses.
+ */
+export function startBare(env: Env): Promise<Service> {
+  const defaults = { HOST: '127.0.0.1', PORT: '0', LOG_REQUESTS: '0', DEV_KEY: '0', CURSOR_SECRET: TEST_SECRET };
+  return startService(loadConfig({ ...defaults, ...env }), { log: () => {} });
 }

@@ -1,6 +1,7 @@
 // The spec's response shapes and envelopes, as checks: every field's type, no field missing or extra, the error
 // envelope without SQL or a stack trace.
 import assert from 'node:assert/strict';
+import { UNAUTHORIZED_MESSAGE } from '../../src/http/guard.ts';
 import type { Res } from './server.ts';
 
 // ---------------------------------------------------------------------------------------- shapes
@@ -408,4 +409,13 @@ export function assertError(res: Res, status: number, opts: { code?: string; nam
 /** 400 invalid_request whose message names the parameter (quoted, as the service writes it). */
 export function assert400(res: Res, param: string) {
   assertError(res, 400, { code: 'invalid_request', names: `"${param}"` });
+}
+
+/** The one 401 every kind of bad key gets: the Bearer challenge and the envelope with the same message. */
+export function assertUnauthorized(r: Pick<Res, 'status' | 'headers' | 'body'>, what: string) {
+  assert.equal(r.status, 401, what);
+  assert.equal(r.headers.get('www-authenticate'), 'Bearer', what);
+  assert.deepEqual(Object.keys(r.body.error).sort(), ['code', 'message', 'request_id'], what);
+  assert.equal(r.body.error.code, 'unauthorized', what);
+  assert.equal(r.body.error.message, UNAUTHORIZED_MESSAGE, what);
 }

@@ -230,3 +230,14 @@ export function changedSource(): string {
   appendFileSync(file, `${JSON.stringify(extra)}\n`);
   return dir;
 }
+
+/** The basic fixture's source with its listings edited (by id, each its source line, in file order): a private copy. */
+export function editedSource(edit: (lines: Map<string, string>) => void): string {
+  const dir = copyFixture();
+  const file = join(dir, 'listings.ndjson');
+  const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+  const byId = new Map(lines.map((l) => [JSON.parse(l).id as string, l]));
+  edit(byId);
+  writeFileSync(file, `${[...byId.values()].join('\n')}\n`);
+  return dir;
+}
