@@ -11,6 +11,8 @@ import { issueKey } from './server.ts';
 import { fixtureSnapshot } from './snapshots.ts';
 
 export type Line = Record<string, any>;
+/** tsx's loader by its URL: `--import tsx` by name would be looked up from the process's cwd, which may be elsewhere. */
+const TSX = import.meta.resolve('tsx');
 
 /**
  * Why a suite cannot run here (a Debian package is missing), or undefined. Under CI a missing binary is a
@@ -80,7 +82,7 @@ export function launchService(
       (e): e is [string, string] => typeof e[1] === 'string' && !e[0].startsWith('NODE_TEST'),
     ),
   );
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'main.ts')], {
+  const child = spawn(process.execPath, ['--import', TSX, join(ROOT, 'src', 'main.ts')], {
     cwd: opts.cwd ?? ROOT,
     env: childEnv,
   });
@@ -194,7 +196,7 @@ export function run(
 
 /** `node --import tsx script ...args` (script relative to the repository) run to its end: see run. */
 export const runScript = (script: string, args: string[] = [], opts: Parameters<typeof run>[2] = {}) =>
-  run(process.execPath, ['--import', 'tsx', join(ROOT, script), ...args], opts);
+  run(process.execPath, ['--import', TSX, join(ROOT, script), ...args], opts);
 
 export interface Reply {
   status: number;
