@@ -165,15 +165,21 @@ export interface Ran {
 
 /**
  * A command run to its end (spawnSync's result, without blocking: several may run at once). `env` is added to the
- * test process's own (null removes a variable; node:test's own are not passed on); `stdout` may be 'ignore' or an
- * open file descriptor instead of a pipe. SIGKILL after `timeout` ms.
+ * test process's own (null removes a variable; node:test's own are not passed on), or with `onlyEnv` is the whole
+ * environment; `stdout` may be 'ignore' or an open file descriptor instead of a pipe. SIGKILL after `timeout` ms.
  */
 export function run(
   command: string,
   args: string[],
-  opts: { cwd?: string; env?: ProcessEnv; stdout?: 'pipe' | 'ignore' | number; timeout?: number } = {},
+  opts: {
+    cwd?: string;
+    env?: ProcessEnv;
+    onlyEnv?: boolean;
+    stdout?: 'pipe' | 'ignore' | number;
+    timeout?: number;
+  } = {},
 ): Promise<Ran> {
-  const merged = { ...process.env, ...opts.env };
+  const merged = opts.onlyEnv ? { ...opts.env } : { ...process.env, ...opts.env };
   const env = Object.fromEntries(
     Object.entries(merged).filter(
       (e): e is [string, string] => typeof e[1] === 'string' && !e[0].startsWith('NODE_TEST'),
