@@ -9,6 +9,8 @@ import { failingBuild, refusedBuild, setLine } from './support/builds.ts';
 import { copyFixture } from './support/files.ts';
 
 type Edit = (lines: string[]) => string[];
+/** An edit setting some fields of the record on line `n`. */
+const patch = (n: number, fields: Record<string, unknown>) => setLine(n, (r) => ({ ...r, ...fields }));
 /** The problems expected: exactly these lines, one line matching this, or what a function asserts. */
 type Want = string[] | RegExp | ((problems: string[]) => void);
 
@@ -30,7 +32,7 @@ const cases: [string, string, Edit, Want][] = [
   [
     'a location line with a problem of its own is not reported again as the unknown parent of its children',
     'locations.ndjson',
-    setLine(3, (r) => ({ ...r, published: 'yes' })),
+    patch(3, { published: 'yes' }),
     ['locations.ndjson:3: published: expected boolean (got "yes")'],
   ],
   [
@@ -48,19 +50,19 @@ const cases: [string, string, Edit, Want][] = [
   [
     'wrong type',
     'listings.ndjson',
-    setLine(1, (r) => ({ ...r, rooms: 'three' })),
+    patch(1, { rooms: 'three' }),
     ['listings.ndjson:1: rooms: expected number (got "three")'],
   ],
   [
     'negative price',
     'listings.ndjson',
-    setLine(2, (r) => ({ ...r, price_eur: -5 })),
+    patch(2, { price_eur: -5 }),
     ['listings.ndjson:2: price_eur: must not be negative'],
   ],
   [
     'bad date',
     'listings.ndjson',
-    setLine(4, (r) => ({ ...r, first_seen_at: '2026-13-45' })),
+    patch(4, { first_seen_at: '2026-13-45' }),
     /^listings\.ndjson:4: first_seen_at: must be an ISO 8601 timestamp/,
   ],
   [
@@ -69,12 +71,7 @@ const cases: [string, string, Edit, Want][] = [
     setLine(1, (r) => ({ ...r, title: { ...r.title, it: 'Appartamento' } })),
     ['listings.ndjson:1: title.it: unknown locale key (allowed: en, nl, de, fr, es)'],
   ],
-  [
-    'unknown field',
-    'owners.ndjson',
-    setLine(2, (r) => ({ ...r, nickname: 'P' })),
-    ['owners.ndjson:2: nickname: unknown field'],
-  ],
+  ['unknown field', 'owners.ndjson', patch(2, { nickname: 'P' }), ['owners.ndjson:2: nickname: unknown field']],
   [
     'duplicate id',
     'listings.ndjson',
@@ -84,37 +81,37 @@ const cases: [string, string, Edit, Want][] = [
   [
     'unknown owner',
     'listings.ndjson',
-    setLine(2, (r) => ({ ...r, owner_id: 'own-404' })),
+    patch(2, { owner_id: 'own-404' }),
     ['listings.ndjson:2: owner_id: unknown owner "own-404"'],
   ],
   [
     'unknown location',
     'listings.ndjson',
-    setLine(2, (r) => ({ ...r, location_id: 'loc-404' })),
+    patch(2, { location_id: 'loc-404' }),
     ['listings.ndjson:2: location_id: unknown location "loc-404"'],
   ],
   [
     'listing placed in a province',
     'listings.ndjson',
-    setLine(2, (r) => ({ ...r, location_id: 'loc-nh' })),
+    patch(2, { location_id: 'loc-nh' }),
     ['listings.ndjson:2: location_id: "loc-nh" is a province; a listing lies in a city or neighbourhood'],
   ],
   [
     'unknown provider',
     'internet_plans.ndjson',
-    setLine(3, (r) => ({ ...r, provider_id: 'inet-404' })),
+    patch(3, { provider_id: 'inet-404' }),
     ['internet_plans.ndjson:3: provider_id: unknown internet provider "inet-404"'],
   ],
   [
     'unknown parent location',
     'locations.ndjson',
-    setLine(6, (r) => ({ ...r, parent_id: 'loc-404' })),
+    patch(6, { parent_id: 'loc-404' }),
     ['locations.ndjson:6: parent_id: unknown location "loc-404"'],
   ],
   [
     'parent of the wrong level',
     'locations.ndjson',
-    setLine(6, (r) => ({ ...r, parent_id: 'loc-nh' })),
+    patch(6, { parent_id: 'loc-nh' }),
     [
       'locations.ndjson:6: parent_id: the parent of neighbourhood "loc-ams-pijp" must be a city, "loc-nh" is a province',
     ],
@@ -161,10 +158,7 @@ describe('snapshot compiler: bad input fails with file:line and leaves the old s
       '2026-01-31T23:59:60Z',
       '2026-01-31T12:00:00+24:00',
     ]) {
-      const p = await failingBuild(
-        'listings.ndjson',
-        setLine(4, (r) => ({ ...r, updated_at: t })),
-      );
+      const p = await failingBuild('listings.ndjson', patch(4, { updated_at: t }));
       assert.equal(p.length, 1, t);
       assert.match(
         p[0],

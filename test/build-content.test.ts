@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
@@ -12,18 +12,11 @@ import { headerStamp, snapshotIdOf } from '../build-snapshot/compile.ts';
 import { checkInWorker } from '../build-snapshot/workers.ts';
 import { SCHEMA_VERSION } from '../snapshot-format/schema.ts';
 import { tempDir } from './support/files.ts';
-import { type Built, buildTestSnapshot, fixtureSnapshot } from './support/snapshots.ts';
+import { type Built, buildTestSnapshot, fixtureSnapshot, snapshotCopy } from './support/snapshots.ts';
 
 const open = (path: string) => new Database(path, { readonly: true });
 const ids = (db: Database.Database, table: string) =>
   db.prepare(`SELECT id FROM ${table} ORDER BY id`).pluck().all() as string[];
-
-/** A copy of a built snapshot in a folder of its own, to tamper with. */
-function copyOf(path: string): string {
-  const copy = join(tempDir(), 'tampered.db');
-  copyFileSync(path, copy);
-  return copy;
-}
 
 /** The compiler's checks of a snapshot file, as the compiler runs them (the parallel table's on a worker). */
 const check = (db: Database.Database, file: string) => runChecks(db, checkInWorker(file, PARALLEL_TABLE));
@@ -114,7 +107,7 @@ describe('snapshot compiler: content', () => {
       ['UPDATE listing_text SET rid = 100 WHERE rid = 1', ['consistency: listing_text rids not 1..n: 92']],
       ['UPDATE listings SET rid = 0 WHERE rid = 1', ['consistency: listings rids not 1..n: 1']],
     ] as [string, string[]][]) {
-      const copy = copyOf(path);
+      const copy = await snapshotCopy(path);
       const rw = new Database(copy);
       try {
         assert.deepEqual(await check(rw, copy), [], 'the untouched copy passes');
@@ -137,7 +130,7 @@ describe('snapshot compiler: content', () => {
       ['listings_city', '(city_id)', '(province_id)'],
       ['owners_type', '(type)', '(slug)'],
     ]) {
-      const copy = copyOf(path);
+      const copy = await snapshotCopy(path);
       const rw = new Database(copy);
       rw.unsafeMode(true);
       rw.pragma('writable_schema = ON');
@@ -166,7 +159,7 @@ describe('snapshot compiler: content', () => {
   });
 
   it('fails the checks when the key order of a WITHOUT ROWID table is broken (quick_check does not see it)', async () => {
-    const copy = copyOf(path);
+    const copy = await snapshotCopy(path);
     // One byte of a key in listing_stats' leaf page: 'location:…' becomes 'zocation:…', out of order.
     const db0 = new Database(copy, { readonly: true });
     const page = db0

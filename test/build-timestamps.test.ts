@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { buildSnapshot } from '../build-snapshot/compile.ts';
+import { editRecords } from './support/builds.ts';
 import { copyFixture, tempDir } from './support/files.ts';
 import { startServer, type TestServer } from './support/server.ts';
 import { fixtureSnapshot } from './support/snapshots.ts';
@@ -16,17 +17,7 @@ describe('snapshot compiler: timestamps as written in their own offset', () => {
   let db: Database.Database;
   before(async () => {
     const src = copyFixture();
-    const edit = (file: string, f: (r: any) => any) => {
-      const p = join(src, file);
-      writeFileSync(
-        p,
-        `${readFileSync(p, 'utf8')
-          .trimEnd()
-          .split('\n')
-          .map((l) => JSON.stringify(f(JSON.parse(l))))
-          .join('\n')}\n`,
-      );
-    };
+    const edit = (file: string, f: (r: any) => any) => editRecords(src, file, (rs) => rs.map(f));
     // lst-012 (Amsterdam, 2,100 EUR) first seen at 00:30 on 1 February local time: still 31 January in UTC.
     // Without seconds (ISO 8601 allows that); the API serves RFC 3339, which needs them.
     edit('listings.ndjson', (r) =>

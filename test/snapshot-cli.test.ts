@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { SCHEMA_VERSION } from '../snapshot-format/schema.ts';
+import { editRecords } from './support/builds.ts';
 import { copyFixture, tempDir } from './support/files.ts';
 import { type Ran, runScript } from './support/processes.ts';
 import { fixtureSnapshot } from './support/snapshots.ts';
@@ -29,21 +30,6 @@ function assertFails(r: Pick<Ran, 'code' | 'stderr'>, reason: RegExp) {
   assert.doesNotMatch(r.stderr, /\n\s+at\s|\.ts:\d+/);
 }
 
-/** Rewrites the records of one source file. */
-function edit(dir: string, file: string, change: (records: any[]) => any[]) {
-  const path = join(dir, file);
-  const records = readFileSync(path, 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l));
-  writeFileSync(
-    path,
-    `${change(records)
-      .map((r) => JSON.stringify(r))
-      .join('\n')}\n`,
-  );
-}
-
 const byId = (id: string, change: (r: any) => void) => (rs: any[]) => {
   for (const r of rs) if (r.id === id) change(r);
   return rs;
@@ -57,7 +43,7 @@ let stored: Record<string, number>;
 before(async () => {
   // Both sides: lst-012 (after the removed lst-008, so its rid and translation keys move) gets a Dutch title.
   const base = copyFixture();
-  edit(
+  editRecords(
     base,
     'listings.ndjson',
     byId('lst-012', (r) => (r.title.nl = 'Woning 12')),
@@ -69,7 +55,7 @@ before(async () => {
 
   // The new side: lst-008 (The Hague, 1,400) removed, lst-013 (Amsterdam, 2,600) added, lst-002 (Amsterdam)
   // from 2,400 to 3,000, lst-007 only its Dutch title changed, own-1 only its Dutch description removed.
-  edit(base, 'listings.ndjson', (rs) => {
+  editRecords(base, 'listings.ndjson', (rs) => {
     const added = { ...rs.find((r) => r.id === 'lst-012'), id: 'lst-013', slug: 'lst-013-slug', price_eur: 2600 };
     return [...rs.filter((r) => r.id !== 'lst-008'), added].map((r) => {
       if (r.id === 'lst-002') r.price_eur = 3000;
@@ -77,7 +63,7 @@ before(async () => {
       return r;
     });
   });
-  edit(
+  editRecords(
     base,
     'owners.ndjson',
     byId('own-1', (r) => delete r.description_short.nl),

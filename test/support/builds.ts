@@ -1,11 +1,26 @@
-// Builds that must fail or be stopped, for the compiler's tests: over an existing snapshot that must stay as it
-// was, with no temporary file left beside it.
+// Edits of a source folder's records, and builds that must fail, for the compiler's tests: over an existing
+// snapshot that must stay as it was, with no temporary file left beside it.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { buildSnapshot } from '../../build-snapshot/compile.ts';
 import { copyFixture } from './files.ts';
 import { snapshotCopy } from './snapshots.ts';
+
+/** Rewrites the records of one source file (`dir`/`file`, one JSON record a line). */
+export function editRecords(dir: string, file: string, change: (records: any[]) => any[]) {
+  const path = join(dir, file);
+  const records = readFileSync(path, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  writeFileSync(
+    path,
+    `${change(records)
+      .map((r) => JSON.stringify(r))
+      .join('\n')}\n`,
+  );
+}
 
 /** The build's temporary files in `dir` (`.snapshot.db.tmp-PID` and the like). */
 export const temps = (dir: string) => readdirSync(dir).filter((f) => f.includes('.tmp-'));
