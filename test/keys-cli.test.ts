@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { digestKey, KEY_PATTERN } from '../src/access/key-format.ts';
 import { ROOT, tempDir } from './support/files.ts';
 import { run, runScript, sleep, spawnService, until } from './support/processes.ts';
-import { startServer } from './support/server.ts';
+import { issueKey, startServer } from './support/server.ts';
 import { fixtureSnapshot } from './support/snapshots.ts';
 
 /**
@@ -110,7 +110,7 @@ describe('npm run keys', { concurrency: true }, () => {
   });
   it('ends a list quietly (exit 0, nothing on stderr) when its reader closes the pipe, as list | head -1 does', async () => {
     const path = join(tempDir(), 'keys.db');
-    for (let i = 0; i < 3; i++) assert.equal((await keys(path, 'create', '--name', `k${i}`)).code, 0);
+    for (let i = 0; i < 3; i++) issueKey(path, { name: `k${i}` }); // made in-process: the list is the subject
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/keys.ts', 'list'], {
       cwd: ROOT,
       env: { ...process.env, KEYS_PATH: path },
@@ -200,7 +200,7 @@ describe('npm run keys', { concurrency: true }, () => {
     const r = await keys(path, 'list');
     assert.equal(r.code, 1);
     assert.match(r.stderr, /no key store at/);
-    await keys(path, 'create', '--name', 'x');
+    issueKey(path, { name: 'x' });
     const commands = ['disable', 'enable', 'revoke'];
     const runs = await Promise.all(commands.map((cmd) => keys(path, cmd, 'key_doesnotexist0000')));
     for (const [i, cmd] of commands.entries()) {
