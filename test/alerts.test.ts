@@ -9,8 +9,6 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ROOT, tempDir } from './support/files.ts';
 import { get, missing, spawnService } from './support/processes.ts';
-import { issueKey } from './support/server.ts';
-import { buildTestSnapshot } from './support/snapshots.ts';
 
 const DIR = join(ROOT, 'deploy/prometheus');
 const rules = readFileSync(join(DIR, 'alerts.yml'), 'utf8');
@@ -82,13 +80,8 @@ describe('Prometheus alerting rules', { skip: missing('/usr/bin/promtool', 'prom
   });
 
   it('name series, and labels, that a live /metrics of the service exports', async () => {
-    const snapshot = (await buildTestSnapshot()).path;
-    const keys = join(tempDir(), 'keys.db');
-    issueKey(keys);
     const main = await spawnService({
       WORKERS: '2',
-      SNAPSHOT_PATH: snapshot,
-      KEYS_PATH: keys,
       METRICS_PORT: '0',
       CURSOR_SECRET: 'alerts-test-secret-0123456789',
     });

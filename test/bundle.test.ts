@@ -2,14 +2,14 @@
 // It also holds the single executable, which test/sea.test.ts runs.
 
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { SEA_NAME } from '../scripts/sea.ts';
-import { FIXTURES, tempDir } from './support/files.ts';
+import { BASIC, ROOT, tempDir } from './support/files.ts';
+import { run, runScript } from './support/processes.ts';
 
-const ROOT = join(FIXTURES, '..', '..');
 const versionOf = (name: string) =>
   JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')).version as string;
 
@@ -19,25 +19,19 @@ describe('bundle', () => {
     // Inside the project, so the bundle resolves better-sqlite3 from node_modules as a deployment would.
     const out = join(ROOT, `.dist-test-${process.pid}`);
     process.on('exit', () => rmSync(out, { recursive: true, force: true }));
-    const b = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bundle.ts', out], {
-      cwd: ROOT,
-      encoding: 'utf8',
-    });
-    assert.equal(b.status, 0, b.stderr);
+    const b = await runScript('scripts/bundle.ts', [out]);
+    assert.equal(b.code, 0, b.stderr);
     const snap = join(dir, 'snapshot.db');
-    const c = spawnSync(
-      process.execPath,
-      [join(out, 'build-snapshot.mjs'), '--source', join(FIXTURES, 'basic'), '--out', snap],
-      { cwd: ROOT, encoding: 'utf8' },
-    );
-    assert.equal(c.status, 0, c.stderr);
     const keysPath = join(dir, 'keys.db');
-    const k = spawnSync(process.execPath, [join(out, 'keys.mjs'), 'create', '--name', 'bundle test'], {
-      cwd: ROOT,
-      encoding: 'utf8',
-      env: { ...process.env, KEYS_PATH: keysPath },
-    });
-    assert.equal(k.status, 0, k.stderr);
+    // The bundle's compiler and its key command, at once.
+    const [c, k] = await Promise.all([
+      run(process.execPath, [join(out, 'build-snapshot.mjs'), '--source', BASIC, '--out', snap]),
+      run(process.execPath, [join(out, 'keys.mjs'), 'create', '--name', 'bundle test'], {
+        env: { KEYS_PATH: keysPath },
+      }),
+    ]);
+    assert.equal(c.code, 0, c.stderr);
+    assert.equal(k.code, 0, k.stderr);
     const key = JSON.parse(k.stdout).key as string;
     const server = spawn(process.execPath, [join(out, 'server.mjs')], {
       cwd: ROOT,
@@ -84,24 +78,23 @@ describe('bundle', () => {
     }
     // Bundling again replaces the bundle's own files, keeps what npm install made from its package.json,
     // and refuses a folder that holds anything else (or a file given as the folder).
-    const again = (to = out) =>
-      spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bundle.ts', to], { cwd: ROOT, encoding: 'utf8' });
+    const again = (to = out) => runScript('scripts/bundle.ts', [to]);
     mkdirSync(join(out, 'node_modules', 'x'), { recursive: true });
     writeFileSync(join(out, 'package-lock.json'), '{}');
-    assert.equal(again().status, 0, 'over a previous bundle');
+    const file = join(dir, 'a-file');
+    writeFileSync(file, 'x');
+    const [over, notFolder] = await Promise.all([again(), again(file)]);
+    assert.equal(over.code, 0, 'over a previous bundle');
     assert.ok(
       existsSync(join(out, 'node_modules', 'x')) && existsSync(join(out, 'package-lock.json')),
       'the installed dependency is kept',
     );
-    const file = join(dir, 'a-file');
-    writeFileSync(file, 'x');
-    const notFolder = again(file);
-    assert.equal(notFolder.status, 1);
+    assert.equal(notFolder.code, 1);
     assert.match(notFolder.stderr, /exists and is not a folder/);
     assert.doesNotMatch(notFolder.stderr, /\n\s+at /, 'no stack trace');
     writeFileSync(join(out, 'keys.db'), 'operator data');
-    const refused = again();
-    assert.equal(refused.status, 1);
+    const refused = await again();
+    assert.equal(refused.code, 1);
     assert.match(refused.stderr, /holds files that are not the bundle's \(keys\.db\)/);
     assert.equal(readFileSync(join(out, 'keys.db'), 'utf8'), 'operator data');
     assert.ok(existsSync(join(out, 'server.mjs')), 'nothing was removed');

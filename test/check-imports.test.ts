@@ -1,13 +1,13 @@
 // The import-graph check (scripts/check-imports.ts) catches what Biome's file-level rules cannot: a small tree per rule.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { checkImports, type Rules } from '../scripts/check-imports.ts';
 import { findImports } from '../scripts/import-graph.ts';
 import { SRC_FLOORS, TOP_LEVEL_BANS } from '../scripts/import-layers.ts';
-import { ROOT, tempDir } from './support/files.ts';
+import { tempDir } from './support/files.ts';
+import { runScript } from './support/processes.ts';
 
 /** A small floor table of its own, so that the lead's moves in the real one leave these tests alone. */
 const RULES: Rules = {
@@ -251,26 +251,23 @@ describe('import rules (scripts/check-imports.ts)', () => {
   });
 });
 
-describe('npm run check:imports', () => {
+describe('npm run check:imports', { concurrency: true }, () => {
   /** The command over a tree, with the project's own table: its exit status and output. */
-  const run = (files: Record<string, string>) => {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/check-imports.ts'), tree(files)], {
-      cwd: ROOT,
-      encoding: 'utf8',
-    });
-    return { status: r.status, out: r.stdout + r.stderr };
+  const run = async (files: Record<string, string>) => {
+    const r = await runScript('scripts/check-imports.ts', [tree(files)]);
+    return { status: r.code, out: r.stdout + r.stderr };
   };
 
-  it('exits 0 on a tree that follows the rules', () => {
-    const r = run({
+  it('exits 0 on a tree that follows the rules', async () => {
+    const r = await run({
       'snapshot-format/f.ts': LEAF,
       'build-snapshot/b.ts': "import { X } from '../snapshot-format/f.ts';\n",
     });
     assert.equal(r.status, 0, r.out);
   });
 
-  it('exits 1 and names the rule, the file and the table on a violation', () => {
-    const r = run({ 'src/brand-new-folder/a.ts': LEAF });
+  it('exits 1 and names the rule, the file and the table on a violation', async () => {
+    const r = await run({ 'src/brand-new-folder/a.ts': LEAF });
     assert.equal(r.status, 1, r.out);
     assert.match(
       r.out,

@@ -1,29 +1,30 @@
 // The import rules in biome.json catch what they exist for: a small tree with each kind of violation fails them.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ROOT, tempDir } from './support/files.ts';
+import { run } from './support/processes.ts';
 
 const biome = join(dirname(createRequire(import.meta.url).resolve('@biomejs/biome/package.json')), 'bin', 'biome');
 
 /** `biome lint` with the project's biome.json over a tree of files (path → source); its exit status and output. */
-function lint(files: Record<string, string>) {
+async function lint(files: Record<string, string>) {
   const dir = tempDir();
   copyFileSync(join(ROOT, 'biome.json'), join(dir, 'biome.json'));
   for (const [path, text] of Object.entries(files)) {
     mkdirSync(dirname(join(dir, path)), { recursive: true });
     writeFileSync(join(dir, path), text);
   }
-  const r = spawnSync(process.execPath, [biome, 'lint', '--vcs-enabled=false', '.'], { cwd: dir, encoding: 'utf8' });
-  return { status: r.status, out: r.stdout + r.stderr };
+  const r = await run(process.execPath, [biome, 'lint', '--vcs-enabled=false', '.'], { cwd: dir });
+  return { status: r.code, out: r.stdout + r.stderr };
 }
 
-describe('import rules (biome.json)', () => {
-  it('passes a tree whose imports go one way', () => {
-    const r = lint({
+// Each case lints a tree of its own: the cases run at once.
+describe('import rules (biome.json)', { concurrency: true }, () => {
+  it('passes a tree whose imports go one way', async () => {
+    const r = await lint({
       'snapshot-format/a.ts': 'export const A = 1;\n',
       'build-snapshot/b.ts': "import { A } from '../snapshot-format/a.ts';\n\nexport const B = A;\n",
       'src/c.ts': "import { A } from '../snapshot-format/a.ts';\n\nexport const C = A;\n",
@@ -31,8 +32,8 @@ describe('import rules (biome.json)', () => {
     assert.equal(r.status, 0, r.out);
   });
 
-  it('fails on an import cycle, type-only imports included', () => {
-    const r = lint({
+  it('fails on an import cycle, type-only imports included', async () => {
+    const r = await lint({
       'src/a.ts': "import type { B } from './b.ts';\n\nexport type A = { b?: B };\n",
       'src/b.ts': "import type { A } from './a.ts';\n\nexport type B = { a?: A };\n",
     });
@@ -40,19 +41,24 @@ describe('import rules (biome.json)', () => {
     assert.match(r.out, /noImportCycles/);
   });
 
-  it('fails when the server imports the compiler or the generator', () => {
-    for (const target of ['../build-snapshot/x.ts', '../generate/x.ts']) {
-      const r = lint({
-        'build-snapshot/x.ts': 'export const X = 1;\n',
-        'generate/x.ts': 'export const X = 1;\n',
-        'src/a.ts': `import { X } from '${target}';\n\nexport const A = X;\n`,
-      });
-      assert.notEqual(r.status, 0, target);
-      assert.match(r.out, /The server never imports the compiler or the generator/);
+  it('fails when the server imports the compiler or the generator', async () => {
+    const targets = ['../build-snapshot/x.ts', '../generate/x.ts'];
+    const runs = await Promise.all(
+      targets.map((target) =>
+        lint({
+          'build-snapshot/x.ts': 'export const X = 1;\n',
+          'generate/x.ts': 'export const X = 1;\n',
+          'src/a.ts': `import { X } from '${target}';\n\nexport const A = X;\n`,
+        }),
+      ),
+    );
+    for (const [i, target] of targets.entries()) {
+      assert.notEqual(runs[i].status, 0, target);
+      assert.match(runs[i].out, /The server never imports the compiler or the generator/);
     }
   });
 
-  it('fails when the compiler imports the server, or anything imports the tests or benchmarks', () => {
+  it('fails when the compiler imports the server, or anything imports the tests or benchmarks', async () => {
     const cases: [string, string, RegExp][] = [
       ['build-snapshot/a.ts', '../src/x.ts', /The compiler never imports the server/],
       ['snapshot-format/a.ts', '../src/x.ts', /The format is the contract both sides import/],
@@ -63,20 +69,24 @@ describe('import rules (biome.json)', () => {
       ['test/a.ts', '../bench/x.ts', /Nothing imports the benchmarks/],
       ['bench/a.ts', '../test/x.ts', /Nothing imports the tests/],
     ];
-    for (const [from, target, message] of cases) {
-      const r = lint({
-        'src/x.ts': 'export const X = 1;\n',
-        'test/x.ts': 'export const X = 1;\n',
-        'bench/x.ts': 'export const X = 1;\n',
-        [from]: `import { X } from '${target}';\n\nexport const A = X;\n`,
-      });
-      assert.notEqual(r.status, 0, `${from} → ${target}`);
-      assert.match(r.out, message);
+    const runs = await Promise.all(
+      cases.map(([from, target]) =>
+        lint({
+          'src/x.ts': 'export const X = 1;\n',
+          'test/x.ts': 'export const X = 1;\n',
+          'bench/x.ts': 'export const X = 1;\n',
+          [from]: `import { X } from '${target}';\n\nexport const A = X;\n`,
+        }),
+      ),
+    );
+    for (const [i, [from, target, message]] of cases.entries()) {
+      assert.notEqual(runs[i].status, 0, `${from} → ${target}`);
+      assert.match(runs[i].out, message);
     }
   });
 
-  it('fails on both of scripts/ imports, of the tests and of the benchmarks, in one tree', () => {
-    const r = lint({
+  it('fails on both of scripts/ imports, of the tests and of the benchmarks, in one tree', async () => {
+    const r = await lint({
       'test/x.ts': 'export const X = 1;\n',
       'bench/x.ts': 'export const X = 1;\n',
       'scripts/a.ts': "import { X } from '../test/x.ts';\n\nexport const A = X;\n",

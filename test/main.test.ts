@@ -1,88 +1,31 @@
-// The real entry point (npx tsx src/main.ts) as a process: buffered request log lines, and the sample snapshot.
+// The real entry point (src/main.ts) as a process: buffered request log lines, the sample snapshot npm start builds
+// first, and npm start itself handing SIGTERM on to the server.
 
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { SCHEMA_VERSION } from '../snapshot-format/schema.ts';
 import { ROOT, tempDir } from './support/files.ts';
+import { type ProcessEnv, runScript, sleep, spawnService } from './support/processes.ts';
 import { issueKey } from './support/server.ts';
-import { buildTestSnapshot } from './support/snapshots.ts';
+import { fixtureSnapshot } from './support/snapshots.ts';
 
-/**
- * Starts `tsx src/main.ts` in `cwd` with the given settings (SNAPSHOT_PATH only if given) and waits for its
- * "listening" line. stop() sends SIGTERM, which the tsx CLI passes on to the server it started (a SIGKILL
- * would orphan that process and keep its pipes open), and resolves with the exit code.
- */
-async function startMain(cwd: string, env: Record<string, string>) {
-  const tsx = createRequire(import.meta.url).resolve('tsx/cli');
-  const base = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !k.startsWith('NODE_TEST') && k !== 'SNAPSHOT_PATH'),
-  );
-  const child = spawn(process.execPath, [tsx, join(ROOT, 'src', 'main.ts')], {
-    cwd,
-    env: { ...base, HOST: '127.0.0.1', PORT: '0', DEV_KEY: '0', ...env },
-  });
-  const out = { stdout: '', stderr: '' };
-  child.stdout.on('data', (d) => {
-    out.stdout += d;
-  });
-  child.stderr.on('data', (d) => {
-    out.stderr += d;
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-  const stop = () => {
-    if (child.exitCode === null) child.kill('SIGTERM');
-    return exited;
-  };
-  const timer = setTimeout(stop, 60_000);
-  void exited.then(() => clearTimeout(timer));
-  try {
-    const url = await new Promise<string>((resolve, reject) => {
-      const poll = setInterval(() => {
-        const m = /"url":"([^"]+)"/.exec(out.stdout);
-        if (m) {
-          clearInterval(poll);
-          resolve(m[1]);
-        }
-      }, 20);
-      child.on('close', () => {
-        clearInterval(poll);
-        reject(new Error(`exited before listening: ${out.stdout} ${out.stderr}`));
-      });
-    });
-    return { url, out, stop };
-  } catch (e) {
-    await stop();
-    throw e;
-  }
-}
-
-describe('npx tsx src/main.ts: request log', () => {
+describe('src/main.ts as a process: request log', () => {
   it('writes one JSON line per request within about 50 ms, and every pending line at a normal stop', async () => {
-    const { path: snapshot } = await buildTestSnapshot();
     const keysPath = join(tempDir(), 'keys.db');
     const { id: keyId, key } = issueKey(keysPath);
-    const { url, out, stop } = await startMain(ROOT, {
-      LOG_REQUESTS: '1',
-      KEYS_PATH: keysPath,
-      SNAPSHOT_PATH: snapshot,
-    });
+    const main = await spawnService({ LOG_REQUESTS: '1', KEYS_PATH: keysPath });
     try {
-      const requestLines = () =>
-        out.stdout
-          .split('\n')
-          .filter((l) => l.includes('"request_id"') && l.includes('"status"'))
-          .map((l) => JSON.parse(l));
+      const requestLines = () => main.lines().filter((l) => l.request_id !== undefined && l.status !== undefined);
       const get = (p: string) =>
-        fetch(url + p, { headers: { Authorization: `Bearer ${key}` } }).then((r) =>
+        fetch(main.url + p, { headers: { Authorization: `Bearer ${key}` } }).then((r) =>
           r.arrayBuffer().then(() => r.status),
         );
       for (let i = 0; i < 30; i++) assert.equal(await get('/v1/listings/lst-001'), 200);
-      await new Promise((r) => setTimeout(r, 400));
+      await sleep(400);
       const lines = requestLines();
       assert.equal(lines.length, 30, 'the buffered lines were written by the timer');
       for (const l of lines) {
@@ -90,10 +33,10 @@ describe('npx tsx src/main.ts: request log', () => {
         assert.equal(l.key_id, keyId);
         assert.equal(l.path, '/v1/listings/lst-001');
       }
-      assert.ok(!out.stdout.includes(key), 'the key is never logged');
+      assert.ok(!main.stdout().includes(key), 'the key is never logged');
       // Requests right before a stop: their lines are still buffered when SIGTERM arrives.
       for (let i = 0; i < 5; i++) assert.equal(await get('/v1/listings/no-such-id'), 404);
-      assert.equal(await stop(), 0);
+      assert.equal(await main.stop(), 0);
       const all = requestLines();
       assert.equal(all.length, 35, 'every line is flushed at exit');
       assert.deepEqual(
@@ -101,32 +44,24 @@ describe('npx tsx src/main.ts: request log', () => {
         [404, 404, 404, 404, 404],
       );
     } finally {
-      await stop();
+      await main.stop();
     }
   });
 });
 
-/** npm start's first step (build-snapshot/sample.ts) in `cwd`; its stdout. */
-function buildSample(cwd: string, env: Record<string, string> = {}, status = 0): string {
-  const base = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !k.startsWith('NODE_TEST') && k !== 'SNAPSHOT_PATH'),
-  );
-  const tsx = createRequire(import.meta.url).resolve('tsx/cli');
-  const r = spawnSync(process.execPath, [tsx, join(ROOT, 'build-snapshot', 'sample.ts')], {
-    cwd,
-    env: { ...base, ...env },
-    encoding: 'utf8',
-  });
-  assert.equal(r.status, status, r.stderr);
+/** npm start's first step (build-snapshot/sample.ts) in `cwd`, SNAPSHOT_PATH unset unless given; its output. */
+async function buildSample(cwd: string, env: ProcessEnv = {}, status = 0): Promise<string> {
+  const r = await runScript('build-snapshot/sample.ts', [], { cwd, env: { SNAPSHOT_PATH: null, ...env } });
+  assert.equal(r.code, status, r.stderr);
   return r.stdout + r.stderr;
 }
 
-describe('npm start: the sample snapshot', () => {
-  it('says once what to do with a damaged data/snapshot.db, instead of promising a rebuild it then refuses', () => {
+describe('npm start: the sample snapshot', { concurrency: true }, () => {
+  it('says once what to do with a damaged data/snapshot.db, instead of promising a rebuild it then refuses', async () => {
     const cwd = tempDir();
     mkdirSync(join(cwd, 'data'));
     writeFileSync(join(cwd, 'data', 'snapshot.db'), 'SQLite format 3\u0000 cut short');
-    const out = buildSample(cwd, {}, 1);
+    const out = await buildSample(cwd, {}, 1);
     assert.match(
       out,
       /data\/snapshot\.db is not a snapshot this server can read .*remove it \(rm data\/snapshot\.db\)/,
@@ -145,14 +80,17 @@ describe('npm start: the sample snapshot', () => {
     );
     old.close();
     assert.equal(
-      buildSample(cwd, { SNAPSHOT_PATH: join(cwd, 'data', 'snapshot.db') }),
+      await buildSample(cwd, { SNAPSHOT_PATH: join(cwd, 'data', 'snapshot.db') }),
       '',
       'a SNAPSHOT_PATH is never rebuilt',
     );
-    assert.match(buildSample(cwd), /is not of schema version \d+: rebuilding it from the sample data/);
-    const { url, stop } = await startMain(cwd, { LOG_REQUESTS: '0', KEYS_PATH: join(cwd, 'keys.db') });
+    assert.match(await buildSample(cwd), /is not of schema version \d+: rebuilding it from the sample data/);
+    const main = await spawnService(
+      { SNAPSHOT_PATH: null, LOG_REQUESTS: '0', KEYS_PATH: join(cwd, 'keys.db') },
+      { cwd },
+    );
     try {
-      assert.equal((await fetch(`${url}/v1/ping`)).status, 200);
+      assert.equal((await fetch(`${main.url}/v1/ping`)).status, 200);
       const db = new Database(join(cwd, 'data', 'snapshot.db'), { readonly: true });
       try {
         assert.equal(
@@ -163,7 +101,7 @@ describe('npm start: the sample snapshot', () => {
         db.close();
       }
     } finally {
-      await stop();
+      await main.stop();
     }
   });
 });
@@ -176,7 +114,7 @@ describe('npm start: signals', () => {
       cwd: ROOT,
       env: {
         ...base,
-        SNAPSHOT_PATH: (await buildTestSnapshot()).path,
+        SNAPSHOT_PATH: (await fixtureSnapshot()).path,
         KEYS_PATH: join(dir, 'keys.db'),
         HOST: '127.0.0.1',
         PORT: '0',
@@ -192,7 +130,7 @@ describe('npm start: signals', () => {
     const deadline = Date.now() + 60_000;
     let m: RegExpExecArray | null = null;
     while (!(m = /"msg":"listening","url":"([^"]+)".*?"pid":(\d+)/.exec(stdout)) && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 20));
+      await sleep(20);
     assert.ok(m, `listening: ${stdout}`);
     const [, url, pid] = m;
     assert.notEqual(Number(pid), npm.pid, 'the server is its own process under npm');
@@ -209,7 +147,7 @@ describe('npm start: signals', () => {
         return true;
       }
     };
-    for (let i = 0; i < 250 && !gone(); i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 250 && !gone(); i++) await sleep(20);
     const left = !gone();
     if (left) process.kill(Number(pid), 'SIGKILL');
     assert.equal(left, false, 'the server exited');

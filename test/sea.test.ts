@@ -24,9 +24,9 @@ import { addonFile } from '../scripts/sea-addon.ts';
 import { commandLine } from '../snapshot-format/commands.ts';
 import { FIXTURES, tempDir } from './support/files.ts';
 import { freePort, httpsGet, startNginx } from './support/nginx.ts';
-import { missing } from './support/processes.ts';
+import { missing, run as runCommand } from './support/processes.ts';
 import { issueKey } from './support/server.ts';
-import { buildTestSnapshot } from './support/snapshots.ts';
+import { fixtureSnapshot, snapshotCopy } from './support/snapshots.ts';
 
 const ROOT = join(FIXTURES, '..', '..');
 const uid = process.getuid?.() ?? -1;
@@ -73,7 +73,7 @@ describe('single executable', () => {
   let keyId: string;
   before(async () => {
     exe = await theExecutable();
-    const { path: snapshot } = await buildTestSnapshot();
+    const { path: snapshot } = await fixtureSnapshot();
     const keysPath = join(tempDir(), 'keys.db');
     ({ key, id: keyId } = issueKey(keysPath, { name: 'sea test' }));
     env = {
@@ -139,57 +139,66 @@ describe('single executable', () => {
       env: bare,
     });
     assert.equal(found.stdout.toString(), '', 'nothing but the executable on PATH');
-    const run = (...args: string[]) => spawnSync(SEA_NAME, args, { cwd: work, env: bare, encoding: 'utf8' });
-    const ok = (...args: string[]) => {
-      const r = run(...args);
-      assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
+    // The executable with exactly `bare` for its environment; the independent runs go at once.
+    const run = (...args: string[]) => runCommand(SEA_NAME, args, { cwd: work, env: bare, onlyEnv: true });
+    const ok = async (...args: string[]) => {
+      const r = await run(...args);
+      assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
       return r;
     };
 
-    assert.match(ok('help').stdout, /^Usage: nl-rental-api \[command\]/);
-    assert.match(ok('version').stdout, /^nl-rental-api \d+\.\d+\.\d+ \(node v20\./);
-    const unknown = run('frobnicate');
-    assert.equal(unknown.status, 2);
+    const [help, version, unknown, sample, basic, badArgs, badData] = await Promise.all([
+      ok('help'),
+      ok('version'),
+      run('frobnicate'),
+      // The compiler, its workers included, from the executable: the same snapshot as the repository's compiler.
+      ok('build-snapshot', '--source', join(ROOT, 'data'), '--out', 'sample.db'),
+      ok('build-snapshot', '--source', join(FIXTURES, 'basic'), '--out', 'basic.db'),
+      run('build-snapshot', '--sauce'),
+      run('build-snapshot', '--source', join(work, 'nowhere'), '--out', 'x.db'),
+    ]);
+    assert.match(help.stdout, /^Usage: nl-rental-api \[command\]/);
+    assert.match(version.stdout, /^nl-rental-api \d+\.\d+\.\d+ \(node v20\./);
+    assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /unknown command "frobnicate"/);
-
-    // The compiler, its workers included, from the executable: the same snapshot as the repository's compiler.
-    const sample = ok('build-snapshot', '--source', join(ROOT, 'data'), '--out', 'sample.db');
     assert.match(sample.stderr, /build-snapshot: OK snap_\w+ → sample\.db/);
-    const basic = ok('build-snapshot', '--source', join(FIXTURES, 'basic'), '--out', 'basic.db');
-    const { result } = await buildTestSnapshot();
+    const { result } = await fixtureSnapshot();
     assert.match(basic.stderr, new RegExp(`OK ${result.snapshotId} `), 'the id the in-process compiler gives');
-    const badArgs = run('build-snapshot', '--sauce');
-    assert.equal(badArgs.status, 2);
+    assert.equal(badArgs.code, 2);
     assert.match(badArgs.stderr, /usage: nl-rental-api build-snapshot \[--source DIR/);
-    const badData = run('build-snapshot', '--source', join(work, 'nowhere'), '--out', 'x.db');
-    assert.equal(badData.status, 1, badData.stderr);
+    assert.equal(badData.code, 1, badData.stderr);
 
-    const inspect = JSON.parse(ok('snapshot', 'inspect', 'sample.db', '--json').stdout);
+    // Every message that names a command names this executable's (the key store is made only later).
+    const [inspectJson, inspectText, diffJson, missingFile, snapshotUsage, noStore, keysUsage] = await Promise.all([
+      ok('snapshot', 'inspect', 'sample.db', '--json'),
+      ok('snapshot', 'inspect', 'sample.db'),
+      ok('snapshot', 'diff', 'basic.db', 'sample.db', '--json'),
+      run('snapshot', 'inspect', 'missing.db'),
+      run('snapshot'),
+      run('keys', 'list'),
+      run('keys', 'disable'),
+    ]);
+    const inspect = JSON.parse(inspectJson.stdout);
     assert.equal(inspect.ok, true);
-    assert.match(ok('snapshot', 'inspect', 'sample.db').stdout, /quick_check\s+ok/);
-    const diff = JSON.parse(ok('snapshot', 'diff', 'basic.db', 'sample.db', '--json').stdout);
+    assert.match(inspectText.stdout, /quick_check\s+ok/);
+    const diff = JSON.parse(diffJson.stdout);
     assert.ok(
       diff.resources.some((r: { added: { count: number } }) => r.added.count > 0),
       JSON.stringify(diff.resources),
     );
-    assert.equal(run('snapshot', 'inspect', 'missing.db').status, 1);
-    const snapshotUsage = run('snapshot');
-    assert.equal(snapshotUsage.status, 2);
+    assert.equal(missingFile.code, 1);
+    assert.equal(snapshotUsage.code, 2);
     assert.match(snapshotUsage.stderr, /Usage: nl-rental-api snapshot <command>/);
-
-    // Every message that names a command names this executable's.
-    const noStore = run('keys', 'list');
-    assert.equal(noStore.status, 1);
+    assert.equal(noStore.code, 1);
     assert.match(noStore.stderr, /create a key first: nl-rental-api keys create --name NAME\)/);
-    const keysUsage = run('keys', 'disable');
-    assert.equal(keysUsage.status, 2);
+    assert.equal(keysUsage.code, 2);
     assert.match(keysUsage.stderr, /e\.g\. nl-rental-api keys disable key_X+\n\nUsage: nl-rental-api keys <command>/);
     for (const r of [noStore, keysUsage, snapshotUsage, badArgs]) assert.doesNotMatch(r.stderr, /npm/);
 
     // Served with WORKERS=1 and an empty key store: the development key's banner names the executable's command.
     const server = await startExe(exe, { ...bare, SNAPSHOT_PATH: join(work, 'sample.db'), WORKERS: '1' });
     try {
-      const made = ok('keys', 'create', '--name', 'made by the executable');
+      const made = await ok('keys', 'create', '--name', 'made by the executable');
       const { key: made_key } = JSON.parse(made.stdout);
       const res = await fetch(`${server.url}/v1/listings?limit=1`, {
         headers: { Authorization: `Bearer ${made_key}` },
@@ -204,7 +213,9 @@ describe('single executable', () => {
       assert.doesNotMatch(stderr, /npm/);
     }
     assert.deepEqual(
-      JSON.parse(`[${ok('keys', 'list').stdout.trim().split('\n').join(',')}]`).map((k: { name: string }) => k.name),
+      JSON.parse(`[${(await ok('keys', 'list')).stdout.trim().split('\n').join(',')}]`).map(
+        (k: { name: string }) => k.name,
+      ),
       ['local development key (made by the server at start-up)', 'made by the executable'],
     );
   });
@@ -268,7 +279,7 @@ describe('the image: deploy/Containerfile', () => {
     ]);
     const container = tool('buildah', ['from', '--pull-never', 'nl-rental-api:test']);
     const snapshots = tempDir();
-    copyFileSync((await buildTestSnapshot()).path, join(snapshots, 'snapshot.db'));
+    await snapshotCopy(undefined, join(snapshots, 'snapshot.db'));
     chmodSync(snapshots, 0o755); // readable by the image's user (10001)
     chmodSync(join(snapshots, 'snapshot.db'), 0o644);
     const keys = tempDir();

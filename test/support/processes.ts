@@ -11,6 +11,8 @@ import { issueKey } from './server.ts';
 import { fixtureSnapshot } from './snapshots.ts';
 
 export type Line = Record<string, any>;
+/** tsx's loader by its URL: `--import tsx` by name would be looked up from the process's cwd, which may be elsewhere. */
+const TSX = import.meta.resolve('tsx');
 
 /**
  * Why a suite cannot run here (a Debian package is missing), or undefined. Under CI a missing binary is a
@@ -80,7 +82,7 @@ export function launchService(
       (e): e is [string, string] => typeof e[1] === 'string' && !e[0].startsWith('NODE_TEST'),
     ),
   );
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'main.ts')], {
+  const child = spawn(process.execPath, ['--import', TSX, join(ROOT, 'src', 'main.ts')], {
     cwd: opts.cwd ?? ROOT,
     env: childEnv,
   });
@@ -153,6 +155,54 @@ export async function runService(
   clearTimeout(t);
   return { code, stdout: m.stdout(), stderr: m.stderr() };
 }
+
+export interface Ran {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * A command run to its end (spawnSync's result, without blocking: several may run at once). `env` is added to the
+ * test process's own (null removes a variable; node:test's own are not passed on), or with `onlyEnv` is the whole
+ * environment; `stdout` may be 'ignore' or an open file descriptor instead of a pipe. SIGKILL after `timeout` ms.
+ */
+export function run(
+  command: string,
+  args: string[],
+  opts: {
+    cwd?: string;
+    env?: ProcessEnv;
+    onlyEnv?: boolean;
+    stdout?: 'pipe' | 'ignore' | number;
+    timeout?: number;
+  } = {},
+): Promise<Ran> {
+  const merged = opts.onlyEnv ? { ...opts.env } : { ...process.env, ...opts.env };
+  const env = Object.fromEntries(
+    Object.entries(merged).filter(
+      (e): e is [string, string] => typeof e[1] === 'string' && !e[0].startsWith('NODE_TEST'),
+    ),
+  );
+  const child = spawn(command, args, { cwd: opts.cwd ?? ROOT, env, stdio: ['ignore', opts.stdout ?? 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d) => (stdout += d));
+  child.stderr!.on('data', (d) => (stderr += d));
+  const t = setTimeout(() => child.kill('SIGKILL'), opts.timeout ?? 120_000);
+  return new Promise((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(t);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+/** `node --import tsx script ...args` (script relative to the repository) run to its end: see run. */
+export const runScript = (script: string, args: string[] = [], opts: Parameters<typeof run>[2] = {}) =>
+  run(process.execPath, ['--import', TSX, join(ROOT, script), ...args], opts);
 
 export interface Reply {
   status: number;
