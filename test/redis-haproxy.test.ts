@@ -120,7 +120,7 @@ describe('REDIS_URL: a snapshot rollout under load, one replica killed', { skip 
     const load = autocannon({
       url: lbUrl,
       connections: 6,
-      duration: 20,
+      duration: 12,
       headers: { Authorization: `Bearer ${key}` },
       requests: [{ path: '/v1/listings/lst-001' }, { path: '/v1/listings?limit=20' }, { path: '/v1/owners?limit=5' }],
     });
@@ -128,7 +128,7 @@ describe('REDIS_URL: a snapshot rollout under load, one replica killed', { skip 
     const rollout = (async () => {
       // One replica at a time: rename the new file over its snapshot, wait until its /readyz names the new id.
       for (const i of [0, 1]) {
-        await sleep(3000);
+        await sleep(2000);
         const file = `${paths[i]}.next`;
         copyFileSync(next, file);
         renameSync(file, paths[i]);
@@ -138,7 +138,7 @@ describe('REDIS_URL: a snapshot rollout under load, one replica killed', { skip 
         });
         steps.push(`replica ${i}: ${id}`);
       }
-      await sleep(2000);
+      await sleep(1500);
       main[2].child.kill('SIGKILL');
       steps.push('replica 2 killed');
     })();

@@ -2,12 +2,19 @@
 // shared exactly, a revocation through the keys command seen by every replica, cursors across replicas, Redis down
 // and back, and what Redis persists. With HAProxy in front: redis-haproxy.test.ts.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import type { RedisLink } from '../src/access/redis.ts';
 import { redisKeyStore } from '../src/access/redis-keys.ts';
-import { ROOT } from './support/files.ts';
-import { connections, type Daemon, get, missing, type Reply, startRedis, until } from './support/processes.ts';
+import {
+  connections,
+  type Daemon,
+  get,
+  missing,
+  type Reply,
+  runScript,
+  startRedis,
+  until,
+} from './support/processes.ts';
 import { assertRedisDown, linkTo, ownRedis, PASSWORD, replicaEnv, SECRET, urlOf } from './support/redis.ts';
 import { startServer, type TestServer } from './support/server.ts';
 import { fixtureSnapshot } from './support/snapshots.ts';
@@ -38,14 +45,13 @@ describe('REDIS_URL: replicas share keys and limits', { skip: noRedis }, () => {
     await redis?.stop();
   });
 
-  /** The keys command as a child process, with REDIS_URL: its exit status and JSON output. */
-  function keysCommand(...args: string[]) {
-    const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/keys.ts', ...args], {
-      cwd: ROOT,
-      env: { ...process.env, REDIS_URL: redisUrl },
-      encoding: 'utf8',
-    });
-    assert.equal(r.status, 0, r.stderr);
+  /**
+   * The keys command as a child process, with REDIS_URL: its JSON output. Run without blocking: the replicas share
+   * this event loop, and a blocked loop lets their Redis commands time out.
+   */
+  async function keysCommand(...args: string[]) {
+    const r = await runScript('src/cli/keys.ts', args, { env: { REDIS_URL: redisUrl } });
+    assert.equal(r.code, 0, r.stderr);
     return JSON.parse(r.stdout);
   }
 
@@ -71,13 +77,13 @@ describe('REDIS_URL: replicas share keys and limits', { skip: noRedis }, () => {
   });
 
   it('refuses a key revoked with npm run keys on its next request, on every replica', async () => {
-    const created = keysCommand('create', '--name', 'to revoke');
+    const created = await keysCommand('create', '--name', 'to revoke');
     assert.match(created.id, /^key_/);
     // From an address of its own: the failures of the test before used up 127.0.0.1's allowance.
     const own = { 'X-Forwarded-For': '198.51.100.7' };
     const owners = (r: TestServer) => get(`${r.url}/v1/owners?limit=1`, created.key, undefined, own);
     for (const r of replicas) assert.equal((await owners(r)).status, 200);
-    assert.equal(keysCommand('revoke', created.id).status, 'revoked');
+    assert.equal((await keysCommand('revoke', created.id)).status, 'revoked');
     for (const r of replicas) {
       const res = await owners(r);
       assert.equal(res.status, 401);
