@@ -8,6 +8,11 @@ export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const FIXTURES = join(ROOT, 'test', 'fixtures');
 /** The hand-written fixture source: a few records of every resource. */
 export const BASIC = join(FIXTURES, 'basic');
+/**
+ * What the tests keep between processes and runs: compiled fixtures, generated sources, the files' last times.
+ * TEST_CACHE_DIR names another folder (a new empty one: a run as on a fresh machine).
+ */
+export const CACHE = process.env.TEST_CACHE_DIR || join(tmpdir(), 'nl-rental-api-test-cache');
 
 const tempDirs: string[] = [];
 process.on('exit', () => {

@@ -19,12 +19,11 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { type BuildResult, buildSnapshot } from '../../build-snapshot/compile.ts';
 import { mulberry32 } from '../../generate/random.ts';
 import { SCHEMA_VERSION } from '../../snapshot-format/schema.ts';
-import { BASIC, copyFixture, ROOT, tempDir } from './files.ts';
+import { BASIC, CACHE, copyFixture, ROOT, tempDir } from './files.ts';
 
 export interface BuildOpts {
   builtAt?: string;
@@ -37,8 +36,6 @@ export interface Built {
 }
 
 const BUILT_AT = '2026-11-01T00:00:00.000Z';
-/** Where compiled fixtures and generated sources are kept between test processes. */
-export const CACHE = join(tmpdir(), 'nl-rental-api-test-cache');
 /** Entries unused for this long are removed when a new one is written. */
 const KEEP_MS = 3 * 86_400_000;
 

@@ -1,17 +1,16 @@
 // npm test's reporter: node's own (spec on a terminal, TAP otherwise) with two additions just before the closing
 // summary. Node counts a suite skipped as a whole (a Debian part missing) as no skipped test, so "skipped 0" could
 // hide a whole file's tests: each such suite is counted and named with what it needs installed. And the ten files
-// that took longest (wall time of the file's process) are listed, so the next slow test is seen.
-// Plain JavaScript: node loads a reporter before a loader such as tsx is registered.
+// that took longest (wall time of the file's process) are listed, so the next slow test is seen. test/run.ts uses it.
 import { relative } from 'node:path';
-import { spec, tap } from 'node:test/reporters';
+import { spec, type TestEvent, tap } from 'node:test/reporters';
 
 const SLOWEST = 10;
 
 /** The events, with the skipped-suite and slowest-file lines added as diagnostics just before "tests N". */
-async function* withSummaryLines(source) {
-  const skipped = [];
-  const files = [];
+async function* withSummaryLines(source: AsyncIterable<TestEvent>): AsyncGenerator<TestEvent> {
+  const skipped: string[] = [];
+  const files: { file: string; ms: number }[] = [];
   let told = false;
   for await (const event of source) {
     const { type, data } = event;
@@ -35,7 +34,7 @@ async function* withSummaryLines(source) {
   }
 }
 
-export default async function* reporter(source) {
+export default async function* reporter(source: AsyncIterable<TestEvent>): AsyncGenerator<string> {
   const events = withSummaryLines(source);
   if (!process.stdout.isTTY) {
     yield* tap(events);
