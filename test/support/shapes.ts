@@ -338,31 +338,30 @@ function assertOk(res: Res) {
   assertJson(res);
 }
 
+/** A list: exactly the keys `keys`, data an array whose every item has `item`'s shape, meta in `locale`. */
+function assertList(res: Res, item: Shape, keys: string[], locale = 'en') {
+  assertOk(res);
+  assert.deepEqual(Object.keys(res.body).sort(), keys);
+  assert.ok(Array.isArray(res.body.data), 'data is an array');
+  res.body.data.forEach((x: unknown, i: number) => {
+    assertShape(x, item, `data[${i}]`);
+  });
+  assertMeta(res, locale);
+}
+
 /** A paginated collection: exactly data, pagination, meta; next_cursor is null exactly when has_more is false. */
 export function assertCollection(res: Res, item: Shape, opts: { locale?: string; limit?: number } = {}) {
-  assertOk(res);
-  assert.deepEqual(Object.keys(res.body).sort(), ['data', 'meta', 'pagination']);
-  assert.ok(Array.isArray(res.body.data), 'data is an array');
+  assertList(res, item, ['data', 'meta', 'pagination'], opts.locale);
   assertShape(res.body.pagination, { limit: 'integer', has_more: 'boolean', next_cursor: 'string?' }, 'pagination');
   const p = res.body.pagination;
   assert.equal(p.limit, opts.limit ?? 20, 'pagination.limit is the requested (or default) limit');
   assert.equal(p.next_cursor === null, !p.has_more, 'next_cursor is null exactly when has_more is false');
   assert.ok(res.body.data.length <= p.limit, 'no more items than the limit');
-  res.body.data.forEach((x: unknown, i: number) => {
-    assertShape(x, item, `data[${i}]`);
-  });
-  assertMeta(res, opts.locale ?? 'en');
 }
 
 /** A bounded collection: exactly data (array) and meta, no pagination. */
 export function assertBounded(res: Res, item: Shape, opts: { locale?: string } = {}) {
-  assertOk(res);
-  assert.deepEqual(Object.keys(res.body).sort(), ['data', 'meta']);
-  assert.ok(Array.isArray(res.body.data), 'data is an array');
-  res.body.data.forEach((x: unknown, i: number) => {
-    assertShape(x, item, `data[${i}]`);
-  });
-  assertMeta(res, opts.locale ?? 'en');
+  assertList(res, item, ['data', 'meta'], opts.locale);
 }
 
 /** A detail or aggregate: exactly data (object) and meta. */
