@@ -8,6 +8,7 @@ import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { ROOT, tempDir } from './files.ts';
 import { issueKey } from './server.ts';
+import { serverArgs } from './server-bundle.ts';
 import { fixtureSnapshot } from './snapshots.ts';
 
 export type Line = Record<string, any>;
@@ -62,8 +63,8 @@ export interface Listening extends ServiceProcess {
 export type ProcessEnv = Record<string, string | null>;
 
 /**
- * The real entry point as a process: `node --import tsx src/main.ts` (its pid is the server's, or the cluster's
- * primary), not waited for. HOST is 127.0.0.1, PORT 0, DEV_KEY 0 and LOG_REQUESTS 1 unless `env` says otherwise;
+ * The real entry point as a process: src/main.ts as bundled for deployments (server-bundle.ts; its pid is the
+ * server's, or the cluster's primary), not waited for. HOST is 127.0.0.1, PORT 0, DEV_KEY 0 and LOG_REQUESTS 1 unless `env` says otherwise;
  * KEYS_PATH is a fresh store with one key (`key`) unless given. node:test's own variables are not passed on.
  */
 export function launchService(
@@ -82,7 +83,7 @@ export function launchService(
       (e): e is [string, string] => typeof e[1] === 'string' && !e[0].startsWith('NODE_TEST'),
     ),
   );
-  const child = spawn(process.execPath, ['--import', TSX, join(ROOT, 'src', 'main.ts')], {
+  const child = spawn(process.execPath, serverArgs(), {
     cwd: opts.cwd ?? ROOT,
     env: childEnv,
   });

@@ -50,14 +50,15 @@ export async function buildTestSnapshot(
   return { path: out, result };
 }
 
-const digest = (parts: (string | Buffer)[]) => {
+/** A short digest of names and contents, for a cache key. */
+export const digest = (parts: (string | Buffer)[]) => {
   const h = createHash('sha256');
   for (const p of parts) h.update(typeof p === 'string' ? `${p.length}:${p}` : p);
   return h.digest('hex').slice(0, 32);
 };
 
 /** Every file under `dir` (recursively, sorted) as name and content, for a digest. */
-function filesOf(dir: string): (string | Buffer)[] {
+export function filesOf(dir: string): (string | Buffer)[] {
   const out: (string | Buffer)[] = [];
   for (const name of (readdirSync(dir, { recursive: true }) as string[]).sort()) {
     const path = join(dir, name);
