@@ -6,14 +6,13 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { createConnection } from 'node:net';
 import { join } from 'node:path';
+import { programArgs } from './bundles.ts';
 import { ROOT, tempDir } from './files.ts';
 import { issueKey } from './server.ts';
-import { serverArgs } from './server-bundle.ts';
 import { fixtureSnapshot } from './snapshots.ts';
 
 export type Line = Record<string, any>;
 /** tsx's loader by its URL: `--import tsx` by name would be looked up from the process's cwd, which may be elsewhere. */
-const TSX = import.meta.resolve('tsx');
 
 /**
  * Why a suite cannot run here (a Debian package is missing), or undefined. Under CI a missing binary is a
@@ -63,7 +62,7 @@ export interface Listening extends ServiceProcess {
 export type ProcessEnv = Record<string, string | null>;
 
 /**
- * The real entry point as a process: src/main.ts as bundled for deployments (server-bundle.ts; its pid is the
+ * The real entry point as a process: src/main.ts as bundled for deployments (bundles.ts; its pid is the
  * server's, or the cluster's primary), not waited for. HOST is 127.0.0.1, PORT 0, DEV_KEY 0 and LOG_REQUESTS 1 unless `env` says otherwise;
  * KEYS_PATH is a fresh store with one key (`key`) unless given. node:test's own variables are not passed on.
  */
@@ -83,7 +82,7 @@ export function launchService(
       (e): e is [string, string] => typeof e[1] === 'string' && !e[0].startsWith('NODE_TEST'),
     ),
   );
-  const child = spawn(process.execPath, serverArgs(), {
+  const child = spawn(process.execPath, programArgs('src/main.ts'), {
     cwd: opts.cwd ?? ROOT,
     env: childEnv,
   });
@@ -201,9 +200,9 @@ export function run(
   });
 }
 
-/** `node --import tsx script ...args` (script relative to the repository) run to its end: see run. */
+/** `script` (a path from the repository root; bundled where bundles.ts bundles it, else under tsx) run to its end: see run. */
 export const runScript = (script: string, args: string[] = [], opts: Parameters<typeof run>[2] = {}) =>
-  run(process.execPath, ['--import', TSX, join(ROOT, script), ...args], opts);
+  run(process.execPath, [...programArgs(script), ...args], opts);
 
 export interface Reply {
   status: number;
