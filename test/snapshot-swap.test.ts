@@ -1,7 +1,7 @@
 // The snapshot file under a running service: a walk survives a swap; a missing or broken replacement is refused and the
 // last good snapshot goes on serving; the served file changed in place stops data answers until a valid one is back.
 import assert from 'node:assert/strict';
-import { copyFileSync, existsSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, renameSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { damagedCopy, walCopy, wrongVersionCopy } from './support/bad-snapshots.ts';
@@ -263,5 +263,29 @@ describe('the served file changed in place, and a replacement noticed without tr
     while (swaps() === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     assert.equal(swaps(), before + 1, 'swapped by the timer: no data request, no refresh() called');
     assert.equal((await readyz()).body.candidate, null);
+  });
+});
+
+describe('the served file touched again and again (its time changed, never its content)', () => {
+  const f = servedSnapshot('20');
+
+  it('keeps serving, with no 503 and no refusal, while touches overlap the checks of the file', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      const t = new Date(Date.now() + i * 1000); // a new time each turn: each touch starts another check
+      utimesSync(f.path, t, t);
+      statuses.push((await f.server.get('/v1/listings?limit=1')).status);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    assert.deepEqual(
+      statuses.filter((s) => s !== 200),
+      [],
+    );
+    assert.deepEqual(
+      f.server.logs.filter((l) => /changed in place/.test(String(l.msg))),
+      [],
+      'a touch is never taken for a write in place',
+    );
+    assert.equal((await readyzOf(f.server)).body.status, 'ready');
   });
 });

@@ -208,10 +208,14 @@ export class SnapshotOwner {
       unlinkServed(cand);
       if (this.closed) return false;
       const reason = (e as Error).message;
-      if (this.damaged === null && sameFile(id, this.servedId))
+      // A file that changed again while it was checked is looked at again as it is now, not judged: a touch
+      // repeated (its content the served one's), or a copy still being written, whose size or header
+      // markIfWrittenInPlace judges at the next look.
+      const movedOn = identity(this.path) !== id;
+      if (this.damaged === null && sameFile(id, this.servedId) && !movedOn)
         this.setDamaged(`was changed in place and is not a valid snapshot (${reason})`);
       this.note({ state: 'refused', reason });
-      if (identity(this.path) !== id) this.seenId = null; // replaced again meanwhile: look at the newer file
+      if (movedOn) this.seenId = null; // replaced again meanwhile: look at the newer file
       return false;
     }
   }
