@@ -80,13 +80,22 @@ function code(): string {
   return codeDigest;
 }
 
+/**
+ * When an entry was last used. A snapshot's use is marked on its .json, never on the .db: a service watching the
+ * file takes a new mtime on the same inode for a write in place, and stops serving it.
+ */
+function lastUsed(path: string): number {
+  const meta = path.replace(/\.db$/, '.json');
+  return statSync(path.endsWith('.db') && existsSync(meta) ? meta : path).mtimeMs;
+}
+
 /** Removes cache entries not used for KEEP_MS (a new entry is being written, so the folder is growing). */
 function prune() {
   const cutoff = Date.now() - KEEP_MS;
   for (const name of readdirSync(CACHE)) {
     const path = join(CACHE, name);
     try {
-      if (statSync(path).mtimeMs < cutoff) rmSync(path, { recursive: true, force: true });
+      if (lastUsed(path) < cutoff) rmSync(path, { recursive: true, force: true });
     } catch {
       /* another process removed it */
     }
@@ -121,7 +130,6 @@ export async function fixtureSnapshot(source = BASIC, opts: BuildOpts = {}): Pro
   if (existsSync(path) && existsSync(meta)) {
     const saved = JSON.parse(readFileSync(meta, 'utf8')) as { sha256: string; result: BuildResult };
     if (createHash('sha256').update(readFileSync(path)).digest('hex') === saved.sha256) {
-      touch(path);
       touch(meta);
       const built = { path, result: saved.result };
       verified.set(key, built);
