@@ -296,21 +296,28 @@ describe('a key store held locked by a writer: requests meanwhile', () => {
         `const D = require('better-sqlite3'); const db = new D(process.argv[1]);
            db.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ?").run(new Date().toISOString(), process.argv[2]);
            db.exec('BEGIN EXCLUSIVE'); console.log('locked');
-           setTimeout(() => { db.exec('COMMIT'); db.close(); }, 1500);`,
+           setTimeout(() => { db.exec('COMMIT'); db.close(); console.log('released'); }, 2500);`,
         server.keysPath,
         other.id,
       ],
       { cwd: ROOT },
     );
-    await new Promise<void>((resolve) => holder.stdout.on('data', () => resolve()));
+    let released = false;
+    await new Promise<void>((resolve) =>
+      holder.stdout.on('data', (d) => {
+        if (String(d).includes('released')) released = true;
+        resolve();
+      }),
+    );
     const { busy, ping, ms } = await burst();
+    assert.equal(released, false, 'answered while the store was still locked: nothing waited for the lock');
     for (const r of busy) {
       assert.equal(r.status, 503);
       assert.equal(r.body.error.code, 'service_unavailable');
     }
     assert.equal(ping.status, 200);
-    // Waiting for the lock would take its 1.5 s: 500 ms, or three free bursts on a busy machine, and less than that.
-    const bound = Math.min(1200, Math.max(500, 3 * free));
+    // Waiting for the lock would take its 2.5 s: 1 s, or four free bursts on a busy machine, and less than 2 s.
+    const bound = Math.min(2000, Math.max(1000, 4 * free));
     assert.ok(
       ms < bound,
       `20 keyed requests and a ping took ${ms.toFixed(0)} ms while the store was locked (free: ${free.toFixed(0)} ms)`,
