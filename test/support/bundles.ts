@@ -4,7 +4,18 @@
 // bundle about a third of that, and a cluster starts one per worker. Bundled once per version of the code into
 // node_modules/.cache, where the external better-sqlite3 and the docs page's files resolve as from the repository.
 // TEST_SERVER=source runs the TypeScript sources under tsx instead.
-import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { buildSync } from 'esbuild';
 import { BUNDLE_OPTIONS } from '../../scripts/bundle-options.ts';
@@ -29,8 +40,13 @@ function bundles(): string {
     ...['src', 'snapshot-format', 'build-snapshot'].flatMap((d) => filesOf(join(ROOT, d))),
     ...['scripts/bundle-options.ts', 'package-lock.json'].map((f) => readFileSync(join(ROOT, f))),
   ]);
-  const dir = join(ROOT, 'node_modules', '.cache', 'nl-rental-api-test', `bundle-${key}`);
-  if (!existsSync(join(dir, 'package.json'))) {
+  const home = join(ROOT, 'node_modules', '.cache', 'nl-rental-api-test');
+  const dir = join(home, `bundle-${key}`);
+  if (existsSync(join(dir, 'package.json'))) {
+    const now = new Date();
+    utimesSync(dir, now, now); // in use: kept by prune
+  } else {
+    prune(home);
     const own = `${dir}.${process.pid}`;
     mkdirSync(own, { recursive: true });
     const entryPoints = Object.fromEntries(Object.entries(PROGRAMS).map(([src, name]) => [name, join(ROOT, src)]));
@@ -48,6 +64,19 @@ function bundles(): string {
   }
   folder = dir;
   return dir;
+}
+
+/** Removes the bundles of older code not used for a day (each is a few MB; a change to the code makes another). */
+function prune(home: string) {
+  const cutoff = Date.now() - 86_400_000;
+  for (const name of existsSync(home) ? readdirSync(home) : []) {
+    const path = join(home, name);
+    try {
+      if (statSync(path).mtimeMs < cutoff) rmSync(path, { recursive: true, force: true });
+    } catch {
+      /* another process removed it */
+    }
+  }
 }
 
 /** The node arguments that run `script` (a path from the repository root): its bundle, or the source under tsx. */
