@@ -1,6 +1,6 @@
 // npm test's runner: every test/*.test.ts (or the files named) through node:test, several files at a time, the files
 // that took longest last time started first (so a slow file never starts last and stretches the run), with
-// test/reporter.mjs. Run as `node --import tsx test/run.ts [files…]`: node hands --import tsx on to each file's process.
+// test/reporter.ts. Run as `node --import tsx test/run.ts [files…]`: node hands --import tsx on to each file's process.
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, relative, resolve } from 'node:path';
