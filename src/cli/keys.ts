@@ -6,7 +6,7 @@ import { type KeyAdmin, openKeyAdmin } from '../access/key-admin.ts';
 import { KeyStoreError } from '../access/key-store.ts';
 import { ConfigError, loadSettings, SETTINGS } from '../config.ts';
 import { isRealDate } from '../http/params.ts';
-import { writerTo } from './output.ts';
+import { failure, UsageError, unknownCommand, writerTo } from './output.ts';
 
 const USAGE = `Usage: ${commandLine('keys', '<command> [arguments]')}
 
@@ -19,8 +19,6 @@ const USAGE = `Usage: ${commandLine('keys', '<command> [arguments]')}
 The key store is KEYS_PATH (default ${SETTINGS.KEYS_PATH.default}), or Redis when REDIS_URL is set (keys under
 REDIS_PREFIX, default ${SETTINGS.REDIS_PREFIX.default}). Exit status: 0 done, 1 failed (e.g. unknown id), 2 bad arguments.
 `;
-
-class UsageError extends Error {}
 
 const ISO = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
 
@@ -151,16 +149,10 @@ async function run(
         return 0;
       }
       default:
-        throw new UsageError(command === undefined ? 'missing command' : `unknown command ${JSON.stringify(command)}`);
+        throw unknownCommand(command);
     }
   } catch (e) {
-    if (e instanceof UsageError) {
-      err(`keys: ${e.message}\n\n${USAGE}`);
-      return 2;
-    }
-    const known = e instanceof KeyStoreError || e instanceof ConfigError;
-    err(`keys: ${known ? (e as Error).message : `failed: ${(e as Error).message}`}\n`);
-    return 1;
+    return failure('keys', USAGE, e, e instanceof KeyStoreError || e instanceof ConfigError, err);
   }
 }
 

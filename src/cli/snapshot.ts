@@ -4,7 +4,7 @@ import { commandLine } from '../../snapshot-format/commands.ts';
 import { diffSnapshots, formatDiff } from '../snapshot/diff.ts';
 import { SnapshotFileError } from '../snapshot/file.ts';
 import { formatInspect, inspectSnapshot } from '../snapshot/inspect.ts';
-import { writerTo } from './output.ts';
+import { failure, UsageError, unknownCommand, writerTo } from './output.ts';
 
 const USAGE = `Usage: ${commandLine('snapshot', '<command> [arguments]', { quiet: true })}
 
@@ -18,8 +18,6 @@ const USAGE = `Usage: ${commandLine('snapshot', '<command> [arguments]', { quiet
 --json prints one JSON object instead of the tables. Exit status: 0 done (inspect: the checks pass),
 1 a file is missing, not a snapshot or fails a check (the reason on stderr), 2 bad arguments.
 `;
-
-class UsageError extends Error {}
 
 function count(raw: string | undefined, name: string, fallback: number): number {
   if (raw === undefined) return fallback;
@@ -80,20 +78,11 @@ function run(argv: string[], out: (s: string) => void, err: (s: string) => void)
         return 0;
       }
       default:
-        throw new UsageError(command === undefined ? 'missing command' : `unknown command ${JSON.stringify(command)}`);
+        throw unknownCommand(command);
     }
   } catch (e) {
-    if (e instanceof UsageError) {
-      err(`snapshot: ${e.message}\n\n${USAGE}`);
-      return 2;
-    }
-    if (e instanceof SnapshotFileError) {
-      err(`snapshot: ${e.message}\n`);
-      return 1;
-    }
-    // Anything else (an I/O error in the middle of a read) is still one line, not a stack trace.
-    err(`snapshot: failed: ${(e as Error).message}\n`);
-    return 1;
+    // Anything but a file's own failure (an I/O error in the middle of a read) is still one line, not a stack trace.
+    return failure('snapshot', USAGE, e, e instanceof SnapshotFileError, err);
   }
 }
 
