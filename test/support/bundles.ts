@@ -4,22 +4,11 @@
 // bundle about a third of that, and a cluster starts one per worker. Bundled once per version of the code into
 // node_modules/.cache, where the external better-sqlite3 and the docs page's files resolve as from the repository.
 // TEST_SERVER=source runs the TypeScript sources under tsx instead.
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  utimesSync,
-  writeFileSync,
-} from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildSync } from 'esbuild';
 import { BUNDLE_OPTIONS } from '../../scripts/bundle-options.ts';
-import { ROOT } from './files.ts';
+import { markUsed, moveIntoPlace, pruneUnused, ROOT } from './files.ts';
 import { digest, filesOf } from './snapshots.ts';
 
 const TSX = import.meta.resolve('tsx');
@@ -43,10 +32,9 @@ function bundles(): string {
   const home = join(ROOT, 'node_modules', '.cache', 'nl-rental-api-test');
   const dir = join(home, `bundle-${key}`);
   if (existsSync(join(dir, 'package.json'))) {
-    const now = new Date();
-    utimesSync(dir, now, now); // in use: kept by prune
+    markUsed(dir);
   } else {
-    prune(home);
+    pruneUnused(home, 86_400_000); // the bundles of older code unused for a day: a few MB each
     const own = `${dir}.${process.pid}`;
     mkdirSync(own, { recursive: true });
     const entryPoints = Object.fromEntries(Object.entries(PROGRAMS).map(([src, name]) => [name, join(ROOT, src)]));
@@ -56,27 +44,10 @@ function bundles(): string {
     buildSync({ ...BUNDLE_OPTIONS, entryPoints: worker, outdir: own, logLevel: 'error' });
     copyFileSync(join(ROOT, 'snapshot-format', 'schema.sql'), join(own, 'schema.sql'));
     writeFileSync(join(own, 'package.json'), '{ "type": "module" }\n'); // written last: the folder is whole
-    try {
-      renameSync(own, dir);
-    } catch {
-      rmSync(own, { recursive: true, force: true }); // another process put the same bundle in place first
-    }
+    moveIntoPlace(own, dir);
   }
   folder = dir;
   return dir;
-}
-
-/** Removes the bundles of older code not used for a day (each is a few MB; a change to the code makes another). */
-function prune(home: string) {
-  const cutoff = Date.now() - 86_400_000;
-  for (const name of existsSync(home) ? readdirSync(home) : []) {
-    const path = join(home, name);
-    try {
-      if (statSync(path).mtimeMs < cutoff) rmSync(path, { recursive: true, force: true });
-    } catch {
-      /* another process removed it */
-    }
-  }
 }
 
 /** The node arguments that run `script` (a path from the repository root): its bundle, or the source under tsx. */

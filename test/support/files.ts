@@ -1,5 +1,5 @@
 // The repository's folders as the tests see them, and temporary folders removed when the test process exits.
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,4 +31,32 @@ export function copyFixture(name = 'basic'): string {
   const dir = join(tempDir(), name);
   cpSync(join(FIXTURES, name), dir, { recursive: true });
   return dir;
+}
+
+/** Marks a cache entry as used now: pruneUnused keeps it. */
+export function markUsed(path: string): void {
+  const now = new Date();
+  utimesSync(path, now, now);
+}
+
+/** Removes the entries of a cache folder last used (by `lastUsed`: their time) more than `keepMs` ago. */
+export function pruneUnused(dir: string, keepMs: number, lastUsed = (path: string) => statSync(path).mtimeMs): void {
+  const cutoff = Date.now() - keepMs;
+  for (const name of existsSync(dir) ? readdirSync(dir) : []) {
+    const path = join(dir, name);
+    try {
+      if (lastUsed(path) < cutoff) rmSync(path, { recursive: true, force: true });
+    } catch {
+      /* another process removed it */
+    }
+  }
+}
+
+/** Puts the folder `own`, made whole by this process, in place at `dir`; where another process was first, drops it. */
+export function moveIntoPlace(own: string, dir: string): void {
+  try {
+    renameSync(own, dir);
+  } catch {
+    rmSync(own, { recursive: true, force: true });
+  }
 }

@@ -13,9 +13,7 @@ import {
   readdirSync,
   readFileSync,
   renameSync,
-  rmSync,
   statSync,
-  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -23,7 +21,7 @@ import { join, relative } from 'node:path';
 import { type BuildResult, buildSnapshot } from '../../build-snapshot/compile.ts';
 import { mulberry32 } from '../../generate/random.ts';
 import { SCHEMA_VERSION } from '../../snapshot-format/schema.ts';
-import { BASIC, CACHE, copyFixture, ROOT, tempDir } from './files.ts';
+import { BASIC, CACHE, copyFixture, markUsed, moveIntoPlace, pruneUnused, ROOT, tempDir } from './files.ts';
 
 export interface BuildOpts {
   builtAt?: string;
@@ -70,11 +68,10 @@ export function filesOf(dir: string): (string | Buffer)[] {
 let codeDigest: string | undefined;
 /** The code a cached entry was made by: the compiler, the format, the generator, Node and SQLite's binding. */
 function code(): string {
-  const binding = createRequire(import.meta.url)('better-sqlite3/package.json').version as string;
   codeDigest ??= digest([
     String(SCHEMA_VERSION),
     process.version,
-    binding,
+    createRequire(import.meta.url)('better-sqlite3/package.json').version as string,
     ...['build-snapshot', 'snapshot-format', 'generate'].flatMap((d) => filesOf(join(ROOT, d))),
   ]);
   return codeDigest;
@@ -89,25 +86,7 @@ function lastUsed(path: string): number {
   return statSync(path.endsWith('.db') && existsSync(meta) ? meta : path).mtimeMs;
 }
 
-/** Removes cache entries not used for KEEP_MS (a new entry is being written, so the folder is growing). */
-function prune() {
-  const cutoff = Date.now() - KEEP_MS;
-  for (const name of readdirSync(CACHE)) {
-    const path = join(CACHE, name);
-    try {
-      if (lastUsed(path) < cutoff) rmSync(path, { recursive: true, force: true });
-    } catch {
-      /* another process removed it */
-    }
-  }
-}
-
-const touch = (path: string) => {
-  const now = new Date();
-  utimesSync(path, now, now);
-};
-
-const verified = new Map<string, Built>();
+const verified = new Map<string, Promise<Built>>();
 
 /**
  * The snapshot compiled from `source` (the basic fixture unless given), from the shared cache: compiled here only
@@ -115,28 +94,35 @@ const verified = new Map<string, Built>();
  * never write to it or build over it (see snapshotCopy). Its digest is checked once per process, so a file changed
  * by a misbehaving test is compiled again rather than served.
  */
-export async function fixtureSnapshot(source = BASIC, opts: BuildOpts = {}): Promise<Built> {
+export function fixtureSnapshot(source = BASIC, opts: BuildOpts = {}): Promise<Built> {
   const key = digest([
     code(),
     JSON.stringify({ builtAt: opts.builtAt ?? BUILT_AT, historySteps: opts.historySteps }),
     opts.previous === undefined ? '' : readFileSync(opts.previous),
     ...filesOf(source),
   ]);
-  const known = verified.get(key);
-  if (known) return known;
+  // One lookup or build per key and process, however many tests of the process ask at once.
+  let built = verified.get(key);
+  if (built === undefined) {
+    built = cachedOrBuilt(key, source, opts);
+    built.catch(() => verified.delete(key)); // a failed build is tried again by the next caller
+    verified.set(key, built);
+  }
+  return built;
+}
+
+async function cachedOrBuilt(key: string, source: string, opts: BuildOpts): Promise<Built> {
   mkdirSync(CACHE, { recursive: true });
   const path = join(CACHE, `${key}.db`);
   const meta = join(CACHE, `${key}.json`);
   if (existsSync(path) && existsSync(meta)) {
     const saved = JSON.parse(readFileSync(meta, 'utf8')) as { sha256: string; result: BuildResult };
     if (createHash('sha256').update(readFileSync(path)).digest('hex') === saved.sha256) {
-      touch(meta);
-      const built = { path, result: saved.result };
-      verified.set(key, built);
-      return built;
+      markUsed(meta);
+      return { path, result: saved.result };
     }
   }
-  prune();
+  pruneUnused(CACHE, KEEP_MS, lastUsed); // a new entry is being written: the folder grows
   // Built under a name of this process's own, then renamed into place: a reader sees a whole file or none.
   const own = join(CACHE, `${key}.${process.pid}.db`);
   const { result } = await buildTestSnapshot(source, own, opts);
@@ -144,9 +130,7 @@ export async function fixtureSnapshot(source = BASIC, opts: BuildOpts = {}): Pro
   writeFileSync(`${meta}.${process.pid}`, JSON.stringify({ sha256, result }));
   renameSync(`${meta}.${process.pid}`, meta);
   renameSync(own, path);
-  const built = { path, result };
-  verified.set(key, built);
-  return built;
+  return { path, result };
 }
 
 /** A private copy of a snapshot file (the basic fixture's unless given), for a test that writes to it or replaces it. */
@@ -165,7 +149,7 @@ export function generatedSource(listings = 400, seed = 7): { dir: string; by: 'g
   if (existsSync(script) && process.env.TEST_SYNTHETIC_FIXTURE !== '1') {
     const dir = join(CACHE, `generated-${digest([code(), String(listings), String(seed)])}`);
     if (existsSync(join(dir, 'listings.ndjson'))) {
-      touch(dir);
+      markUsed(dir);
       return { dir, by: 'generate.ts' };
     }
     mkdirSync(CACHE, { recursive: true });
@@ -174,11 +158,7 @@ export function generatedSource(listings = 400, seed = 7): { dir: string; by: 'g
     const args = [tsx, script, '--listings', String(listings), '--out', own, '--seed', String(seed)];
     const r = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
     if (r.status === 0 && existsSync(join(own, 'listings.ndjson'))) {
-      try {
-        renameSync(own, dir);
-      } catch {
-        rmSync(own, { recursive: true, force: true }); // another process put the same folder in place first
-      }
+      moveIntoPlace(own, dir);
       return { dir, by: 'generate.ts' };
     }
   }
