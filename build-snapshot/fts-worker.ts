@@ -8,7 +8,7 @@ import { rmSync } from 'node:fs';
 import { parentPort, type Worker, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { indexText } from '../snapshot-format/text.ts';
-import { deriveTerms } from './derive.ts';
+import { deriveTerms } from './text-index.ts';
 
 /** What the worker builds, and the DDL of its tables (taken from the snapshot, so there is one schema). */
 export const FULL_TEXT_TABLES = [

@@ -1,4 +1,5 @@
-// The import rules in biome.json catch what they exist for: a small tree with each kind of violation fails them.
+// The layout rules in biome.json (imports, function length) catch what they exist for: a small tree with each kind of
+// violation fails them.
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -107,5 +108,26 @@ describe('import rules (biome.json)', { concurrency: true }, () => {
         seen.set(glob, i);
       }
     });
+  });
+});
+
+/** A module whose one function has a body of `lines` statements (and its two braces). */
+const functionOf = (lines: number) =>
+  `let x = 0;\nexport function f() {\n${'  x++;\n'.repeat(lines - 1)}  return x;\n}\n`;
+
+describe('function length (biome.json)', { concurrency: true }, () => {
+  const FOLDERS = ['build-snapshot', 'snapshot-format', 'scripts'];
+
+  it('fails a function of 81 lines in each folder the rule covers', async () => {
+    const runs = await Promise.all(FOLDERS.map((folder) => lint({ [`${folder}/a.ts`]: functionOf(81) })));
+    for (const [i, folder] of FOLDERS.entries()) {
+      assert.notEqual(runs[i].status, 0, folder);
+      assert.match(runs[i].out, new RegExp(`${folder}/a\\.ts.*noExcessiveLinesPerFunction`));
+    }
+  });
+
+  it('passes a function of 80 lines', async () => {
+    const r = await lint(Object.fromEntries(FOLDERS.map((folder) => [`${folder}/a.ts`, functionOf(80)])));
+    assert.equal(r.status, 0, r.out);
   });
 });

@@ -21,7 +21,7 @@ export class TermRows {
     return this.bitmapTerms.has(term);
   }
 
-  /** A term's precomputed bitmap (terms in at least 0.5 % of listings, see build-snapshot/derive.ts), or null. */
+  /** A term's precomputed bitmap (terms in at least 0.5 % of listings, see build-snapshot/text-index.ts), or null. */
   private bitmapOf(term: string): Uint8Array | null {
     let bits = this.bitmapCache.get(term);
     if (bits === undefined) {
