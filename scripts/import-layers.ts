@@ -13,7 +13,7 @@ export const SRC_FLOORS: Readonly<Record<number, readonly string[]>> = {
   4: ['routes/'],
   3: ['http/'],
   2: ['access/', 'snapshot/'],
-  1: ['listings/'],
+  1: ['listings/', 'minisign/'],
   0: ['errors.ts', 'log.ts', 'config.ts', 'version.ts'],
 };
 

@@ -1,0 +1,7 @@
+// minisign's formats for publishing snapshots: keys, signatures over a file's BLAKE2b-512 digest, and latest.json.
+export { createFileHasher, digestFile, verifyFile } from './digest.ts';
+export { type RefusalReason, SignatureRefused } from './encoding.ts';
+export { formatLatest, LATEST_FILE, type Latest, LatestError, parseLatest, writeLatest } from './latest.ts';
+export { formatPublicKey, type PublicKey, parsePublicKey } from './public-key.ts';
+export { parseSignature, type Signature, type Signer, signDigest, verifyDigest } from './signature.ts';
+export { formatTrustedComment, parseTrustedComment, type TrustedFields } from './trusted-comment.ts';
