@@ -5,3 +5,13 @@ export { formatLatest, LATEST_FILE, type Latest, LatestError, parseLatest, write
 export { formatPublicKey, type PublicKey, parsePublicKey } from './public-key.ts';
 export { parseSignature, type Signature, type Signer, signDigest, verifyDigest } from './signature.ts';
 export { formatTrustedComment, parseTrustedComment, type TrustedFields } from './trusted-comment.ts';
+export {
+  formatSecretKey,
+  generateSecretKey,
+  INTERACTIVE,
+  parseSecretKey,
+  type ScryptLimits,
+  type SecretKey,
+  SecretKeyError,
+  SENSITIVE,
+} from './secret-key.ts';

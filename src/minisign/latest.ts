@@ -22,7 +22,9 @@ export interface Latest {
 }
 
 /** A latest.json that a follower must not act on: its message names the field and why, in one sentence. */
-export class LatestError extends Error {}
+export class LatestError extends Error {
+  override name = 'LatestError';
+}
 
 export const LATEST_FILE = 'latest.json';
 

@@ -177,6 +177,8 @@ export function run(
     onlyEnv?: boolean;
     stdout?: 'pipe' | 'ignore' | number;
     timeout?: number;
+    /** Written to the command's stdin, then closed (no stdin without it). */
+    input?: string;
   } = {},
 ): Promise<Ran> {
   const merged = opts.onlyEnv ? { ...opts.env } : { ...process.env, ...opts.env };
@@ -185,7 +187,9 @@ export function run(
       (e): e is [string, string] => typeof e[1] === 'string' && !e[0].startsWith('NODE_TEST'),
     ),
   );
-  const child = spawn(command, args, { cwd: opts.cwd ?? ROOT, env, stdio: ['ignore', opts.stdout ?? 'pipe', 'pipe'] });
+  const stdin = opts.input === undefined ? 'ignore' : 'pipe';
+  const child = spawn(command, args, { cwd: opts.cwd ?? ROOT, env, stdio: [stdin, opts.stdout ?? 'pipe', 'pipe'] });
+  child.stdin?.end(opts.input);
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (d) => (stdout += d));
