@@ -3,15 +3,15 @@ export { createFileHasher, digestFile, verifyFile } from './digest.ts';
 export { type RefusalReason, SignatureRefused } from './encoding.ts';
 export { formatLatest, LATEST_FILE, type Latest, LatestError, parseLatest, writeLatest } from './latest.ts';
 export { formatPublicKey, type PublicKey, parsePublicKey } from './public-key.ts';
-export { parseSignature, type Signature, type Signer, signDigest, verifyDigest } from './signature.ts';
-export { formatTrustedComment, parseTrustedComment, type TrustedFields } from './trusted-comment.ts';
 export {
   formatSecretKey,
   generateSecretKey,
   INTERACTIVE,
   parseSecretKey,
   type ScryptLimits,
+  SENSITIVE,
   type SecretKey,
   SecretKeyError,
-  SENSITIVE,
 } from './secret-key.ts';
+export { parseSignature, type Signature, type Signer, signDigest, verifyDigest } from './signature.ts';
+export { formatTrustedComment, parseTrustedComment, type TrustedFields } from './trusted-comment.ts';
