@@ -1,8 +1,8 @@
 // minisign's formats for publishing snapshots: keys, signatures over a file's BLAKE2b-512 digest, and latest.json.
 export { createFileHasher, digestFile, verifyFile } from './digest.ts';
 export { type RefusalReason, SignatureRefused } from './encoding.ts';
-export { formatLatest, LATEST_FILE, type Latest, LatestError, parseLatest, writeLatest } from './latest.ts';
-export { formatPublicKey, type PublicKey, parsePublicKey } from './public-key.ts';
+export { formatLatest, LATEST_FILE, type Latest, LatestError, parseLatest, writeLatest, writeWhole } from './latest.ts';
+export { formatPublicKey, loadPublicKey, type PublicKey, parsePublicKey } from './public-key.ts';
 export {
   formatSecretKey,
   generateSecretKey,

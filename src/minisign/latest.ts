@@ -93,22 +93,26 @@ export function formatLatest(latest: Latest): string {
 }
 
 /**
- * Writes DIR/latest.json whole or not at all: to a temporary file in DIR, flushed to disk, then renamed over the
- * old one, so a reader (a web server, a sync tool) sees the old manifest or the new, never part of one.
+ * Writes DIR/`name` whole or not at all: to a temporary file in DIR, flushed to disk, then renamed over the old one,
+ * so a reader (a web server, a sync tool, a follower) sees the old file or the new, never part of one.
  */
-export function writeLatest(dir: string, latest: Latest): void {
-  const temporary = join(dir, `.${LATEST_FILE}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+export function writeWhole(dir: string, name: string, text: string): void {
+  const temporary = join(dir, `.${name}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   try {
     const fd = openSync(temporary, 'wx', 0o644);
     try {
-      writeSync(fd, formatLatest(latest));
+      writeSync(fd, text);
       fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
-    renameSync(temporary, join(dir, LATEST_FILE));
-  } catch (e) {
+    renameSync(temporary, join(dir, name));
+  } finally {
     rmSync(temporary, { force: true });
-    throw e;
   }
+}
+
+/** Writes DIR/latest.json whole or not at all (writeWhole): a follower never reads half a manifest. */
+export function writeLatest(dir: string, latest: Latest): void {
+  writeWhole(dir, LATEST_FILE, formatLatest(latest));
 }

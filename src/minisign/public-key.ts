@@ -1,5 +1,6 @@
 // A minisign public key: parsed from a .pub file or its bare base64 line, and written as minisign writes one.
 import { createPublicKey, type KeyObject } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { decodeBase64, keyIdOf, linesOf, SignatureRefused, UNTRUSTED_PREFIX } from './encoding.ts';
 
 /** A publisher's Ed25519 public key and the key id that signatures made with its secret key carry. */
@@ -53,4 +54,16 @@ export function publicKeyLine(keyNumber: Buffer, key: KeyObject): string {
 /** A .pub file's text, as `minisign -G` writes it. */
 export function formatPublicKey(keyNumber: Buffer, key: KeyObject): string {
   return `${UNTRUSTED_PREFIX}minisign public key ${keyIdOf(keyNumber)}\n${publicKeyLine(keyNumber, key)}\n`;
+}
+
+/** A bare key line: "RW" and the rest of 42 bytes in base64 (a path never looks like one: it has no 56 such characters). */
+const KEY_LINE = /^RW[A-Za-z0-9+/]{54}$/;
+
+/**
+ * The public key `source` names: a bare key line (as `minisign -P` takes it) or the path of a .pub file. Throws
+ * SignatureRefused('malformed') for a file that holds no key, or the read's error (ENOENT…) for a missing file.
+ */
+export function loadPublicKey(source: string): PublicKey {
+  const trimmed = source.trim();
+  return parsePublicKey(KEY_LINE.test(trimmed) ? trimmed : readFileSync(source, 'utf8'));
 }
