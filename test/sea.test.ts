@@ -195,6 +195,14 @@ describe('single executable', () => {
     assert.match(keysUsage.stderr, /e\.g\. nl-rental-api keys disable key_X+\n\nUsage: nl-rental-api keys <command>/);
     for (const r of [noStore, keysUsage, snapshotUsage, badArgs]) assert.doesNotMatch(r.stderr, /npm/);
 
+    // Publishing from the executable: a minisign key pair, a signed publication, its check.
+    await ok('snapshot', 'keygen', '--out', 'publisher', '--unencrypted');
+    const published = await ok('snapshot', 'publish', 'sample.db', '--key', 'publisher.key', '--out', 'published');
+    assert.match(published.stdout, new RegExp(`^published ${inspect.snapshot_id} `));
+    const signed = join('published', `${inspect.snapshot_id}.db`);
+    const verified = await ok('snapshot', 'verify', signed, '--public-key', 'publisher.pub');
+    assert.match(verified.stdout, /: signed by key [0-9A-F]{16} \(no expiry\)/);
+
     // Served with WORKERS=1 and an empty key store: the development key's banner names the executable's command.
     const server = await startExe(exe, { ...bare, SNAPSHOT_PATH: join(work, 'sample.db'), WORKERS: '1' });
     try {

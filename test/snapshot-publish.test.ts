@@ -135,7 +135,7 @@ describe('snapshot publish', { concurrency: true }, () => {
     writeFileSync(join(dir, 'notes.txt'), 'not a publication');
     const r = await snapshot('publish', good, '--key', keys.key, '--out', dir, '--keep', '2');
     assertOk(r);
-    assert.match(r.stdout, /; pruned snap_oldest\.db$/m);
+    assert.match(r.stdout, /; pruned snap_oldest\.db; [\d.]+ s$/m);
     assert.deepEqual(published(dir).files, [
       'latest.json',
       'notes.txt',

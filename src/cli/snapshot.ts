@@ -99,11 +99,12 @@ async function publishCommand(file: string, values: Values, out: (s: string) => 
   const validForMs = validFor(values['valid-for']);
   const password = values['password-file'] === undefined ? undefined : readPassword(values['password-file']);
   const secretKey = readFileSync(keyPath, 'utf8');
+  const t0 = performance.now();
   const r = await publish({ file, secretKey, out: dir, keep, validForMs, password });
   const expiry = r.latest.expires_at === null ? 'no expiry' : `expires ${r.latest.expires_at}`;
   const pruned = r.pruned.length === 0 ? '' : `; pruned ${r.pruned.join(', ')}`;
   out(
-    `published ${r.latest.snapshot_id} (${r.latest.size} bytes, ${r.placed}) to ${dir}: ${r.latest.file}, ${r.latest.signature}, latest.json; key ${r.keyId}, ${expiry}${pruned}\n`,
+    `published ${r.latest.snapshot_id} (${r.latest.size} bytes, ${r.placed}) to ${dir}: ${r.latest.file}, ${r.latest.signature}, latest.json; key ${r.keyId}, ${expiry}${pruned}; ${((performance.now() - t0) / 1000).toFixed(1)} s\n`,
   );
   return 0;
 }
