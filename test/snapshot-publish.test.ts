@@ -5,7 +5,7 @@ import { readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from '
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { parseLatest, parseTrustedComment } from '../src/minisign/index.ts';
-import { otherSqlite, truncatedCopy } from './support/bad-snapshots.ts';
+import { damagedCopy, otherSqlite, truncatedCopy, wrongVersionCopy } from './support/bad-snapshots.ts';
 import { tempDir } from './support/files.ts';
 import { missing, type Ran, run, runScript } from './support/processes.ts';
 import { fixtureSnapshot } from './support/snapshots.ts';
@@ -113,6 +113,8 @@ describe('snapshot publish', { concurrency: true }, () => {
     const dir = tempDir();
     for (const [file, reason] of [
       [truncatedCopy(good, 8192), /truncated\.db: it is truncated/],
+      [damagedCopy(good), /damaged\.db is not published: it fails quick_check: /],
+      [wrongVersionCopy(good), /other-version\.db is not published: it fails schema version: version \d+; this server reads version/],
       [otherSqlite(), /not a snapshot|snapshot_meta/],
       [join(dir, 'missing.db'), /missing\.db/],
     ] as const)

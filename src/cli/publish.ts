@@ -43,7 +43,9 @@ export interface Published {
 /** The snapshot's identity when it passes `snapshot inspect`'s checks; PublishError otherwise. */
 function checkedSnapshot(file: string) {
   const report = inspectSnapshot(file);
-  if (!report.ok) throw new PublishError(`${file} is not published: it fails ${report.problems.join('; ')}`);
+  // SQLite's answers may span lines: the refusal stays one line.
+  const problems = report.problems.join('; ').replace(/\s*\n\s*/g, '; ');
+  if (!report.ok) throw new PublishError(`${file} is not published: it fails ${problems}`);
   const { snapshot_id: id, built_at: builtAt, schema_version: schema } = report;
   if (id === null || builtAt === null || schema === null)
     throw new PublishError(`${file} is not published: its snapshot_meta lacks the id, build time or schema version`);
