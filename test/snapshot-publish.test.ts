@@ -114,7 +114,10 @@ describe('snapshot publish', { concurrency: true }, () => {
     for (const [file, reason] of [
       [truncatedCopy(good, 8192), /truncated\.db: it is truncated/],
       [damagedCopy(good), /damaged\.db is not published: it fails quick_check: /],
-      [wrongVersionCopy(good), /other-version\.db is not published: it fails schema version: version \d+; this server reads version/],
+      [
+        wrongVersionCopy(good),
+        /other-version\.db is not published: it fails schema version: version \d+; this server reads version/,
+      ],
       [otherSqlite(), /not a snapshot|snapshot_meta/],
       [join(dir, 'missing.db'), /missing\.db/],
     ] as const)

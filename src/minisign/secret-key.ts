@@ -1,4 +1,5 @@
 // A minisign secret key: read (unencrypted, or encrypted with a password by scrypt as minisign does) and written.
+import { execFileSync } from 'node:child_process';
 import {
   createPrivateKey,
   createPublicKey,
@@ -8,7 +9,6 @@ import {
   scrypt,
 } from 'node:crypto';
 import { promisify } from 'node:util';
-import { keyChecksum } from './checksum.ts';
 import { decodeBase64, keyIdOf, linesOf, UNTRUSTED_PREFIX } from './encoding.ts';
 import type { Signer } from './signature.ts';
 
@@ -134,6 +134,26 @@ export async function parseSecretKey(text: string, password?: string): Promise<S
       kdf[0] === 0 ? 'the secret key is damaged (its two halves do not match)' : 'wrong password for the secret key',
     );
   return signer;
+}
+
+/**
+ * BLAKE2b with a 32-byte output of `data`. minisign checks it when it decrypts a key, to tell a wrong password.
+ * node:crypto offers BLAKE2b only with its 64-byte output on OpenSSL 3.0 (a shorter BLAKE2b is not a truncation of
+ * the longer), and this project writes no cryptography of its own, so `b2sum -l 256` (coreutils) computes it; the
+ * key material goes to it on a pipe, never on its command line. Only `snapshot keygen` with a password needs it.
+ */
+export function keyChecksum(data: Buffer): Buffer {
+  let out: string;
+  try {
+    out = execFileSync('b2sum', ['-l', '256'], { input: data, encoding: 'latin1', stdio: ['pipe', 'pipe', 'pipe'] });
+  } catch (e) {
+    throw new Error(
+      `an encrypted key needs coreutils' b2sum for minisign's key checksum, which failed (${(e as Error).message.split('\n')[0]}): install coreutils, or use --unencrypted`,
+    );
+  }
+  const hex = out.slice(0, 64);
+  if (!/^[0-9a-f]{64}$/.test(hex)) throw new Error('b2sum -l 256 printed no 256-bit digest');
+  return Buffer.from(hex, 'hex');
 }
 
 /** A new key pair: a random 8-byte key number and an Ed25519 key. */
