@@ -168,6 +168,7 @@ describe('snapshot publish', { concurrency: true }, () => {
       ['keygen', '--out', join(dir, 'k')],
       ['keygen', '--out', join(dir, 'k'), '--unencrypted', '--password-file', keys.key],
       ['keygen', '--unencrypted'],
+      ['keygen', '--out', join(dir, 'k'), '--password-file', '/dev/zero'], // read no further than a password's length
       ['verify', good],
       ['inspect', good, '--key', keys.key],
     ];

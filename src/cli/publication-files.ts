@@ -1,6 +1,16 @@
 // The files of a publication folder: a snapshot copied into place (never replaced) and older publications pruned.
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fsyncSync, linkSync, openSync, readdirSync, rmSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fsyncSync,
+  linkSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { digestFile } from '../minisign/index.ts';
@@ -11,6 +21,23 @@ export class PublishError extends Error {}
 /** A hidden temporary name beside DIR/`name`, unique to this process and call. */
 const temporaryName = (dir: string, name: string) =>
   join(dir, `.${name}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+
+/** A file system without hard links (some network and object-store mounts). */
+const NO_LINKS = ['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EMLINK', 'ENOSYS'];
+
+/**
+ * Moves `temporary` to `target` unless something is there: a link fails with EEXIST rather than replace a file
+ * published meanwhile; where the file system has no links, a rename after checking that `target` is absent.
+ */
+function placeNew(temporary: string, target: string): void {
+  try {
+    linkSync(temporary, target);
+  } catch (e) {
+    if (!NO_LINKS.includes((e as NodeJS.ErrnoException).code ?? '')) throw e;
+    if (statSync(target, { throwIfNoEntry: false })) throw e;
+    renameSync(temporary, target);
+  }
+}
 
 /**
  * The snapshot at DIR/`name` and its BLAKE2b-512 digest: copied from `file` (a copy-on-write clone where the file
@@ -38,7 +65,7 @@ export async function placeSnapshot(file: string, dir: string, name: string) {
       closeSync(fd);
     }
     const { digest } = await digestFile(temporary);
-    linkSync(temporary, target); // EEXIST rather than replace a file published meanwhile
+    placeNew(temporary, target);
     return { digest, placed: 'copied' as const };
   } finally {
     rmSync(temporary, { force: true });

@@ -1,5 +1,5 @@
 // `snapshot keygen` and `snapshot verify`, and what publish reads with them: a password file, a --valid-for duration.
-import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, rmSync, writeSync } from 'node:fs';
 import {
   formatPublicKey,
   formatSecretKey,
@@ -23,7 +23,7 @@ const PASSWORD_MAX_BYTES = 1023;
 export function readPassword(path: string): string {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = firstBytes(path, PASSWORD_MAX_BYTES + 2);
   } catch (e) {
     throw new UsageError(`--password-file ${path} cannot be read (${(e as NodeJS.ErrnoException).code ?? 'error'})`);
   }
@@ -32,6 +32,20 @@ export function readPassword(path: string): string {
   if (Buffer.byteLength(password) > PASSWORD_MAX_BYTES)
     throw new UsageError(`--password-file ${path}: the password is longer than minisign's ${PASSWORD_MAX_BYTES} bytes`);
   return password;
+}
+
+/** At most `max` bytes from the start of `path`, up to its first line end (a pipe or /dev/zero is read no further). */
+function firstBytes(path: string, max: number): string {
+  const fd = openSync(path, 'r');
+  try {
+    const buffer = Buffer.alloc(max);
+    let length = 0;
+    for (let n = 1; n > 0 && length < max && !buffer.subarray(0, length).includes(10); length += n)
+      n = readSync(fd, buffer, length, max - length, null);
+    return buffer.toString('utf8', 0, length);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };

@@ -1,12 +1,15 @@
 // minisign's text encodings: the strict base64 of its key and signature lines, its key id, and the refusal error.
 
-/** Why a signature or a key was refused: a closed set that logs, metrics and tests name. */
-export type RefusalReason =
-  | 'malformed' // the signature or the key is not in minisign's format
-  | 'legacy' // a legacy ("Ed", not prehashed) signature: it cannot be checked without the whole file in memory
-  | 'wrong_key' // signed by another key (the key ids differ)
-  | 'bad_signature' // the file is not the one signed (changed, truncated, or the signature forged)
-  | 'bad_trusted_comment'; // the trusted comment is not the one signed, or its fields are not valid
+/**
+ * Why a signature or a key was refused: a closed set that logs, metrics and tests name.
+ * - malformed: the signature or the key is not in minisign's format;
+ * - legacy: a legacy ("Ed", not prehashed) signature, which cannot be checked without the whole file in memory;
+ * - wrong_key: signed by another key (the key ids differ);
+ * - bad_signature: the file is not the one signed (changed, truncated, or the signature forged);
+ * - bad_trusted_comment: the trusted comment is not the one signed, or its fields are not valid.
+ */
+export const REFUSAL_REASONS = ['malformed', 'legacy', 'wrong_key', 'bad_signature', 'bad_trusted_comment'] as const;
+export type RefusalReason = (typeof REFUSAL_REASONS)[number];
 
 /** A signature (or the public key checking it) that proves nothing: `reason` says which check refused it. */
 export class SignatureRefused extends Error {
@@ -45,7 +48,8 @@ export function linesOf(text: string): string[] {
 
 /**
  * Whether minisign would print `text` as a trusted comment: UTF-8 text with tabs but no other control character
- * (no C0, DEL or C1 code point). A JavaScript string is already decoded, so only the code points are checked.
+ * (no C0, DEL or C1 code point). A JavaScript string is already decoded: bytes that were not UTF-8 became U+FFFD,
+ * which is refused with them.
  */
 export function isPrintable(text: string): boolean {
   for (const ch of text) {

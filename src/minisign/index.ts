@@ -1,5 +1,5 @@
 // minisign's formats for publishing snapshots: keys, signatures over a file's BLAKE2b-512 digest, and latest.json.
-export { type RefusalReason, SignatureRefused } from './encoding.ts';
+export { REFUSAL_REASONS, type RefusalReason, SignatureRefused } from './encoding.ts';
 export { formatLatest, LATEST_FILE, type Latest, LatestError, parseLatest, writeLatest, writeWhole } from './latest.ts';
 export { formatPublicKey, loadPublicKey, type PublicKey, parsePublicKey } from './public-key.ts';
 export {
