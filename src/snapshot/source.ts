@@ -8,6 +8,7 @@ import { fileProblem, walModeProblem } from './file.ts';
 import type { Member } from './members.ts';
 import { type CandidateState, type OwnerState, SnapshotOwner } from './owner.ts';
 import { inodeOf, removeStaleLinks, type ServedFile, servedAtStart, unlinkServed } from './served-file.ts';
+import { PendingSwitch } from './switching.ts';
 
 export type { CandidateState, OwnerState } from './owner.ts';
 export type { ServedFile } from './served-file.ts';
@@ -119,11 +120,8 @@ function open(served: ServedFile, path: string, preparers: Set<Preparer<unknown>
  */
 export class SnapshotSource {
   private current: Snapshot | null = null;
-  private staged: { gen: number; snap: Snapshot } | null = null;
-  /** The instant (Date.now() ms) the staged snapshot is served from, once committed. */
-  private switchAt: number | null = null;
-  private switchTimer: NodeJS.Timeout | null = null;
-  private switched: ((lateMs: number) => void) | null = null;
+  /** The candidate staged, and the switch to it once committed. */
+  private readonly pending = new PendingSwitch<Snapshot>((next, lateMs) => this.switchNow(next, lateMs));
   private readonly preparers = new Set<Preparer<unknown>>();
   private readonly owner: SnapshotOwner | null = null;
   /** The owner's word: the last file at the path not served (checking, refused, missing), or null. */
@@ -180,52 +178,38 @@ export class SnapshotSource {
   prepare<T>(p: Preparer<T>): Preparer<T> {
     this.preparers.add(p as Preparer<unknown>);
     this.current?.use(p);
-    this.staged?.snap.use(p);
+    this.pending.snap?.use(p);
     return p;
   }
 
   /** The snapshot being served, or null (after close()). */
   peek(): Snapshot | null {
-    this.switchIfDue();
+    this.pending.due();
     return this.current;
   }
 
   get(): Snapshot {
     this.owner?.poke();
-    this.switchIfDue();
+    this.pending.due();
     if (!this.current || this.damaged !== null) throw new SnapshotUnavailable(this.damaged ?? 'no snapshot was opened');
     return this.current;
   }
 
   /** Opens a candidate the owner checked and prepares every statement; its snapshot id. Throws SnapshotError. */
   stage(gen: number, served: ServedFile): string {
-    this.drop(this.staged?.gen ?? -1);
+    this.pending.dropAny();
     const snap = open(served, this.path, this.preparers, this.opts.nativeBinding);
-    this.staged = { gen, snap };
+    this.pending.stage(gen, snap);
     return snap.meta.snapshot_id;
   }
 
-  /**
-   * Serves the staged snapshot from `at` on: a request that begins at or after it gets the new one (every member is
-   * given the same instant). Resolves how late the switch was (0 unless the word came after `at`), or null when there
-   * is nothing staged under `gen`.
-   */
+  /** Serves the staged snapshot from `at` on; resolves how late it switched, or null (see PendingSwitch.commit). */
   commit(gen: number, at: number): Promise<number | null> {
-    if (this.staged?.gen !== gen) return Promise.resolve(null);
-    const wait = at - Date.now();
-    if (wait <= 0) return Promise.resolve(this.switchNow(-wait));
-    this.switchAt = at;
-    return new Promise((resolve) => {
-      this.switched = resolve;
-      this.switchTimer = setTimeout(() => this.switchIfDue(), wait);
-    });
+    return this.pending.commit(gen, at);
   }
 
   drop(gen: number): void {
-    if (this.staged === null || this.staged.gen !== gen) return;
-    this.staged.snap.db.close();
-    this.staged = null;
-    this.switchAt = null;
+    this.pending.drop(gen);
   }
 
   /** The owner's word on the path and the served file; `refused` when a candidate was just refused. */
@@ -238,18 +222,9 @@ export class SnapshotSource {
     if (refused) this.opts.events?.refused?.(state.candidate?.reason ?? '');
   }
 
-  private switchIfDue(): void {
-    if (this.switchAt !== null && Date.now() >= this.switchAt) this.switchNow(0);
-  }
-
-  private switchNow(lateMs: number): number {
-    const next = this.staged!.snap;
+  private switchNow(next: Snapshot, lateMs: number): void {
     const prev = this.current;
     this.current = next;
-    this.staged = null;
-    this.switchAt = null;
-    if (this.switchTimer) clearTimeout(this.switchTimer);
-    this.switchTimer = null;
     this.damaged = null;
     prev?.db.close();
     this.opts.log?.({
@@ -260,10 +235,6 @@ export class SnapshotSource {
       ...(lateMs > 0 ? { late_ms: lateMs } : {}),
     });
     this.opts.events?.swapped?.(next.meta);
-    const done = this.switched;
-    this.switched = null;
-    done?.(lateMs);
-    return lateMs;
   }
 
   /** The owner looks at the path now (a single process; a worker's owner is the primary). Resolves true on a swap. */
@@ -288,9 +259,7 @@ export class SnapshotSource {
 
   close() {
     this.owner?.close();
-    if (this.switchTimer) clearTimeout(this.switchTimer);
-    this.staged?.snap.db.close();
-    this.staged = null;
+    this.pending.dropAny();
     this.current?.db.close();
     this.current = null;
   }

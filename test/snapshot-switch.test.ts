@@ -1,0 +1,83 @@
+// The switch instant on one member (SnapshotSource as a cluster worker runs it, no request arriving): its timer may
+// fire before the wall clock reaches the instant, and a word given again answers again. The owner's side (members
+// asked again, then replaced): snapshot-owner-swaps.test.ts and snapshot-members.test.ts.
+import assert from 'node:assert/strict';
+import { before, describe, it } from 'node:test';
+import { SnapshotSource } from '../src/snapshot/source.ts';
+import { sleep } from './support/processes.ts';
+import { changedSource, fixtureSnapshot } from './support/snapshots.ts';
+
+let a: string;
+let b: string;
+before(async () => {
+  a = (await fixtureSnapshot()).path;
+  b = (await fixtureSnapshot(changedSource())).path;
+});
+
+/** A worker's source: serves the file it is given, switches when told (no owner of its own). */
+const worker = (path: string) => new SnapshotSource(path, { served: { file: path, inode: '', linked: true } });
+
+describe('a member switches at the instant with no request to look at it', () => {
+  it('switches and confirms although its timer fired before Date.now() reached the instant', async () => {
+    const s = worker(a);
+    const wall = Date.now;
+    try {
+      const id = s.stage(1, { file: b, inode: '', linked: true });
+      const at = Date.now() + 60;
+      let late: number | null | undefined;
+      void s.commit(1, at).then((l) => {
+        late = l;
+      });
+      // A timer counts on the monotonic clock in whole ms, the instant is wall-clock time: about one timer in a hundred
+      // fires up to 1 ms before Date.now() reaches its target (and a wall clock stepped back makes it more). Here the
+      // wall clock falls 5 ms behind once the timer is set; nothing else (no request) looks at the clock.
+      Date.now = () => wall() - 5;
+      await sleep(400);
+      assert.notEqual(late, undefined, 'the switch was confirmed without a request');
+      assert.ok(late != null && late < 50, `late ${late} ms`);
+      // peek() would switch on its own: read what was switched to only after the confirmation above.
+      assert.equal(s.peek()?.meta.snapshot_id, id);
+    } finally {
+      Date.now = wall;
+      s.close();
+    }
+  });
+
+  it('never switches before the instant, however early its timer', async () => {
+    const s = worker(a);
+    const wall = Date.now;
+    try {
+      const old = s.peek()!.meta.snapshot_id;
+      s.stage(2, { file: b, inode: '', linked: true });
+      const at = Date.now() + 60;
+      let switchedAt = 0;
+      void s.commit(2, at).then(() => {
+        switchedAt = Date.now();
+      });
+      Date.now = () => wall() - 20; // the timer fires 20 ms early by the wall clock
+      while (switchedAt === 0 && Date.now() < at + 1000) {
+        if (Date.now() < at - 2) assert.equal(s.peek()?.meta.snapshot_id, old, 'switched before the instant');
+        await sleep(1);
+      }
+      assert.ok(switchedAt >= at, `switched ${at - switchedAt} ms before the instant`);
+    } finally {
+      Date.now = wall;
+      s.close();
+    }
+  });
+
+  it('answers a switch word given again: before the instant it waits for it, after it says it already switched', async () => {
+    const s = worker(a);
+    try {
+      s.stage(3, { file: b, inode: '', linked: true });
+      const at = Date.now() + 100;
+      const first = s.commit(3, at);
+      const again = s.commit(3, at);
+      assert.deepEqual(await Promise.all([first, again]), [0, 0]);
+      assert.equal(await s.commit(3, at), 0, 'already serving generation 3');
+      assert.equal(await s.commit(4, at), null, 'nothing staged under generation 4');
+    } finally {
+      s.close();
+    }
+  });
+});
