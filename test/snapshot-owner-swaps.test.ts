@@ -1,11 +1,21 @@
 // One served snapshot per service (real processes): every worker switches to a new snapshot at one instant, under
-// load, by a re-pointed link, a rename or SIGHUP, and the served file written in place stops every worker's data
-// answers until it is valid again. WORKERS=2, and the single process (WORKERS=1) the same.
+// load, by a re-pointed link, a rename or SIGHUP; a worker that does not confirm is asked again, then replaced; and the
+// served file written in place stops every worker's data answers until it is valid again. WORKERS=2, and the single
+// process (WORKERS=1) the same.
 import assert from 'node:assert/strict';
 import { copyFileSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { deployed, deployment, links, metricsText, readyz, settings, truncatedCopy } from './support/deployment.ts';
+import {
+  deployed,
+  deployment,
+  links,
+  metricsText,
+  ready,
+  readyz,
+  settings,
+  truncatedCopy,
+} from './support/deployment.ts';
 import { connections, get, type Listening, sleep, spawnService, until } from './support/processes.ts';
 import { changedSource, fixtureSnapshot } from './support/snapshots.ts';
 
@@ -130,6 +140,95 @@ describe('WORKERS=2: swaps under load, and the served file written in place', ()
     assert.equal(links(s.d.dir).length, 1, `one link while serving: ${links(s.d.dir)}`);
     assert.equal(await s.m.stop(), 0, s.m.stderr());
     assert.deepEqual(links(s.d.dir), []);
+  });
+});
+
+describe('WORKERS=2: a worker that does not confirm the switch', () => {
+  const s = deployed({ SNAPSHOT_CHECK_MS: '600000', DRAIN_TIMEOUT_MS: '1000' });
+
+  /** Renames `file` over the path and SIGHUPs; stops (SIGSTOP) worker `pid` as soon as the owner gives the switch word. */
+  async function swapStopping(file: string, pid: number) {
+    let stopped = false;
+    const watch = (d: Buffer) => {
+      if (!stopped && String(d).includes('"msg":"snapshot candidate prepared by every worker; switching"')) {
+        process.kill(pid, 'SIGSTOP'); // within the 200 ms lead: it has the word, and its timer never runs
+        stopped = true;
+      }
+    };
+    s.m.child.stdout!.on('data', watch);
+    const from = s.m.lines().length;
+    copyFileSync(file, `${s.d.path}.incoming`);
+    renameSync(`${s.d.path}.incoming`, s.d.path);
+    s.m.child.kill('SIGHUP');
+    const done = await until('the switch over', () =>
+      s.m
+        .lines()
+        .slice(from)
+        .find((l) => l.msg === 'snapshot served by every worker'),
+    );
+    s.m.child.stdout!.off('data', watch);
+    return { done, from };
+  }
+
+  it('asks it again, then replaces it with a worker on the new snapshot, within 2 s of the instant; /readyz and /metrics say so meanwhile', async () => {
+    const pids = ready(s.m).map((l) => l.pid as number);
+    const victim = pids[1];
+    try {
+      const { done, from } = await swapStopping(next, victim);
+      const since = (msg: string) =>
+        s.m
+          .lines()
+          .slice(from)
+          .find((l) => l.msg === msg);
+      const switching = since('snapshot candidate prepared by every worker; switching')!;
+      assert.equal(done.workers, 1, 'one worker confirmed (the other is stopped)');
+      const waited = Date.parse(done.time) - Date.parse(switching.switch_at);
+      assert.ok(waited < 3000, `the owner waited ${waited} ms after the instant, not 30 s`);
+      assert.ok(since('a worker has not confirmed the switch; asking again'), 'asked again');
+      assert.equal(since('replacing a worker')?.pid, victim);
+      const z = await readyz(s.m.url);
+      assert.equal(z.status, 200, 'the other worker serves the new snapshot');
+      assert.equal(z.body.snapshot.id, done.snapshot_id);
+      assert.deepEqual(
+        z.body.workers_behind,
+        [{ worker: '1', snapshot_id: s.served, since: switching.switch_at }],
+        'the worker being replaced still serves the old snapshot',
+      );
+      assert.match(await metricsText(s.m), /^nlr_cluster_workers_behind 1$/m);
+      // Stopped, it cannot drain: killed after DRAIN_TIMEOUT_MS + 5 s; its replacement starts on the new snapshot.
+      const fresh = await until('a new worker', () => ready(s.m).find((l) => !pids.includes(l.pid)), 20_000);
+      assert.equal(fresh.snapshot_id, done.snapshot_id);
+      await until('nobody behind', async () => (await readyz(s.m.url)).body.workers_behind === undefined);
+      const metrics = await metricsText(s.m);
+      assert.match(metrics, /^nlr_cluster_workers_behind 0$/m);
+      assert.match(metrics, /^nlr_cluster_worker_replacements_total 1$/m);
+      assert.match(metrics, /^nlr_cluster_workers 2$/m);
+      s.served = done.snapshot_id;
+    } finally {
+      try {
+        process.kill(victim, 'SIGKILL');
+      } catch {
+        /* gone already */
+      }
+    }
+  });
+
+  it('goes on taking new files: the next swap is followed by both workers', async () => {
+    const pids = ready(s.m).map((l) => l.pid as number);
+    const from = s.m.lines().length;
+    copyFileSync(s.d.good, `${s.d.path}.incoming`);
+    renameSync(`${s.d.path}.incoming`, s.d.path);
+    s.m.child.kill('SIGHUP');
+    const done = await until('the switch over', () =>
+      s.m
+        .lines()
+        .slice(from)
+        .find((l) => l.msg === 'snapshot served by every worker'),
+    );
+    assert.equal(done.workers, 2);
+    assert.equal(done.skew_ms, 0);
+    assert.notEqual(done.snapshot_id, s.served);
+    assert.equal(ready(s.m).filter((l) => !pids.includes(l.pid)).length, 0, 'no worker replaced');
   });
 });
 

@@ -35,12 +35,21 @@ export function readiness(deps: AppDeps, now = Date.now()) {
     key_store: keys ? 'ok' : 'unavailable',
     ...(persisted ? { key_store_persistence: persisted.persistence } : {}),
     candidate: deps.snapshots.candidate,
-    // Served on regardless (a restarted worker starts on the served snapshot): a new start would read this file.
-    path_refused: deps.snapshots.pathRefused
-      ? `the file at SNAPSHOT_PATH was ${deps.snapshots.candidate?.state === 'missing' ? 'missing' : 'refused'} (${deps.snapshots.candidate?.reason}); the snapshot above goes on serving, but a new start of the service would fail on this file`
-      : null,
+    path_refused: pathRefused(deps.snapshots, damaged),
+    // A cluster's workers that have not confirmed the last switch yet (asked again, or being replaced): only then.
+    ...(deps.snapshots.behind.length > 0 ? { workers_behind: deps.snapshots.behind } : {}),
     ...(persisted?.warning ? { warnings: [persisted.warning] } : {}),
   };
+}
+
+/** Why the file at SNAPSHOT_PATH is not the one served (refused or missing), in words that agree with the status. */
+function pathRefused(snapshots: AppDeps['snapshots'], damaged: boolean): string | null {
+  if (!snapshots.pathRefused) return null;
+  const what = `the file at SNAPSHOT_PATH was ${snapshots.candidate?.state === 'missing' ? 'missing' : 'refused'} (${snapshots.candidate?.reason})`;
+  // Damaged: the served file itself changed in place, so nothing valid is served until a good file is renamed in.
+  if (damaged) return `${what}; data requests get 503 until a valid snapshot is renamed into place`;
+  // Served on regardless (a restarted worker starts on the served snapshot): a new start would read this file.
+  return `${what}; the snapshot above goes on serving, but a new start of the service would fail on this file`;
 }
 
 const noStore = (res: ServerResponse, status: number, body: unknown) =>

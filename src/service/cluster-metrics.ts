@@ -27,13 +27,26 @@ export function answerMetrics(registry: Registry, req: MetricsRequest, send: (m:
   );
 }
 
-export function clusterMetrics(workers: () => Worker[]) {
+export function clusterMetrics(workers: () => Worker[], behind: () => number) {
   const registry = new Registry();
   const registers = [registry];
   const restarts = new Counter({
     name: 'nlr_cluster_worker_restarts_total',
     help: 'Workers started again after one died.',
     registers,
+  });
+  const replacements = new Counter({
+    name: 'nlr_cluster_worker_replacements_total',
+    help: 'Workers replaced because they did not confirm a snapshot switch (asked twice).',
+    registers,
+  });
+  new Gauge({
+    name: 'nlr_cluster_workers_behind',
+    help: 'Workers still serving another snapshot than the one every worker was told to switch to, from 1 s after the instant until they confirm or their replacement is gone.',
+    registers,
+    collect() {
+      this.set(behind());
+    },
   });
   new Gauge({
     name: 'nlr_cluster_workers',
@@ -85,6 +98,7 @@ export function clusterMetrics(workers: () => Worker[]) {
 
   return {
     restarts,
+    replacements,
     /** A worker's answer (see answerMetrics). */
     answer(m: MetricsAnswer) {
       const entry = waiting.get(m.id);

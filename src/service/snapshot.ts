@@ -7,10 +7,18 @@ import type { ToPrimary, ToWorker } from './protocol.ts';
 
 type Answer = Extract<ToPrimary, { nlr: 'snapshot-prepared' | 'snapshot-serving' }>;
 
-/** The owner's view of one worker; `answer` takes its replies, `gone` settles what it will never answer. */
-export function workerMember(w: Worker, gone: () => Error): Member & { answer(m: Answer): void; gone(): void } {
+/**
+ * The owner's view of one worker (named by its slot); `answer` takes its replies, `gone` settles what it will never
+ * answer, `replace` takes it out of service when it did not confirm a switch.
+ */
+export function workerMember(
+  w: Worker,
+  name: string,
+  gone: () => Error,
+  replace: (why: string) => Promise<void>,
+): Member & { answer(m: Answer): void; gone(): void } {
   const prepares = new Map<number, { resolve(id: string): void; reject(e: Error): void }>();
-  const commits = new Map<number, (late: number | null) => void>();
+  const commits = new Map<number, { promise: Promise<number | null>; resolve(late: number | null): void }>();
   const send = (m: ToWorker) => {
     try {
       w.send(m);
@@ -24,11 +32,22 @@ export function workerMember(w: Worker, gone: () => Error): Member & { answer(m:
         prepares.set(gen, { resolve, reject });
         send({ nlr: 'snapshot-prepare', gen, served });
       }),
-    commit: (gen, at) =>
-      new Promise((resolve) => {
-        commits.set(gen, resolve);
-        send({ nlr: 'snapshot-switch', gen, at });
-      }),
+    name,
+    // Asked again (no confirmation in time), the same word is sent again and the first answer settles both.
+    commit: (gen, at) => {
+      let c = commits.get(gen);
+      if (c === undefined) {
+        let resolve!: (late: number | null) => void;
+        const promise = new Promise<number | null>((r) => {
+          resolve = r;
+        });
+        c = { promise, resolve };
+        commits.set(gen, c);
+      }
+      send({ nlr: 'snapshot-switch', gen, at });
+      return c.promise;
+    },
+    replace,
     drop: (gen) => send({ nlr: 'snapshot-drop', gen }),
     answer(m) {
       if (m.nlr === 'snapshot-prepared') {
@@ -37,13 +56,13 @@ export function workerMember(w: Worker, gone: () => Error): Member & { answer(m:
         if (m.error !== undefined) p?.reject(new Error(m.error));
         else p?.resolve(m.snapshotId!);
       } else {
-        commits.get(m.gen)?.(m.lateMs);
+        commits.get(m.gen)?.resolve(m.lateMs);
         commits.delete(m.gen);
       }
     },
     gone() {
       for (const p of prepares.values()) p.reject(gone());
-      for (const c of commits.values()) c(null);
+      for (const c of commits.values()) c.resolve(null);
       prepares.clear();
       commits.clear();
     },

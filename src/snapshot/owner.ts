@@ -2,7 +2,7 @@
 // process (its members) prepare it and then switch to it at one instant, or drop it.
 import { type FSWatcher, watch } from 'node:fs';
 import { checkedCandidate, Refusal } from './candidate.ts';
-import { commitAll, dropAll, type Member, prepareAll, SWITCH_LEAD_MS } from './members.ts';
+import { commitAll, dropAll, Laggards, type Member, type MemberBehind, prepareAll, SWITCH_LEAD_MS } from './members.ts';
 import { headerOf, identity, type ServedFile, sameFile, sizeOf, unlinkServed } from './served-file.ts';
 
 /** What became of the last replacement file that was looked at (for /readyz and the logs). */
@@ -18,6 +18,8 @@ export interface OwnerState {
   candidate: CandidateState | null;
   /** Why the served file no longer holds the snapshot opened (written in place), or null. */
   damaged: string | null;
+  /** Members not yet serving the snapshot every member was told to switch to (asked again, or being replaced). */
+  behind: MemberBehind[];
 }
 
 type Log = (line: Record<string, unknown>) => void;
@@ -54,6 +56,7 @@ export class SnapshotOwner {
   private readonly timer: NodeJS.Timeout;
   private watcher: FSWatcher | null = null;
   private closed = false;
+  private readonly laggards: Laggards;
 
   constructor(
     readonly path: string,
@@ -66,6 +69,7 @@ export class SnapshotOwner {
     this.servedHeader = headerOf(first.file);
     this.snapshotId = snapshotId;
     this.seenId = this.servedId;
+    this.laggards = new Laggards(opts.log, () => opts.changed?.(this.state, false));
     if (!first.linked && first.inode !== '') this.degraded(first);
     this.watchPath();
     this.lastCheck = this.now();
@@ -83,7 +87,7 @@ export class SnapshotOwner {
   }
 
   get state(): OwnerState {
-    return { candidate: this.candidate, damaged: this.damaged };
+    return { candidate: this.candidate, damaged: this.damaged, behind: this.laggards.list };
   }
 
   /** Resolves once no switch is under way (a worker is started after it, on the file it switched to). */
@@ -255,7 +259,7 @@ export class SnapshotOwner {
           switch_at: new Date(at).toISOString(),
           workers: ids.length,
         });
-      const late = await commitAll(members, gen, at);
+      const late = await commitAll(members, gen, at, this.laggards.of(ids[0], previous, at));
       const old = this.served;
       this.served = cand;
       this.servedId = id;

@@ -132,6 +132,8 @@ export class SnapshotSource {
    * so until a valid snapshot is switched to.
    */
   damaged: string | null = null;
+  /** The owner's word: workers not yet serving the snapshot every worker was told to switch to (a cluster). */
+  behind: OwnerState['behind'] = [];
 
   constructor(
     readonly path: string,
@@ -215,6 +217,7 @@ export class SnapshotSource {
   /** The owner's word on the path and the served file; `refused` when a candidate was just refused. */
   setState(state: OwnerState, refused = false): void {
     this.candidate = state.candidate;
+    this.behind = state.behind ?? [];
     // Cleared by the switch itself, never before it: until then the damaged connection is what would answer.
     if (state.damaged !== null && this.damaged === null) {
       this.damaged = state.damaged;
