@@ -25,6 +25,7 @@ const dashboardQueries: string[] = [
 /** Every series the rules and their cases name: kept explicit, so a new name is a visible change here. */
 const EXPECTED = [
   'nlr_cluster_worker_restarts_total',
+  'nlr_cluster_workers_behind',
   'nlr_http_requests_total',
   'nlr_key_store_readable',
   'nlr_snapshot_path_refused',
