@@ -12,12 +12,12 @@ const isBusy = (e: unknown) => /^SQLITE_(BUSY|LOCKED)/.test(String((e as { code?
 
 /** The longest the key store's stat is reused within one event-loop turn (see KeyReader.lookup). */
 const REUSE_STAT_MS = 1;
-/** How often a store that a writer holds locked is tried again, off the request path. */
-const BUSY_RETRY_MS = 20;
+/** How often a store that a writer holds locked is tried again, off the request path (a commit takes a few ms). */
+const BUSY_RETRY_MS = 5;
 /** How long start-up waits for a writer's lock on the key store. */
 const START_WAIT_MS = 3000;
-/** The longest a key the table does not hold waits for the re-read of a store that changed under a writer's lock. */
-const UNKNOWN_WAIT_MS = 250;
+/** The longest a lookup waits for the re-read of a store that changed under a writer's lock (then 503). */
+const REREAD_WAIT_MS = 1000;
 
 /** Which file is at `path` now (device and inode), or null when there is none. */
 function fileIdentity(path: string): string | null {
@@ -45,11 +45,10 @@ function fileIdentity(path: string): string | null {
  *
  * Fails closed: a missing, unreadable or locked store throws KeyStoreUnavailable. A store that changed while
  * a writer holds its lock is never waited for on the event loop: a timer reads it again every BUSY_RETRY_MS
- * until it can (the table in memory is only trusted while the file has not changed), and meanwhile a key
- * the table holds gets its 503 at once (it may have been revoked), while one it does not hold (most likely
- * just created: the change being read may be its creation) waits for that re-read, asynchronously and at
- * most UNKNOWN_WAIT_MS (lookupOrWait). After any other failure the file is re-read at most once per
- * `retryMs`, and every lookup fails at once.
+ * until it can (the table in memory is only trusted while the file has not changed), and meanwhile every
+ * lookup (a key just created, re-enabled or revoked, or one unchanged) waits for that re-read, asynchronously
+ * and at most REREAD_WAIT_MS (lookupOrWait), and gets its answer from the new table. After any other failure
+ * the file is re-read at most once per `retryMs`, and every lookup fails at once.
  */
 export class KeyReader {
   private keys: Map<string, KeyRecord> | null = null;
@@ -112,6 +111,9 @@ export class KeyReader {
       db = new Database(this.path, { readonly: true, fileMustExist: true, timeout: 0 });
       db.pragma('query_only = 1');
       db.pragma('mmap_size = 0');
+      // One read transaction: one shared lock for every read below (each statement would take its own, and each
+      // could meet a writer's commit), and the change counter read under it matches the rows.
+      db.exec('BEGIN');
       checkSchema(db, this.path);
       // The change counter is only bumped per transaction in rollback-journal mode; in WAL mode a revoke
       // would go unseen. openKeyStore never sets WAL, but a store switched by hand is refused (fail closed).
@@ -174,17 +176,17 @@ export class KeyReader {
   };
 
   /**
-   * lookup, except that a key the table does not hold, asked while the store is being re-read after a change
-   * (a writer's lock: busyRetry), waits for that re-read instead of failing: the promise settles with the key's
-   * record from the new table, or rejects with KeyStoreUnavailable when the re-read fails or has not succeeded
-   * within UNKNOWN_WAIT_MS. Nothing waits on the event loop. A key the table holds still fails at once, and so
-   * does every key when the store cannot be read at all (no re-read under way).
+   * lookup, except that a key asked while the store is being re-read after a change (a writer's lock:
+   * busyRetry) waits for that re-read instead of failing: the promise settles with the key's record from the
+   * new table (a revoke or a re-enable applies), or rejects with KeyStoreUnavailable when the re-read fails or
+   * has not succeeded within REREAD_WAIT_MS. Nothing waits on the event loop. Every key fails at once when
+   * the store cannot be read at all (no re-read under way).
    */
   lookupOrWait = (digestBase64: string): KeyRecord | undefined | Promise<KeyRecord | undefined> => {
     try {
       return this.lookup(digestBase64);
     } catch (e) {
-      if (!(e instanceof KeyStoreUnavailable) || this.busyRetry === null || this.keys?.has(digestBase64)) throw e;
+      if (!(e instanceof KeyStoreUnavailable) || this.busyRetry === null) throw e;
       return new Promise((resolve, reject) => {
         const done = () => {
           clearTimeout(timer);
@@ -192,7 +194,7 @@ export class KeyReader {
           if (this.busyRetry === null && this.keys !== null) resolve(this.keys.get(digestBase64));
           else reject(unavailable());
         };
-        const timer = setTimeout(done, UNKNOWN_WAIT_MS);
+        const timer = setTimeout(done, REREAD_WAIT_MS);
         this.rereadWaiters.add(done);
       });
     }

@@ -28,16 +28,35 @@ export function clientErrorHandler(
 
 /**
  * Whether the request the parser rejected is a HEAD, whose answer has no body (RFC 9110, 9.3.2). Node gives the
- * packet it was parsing (err.rawPacket: one read from the connection), which starts with the rejected request
- * only when no earlier request on the connection came from that same read: pipelined requests sent in one write
- * (a HEAD, then a GET the parser refuses) share a packet, and its first bytes are the HEAD's. A request's read is
- * told by the connection's byte count when it arrived (trackingResponses). When the rejected request's method
- * is not known that way, its answer carries the body: a GET client would wait for a missing body, while a HEAD
- * client given one only sees bytes before the connection closes.
+ * packet it was parsing (err.rawPacket: one read from the connection). Pipelined requests sent in one write share
+ * a packet: a request's read is told by the connection's byte count when it arrived (trackingResponses), so the
+ * requests of this packet answered before the rejected one are skipped (each a head up to its blank line, and a
+ * Content-Length body) to find its method. When it cannot be found that way (a chunked body before it), its
+ * answer carries the body: a GET client would wait for a missing body, while a HEAD client given one only sees
+ * bytes before the connection closes.
  */
 function rejectedHead(err: Error & { rawPacket?: Buffer }, socket: Duplex, last: Last | undefined): boolean {
-  if (last !== undefined && last.bytesRead === bytesRead(socket)) return false; // not the packet's first request
-  return err.rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
+  const packet = err.rawPacket;
+  if (packet === undefined) return false;
+  const at = last !== undefined && last.bytesRead === bytesRead(socket) ? afterRequests(packet, last.inPacket) : 0;
+  if (at < 0) return false;
+  let start = at;
+  while (packet[start] === 0x0d || packet[start] === 0x0a) start++; // empty lines between requests
+  return packet.subarray(start, start + 5).toString('latin1') === 'HEAD ';
+}
+
+/** Where the packet's request after its first `n` starts, or -1 when a chunked body is in the way. */
+function afterRequests(packet: Buffer, n: number): number {
+  let at = 0;
+  for (let i = 0; i < n; i++) {
+    const end = packet.indexOf('\r\n\r\n', at, 'latin1');
+    if (end < 0) return -1;
+    const head = packet.subarray(at, end).toString('latin1');
+    if (/\r\ntransfer-encoding:/i.test(head)) return -1;
+    const length = /\r\ncontent-length:[ \t]*(\d+)/i.exec(head);
+    at = end + 4 + (length ? Number(length[1]) : 0);
+  }
+  return at;
 }
 
 /** The bytes read from a connection so far (net.Socket and tls.TLSSocket count them; another Duplex: -1). */
@@ -55,12 +74,14 @@ export function connectHandler(deps: Pick<AppDeps, 'log' | 'requestLog' | 'logRe
 }
 
 /**
- * A connection's last request: the response started for it (node queues the responses to pipelined requests), and
- * how many bytes the connection had read when it arrived (which read it came from: rejectedHead).
+ * A connection's last request: the response started for it (node queues the responses to pipelined requests), how
+ * many bytes the connection had read when it arrived (which read it came from: rejectedHead), and how many requests
+ * of that read have arrived, this one included.
  */
 export interface Last {
   res: ServerResponse;
   bytesRead: number;
+  inPacket: number;
 }
 /** The last request on a connection (see Last), or undefined before its first. */
 export type LastResponse = (socket: Duplex) => Last | undefined;
@@ -72,7 +93,10 @@ export function trackingResponses<R extends IncomingMessage>(
   const latest = new WeakMap<object, Last>();
   return {
     handler: (req, res) => {
-      latest.set(req.socket, { res, bytesRead: bytesRead(req.socket) });
+      const read = bytesRead(req.socket);
+      const before = latest.get(req.socket);
+      const inPacket = before !== undefined && before.bytesRead === read ? before.inPacket + 1 : 1;
+      latest.set(req.socket, { res, bytesRead: read, inPacket });
       handler(req, res);
     },
     lastResponse: (socket) => latest.get(socket),
