@@ -126,9 +126,14 @@ describe('WORKERS=2: swaps under load, and the served file written in place', ()
       const rs = await Promise.all(connections(4).map((a) => get(`${s.m.url}/v1/listings?limit=1`, s.d.key, a)));
       return rs.every((r) => r.status === 503);
     });
-    const z = await readyz(s.m.url);
+    const z = await until('the file refused', async () => {
+      const r = await readyz(s.m.url);
+      return r.body.path_refused !== null && r;
+    });
     assert.equal(z.status, 503);
     assert.equal(z.body.status, 'snapshot_damaged');
+    // Its sentence agrees with the 503: nothing goes on serving.
+    assert.match(z.body.path_refused, /; data requests get 503 until a valid snapshot is renamed into place$/);
     copyFileSync(next, s.d.path); // in place again, a valid snapshot this time
     await until('both workers answer 200', async () => {
       const rs = await Promise.all(connections(4).map((a) => get(`${s.m.url}/v1/listings?limit=1`, s.d.key, a)));
