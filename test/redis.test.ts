@@ -224,6 +224,22 @@ describe('REDIS_URL: what Redis persists', { skip: noRedis }, () => {
     assert.match(String(warned[0].msg), /refuses CONFIG GET save/);
   });
 
+  it('warns on stderr when the keys command writes to a Redis that persists nothing, and not with appendonly yes', async () => {
+    for (const persistence of ['none', 'aof'] as const) {
+      const { daemon: own, url } = await ownRedis(persistence);
+      try {
+        const r = await runScript('src/cli/keys.ts', ['create', '--name', 'ci'], { env: { REDIS_URL: url } });
+        assert.equal(r.code, 0, r.stderr);
+        assert.match(JSON.parse(r.stdout).key, /^nlr_live_/);
+        if (persistence === 'none')
+          assert.match(r.stderr, /^warning: redis persists nothing .*every API key is lost when it restarts/m);
+        else assert.doesNotMatch(r.stderr, /warning/);
+      } finally {
+        await own.stop();
+      }
+    }
+  });
+
   it('says nothing when Redis has appendonly yes', async () => {
     const { ready, warned } = await replicaOn('aof');
     assert.equal(ready.body.key_store_persistence, 'aof');

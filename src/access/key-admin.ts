@@ -7,6 +7,8 @@ import { redisKeyStore } from './redis-keys.ts';
 export interface KeyAdmin {
   /** Where the keys are, for messages: the file, or the Redis URL without its password. */
   where: string;
+  /** Why the keys may not outlive a restart of the store (a Redis without an append-only file), or null. */
+  warning: string | null;
   create(opts: { name: string; expiresAt?: string | null; now?: number }): Promise<KeyInfo & { key: string }>;
   list(now?: number): Promise<KeyInfo[]>;
   change(id: string, action: 'disable' | 'enable' | 'revoke', now?: number): Promise<KeyInfo>;
@@ -29,7 +31,7 @@ export async function openKeyAdmin(at: KeyStoreLocation, opts: { create: boolean
     const where = redactUrl(at.redisUrl);
     let reason = 'no answer';
     // Loaded only when Redis is used: the Redis client is a sixth of a start-up's module evaluation.
-    const { connectRedis } = await import('./redis.ts');
+    const { connectRedis, persistenceWarning, redisPersistence } = await import('./redis.ts');
     const link = connectRedis(at.redisUrl, {
       name: 'nlr-keys',
       commandTimeoutMs: ADMIN_TIMEOUT_MS,
@@ -40,11 +42,14 @@ export async function openKeyAdmin(at: KeyStoreLocation, opts: { create: boolean
       throw new KeyStoreError(`cannot reach Redis at ${where} (REDIS_URL): ${reason}`);
     }
     const store = redisKeyStore(link, at.redisPrefix);
-    return { where, ...store, close: () => link.close() };
+    // CONFIG GET save and INFO persistence, as the service asks them; a failure to ask is no reason to refuse.
+    const warning = await redisPersistence(link.redis).then(persistenceWarning, () => null);
+    return { where, warning, ...store, close: () => link.close() };
   }
   const db = openKeyStore(at.keysPath, opts);
   return {
     where: at.keysPath,
+    warning: null,
     create: async (o) => createKey(db, o),
     list: async (now) => listKeys(db, now),
     change: async (id, action, now) => changeKey(db, id, action, now),

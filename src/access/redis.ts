@@ -105,6 +105,9 @@ const PERSISTENCE_WARNINGS: Record<Persistence, string | null> = {
     'redis has appendonly off and refuses CONFIG GET save: whether it keeps the API keys across a restart is unknown; set appendonly yes',
 };
 
+/** What the log, /readyz and the keys command say of a Redis that may lose the keys, or null (aof). */
+export const persistenceWarning = (p: Persistence): string | null => PERSISTENCE_WARNINGS[p];
+
 /** Asks Redis what it persists: INFO persistence (aof_enabled), then CONFIG GET save where that is allowed. */
 export async function redisPersistence(redis: Redis): Promise<Persistence> {
   const info = await redis.info('persistence');
@@ -130,7 +133,7 @@ export function watchPersistence(
   const check = () =>
     redisPersistence(link.redis).then(
       (p) => {
-        const warning = PERSISTENCE_WARNINGS[p];
+        const warning = persistenceWarning(p);
         if (p !== persistence && warning !== null) log?.({ level: 'warn', msg: warning, persistence: p });
         persistence = p;
       },
@@ -138,5 +141,5 @@ export function watchPersistence(
     );
   link.redis.on('ready', check);
   if (link.redis.status === 'ready') void check();
-  return () => ({ persistence, warning: persistence === null ? null : PERSISTENCE_WARNINGS[persistence] });
+  return () => ({ persistence, warning: persistence === null ? null : persistenceWarning(persistence) });
 }

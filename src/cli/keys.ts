@@ -84,6 +84,7 @@ async function run(
     /** Runs `f` on the key store, closed afterwards. */
     const withStore = async (create: boolean, f: (store: KeyAdmin) => Promise<void>) => {
       const store = await openKeyAdmin(at, { create });
+      if (store.warning !== null) err(`warning: ${store.warning}\n`);
       try {
         await f(store);
       } finally {
