@@ -62,11 +62,16 @@ function report(lines: Line[], replies: Reply[]) {
   const swapped = lines.filter((l) => l.msg === 'snapshot swapped in');
   let slowest = 0;
   let followed = 0;
-  for (const s of switches) {
-    const by = swapped.filter((l) => l.snapshot_id === s.id && Math.abs(Date.parse(l.time) - s.at) < 60_000);
+  switches.forEach((s, k) => {
+    // The same three files come round again: a worker's line for this switch falls before the next one's instant.
+    const until = switches[k + 1]?.at ?? Number.POSITIVE_INFINITY;
+    const by = swapped.filter((l) => {
+      const t = Date.parse(l.time);
+      return l.snapshot_id === s.id && t >= s.at - 50 && t < until;
+    });
     if (new Set(by.map((l) => l.worker)).size === 2) followed++;
     for (const l of by) slowest = Math.max(slowest, Date.parse(l.time) - s.at);
-  }
+  });
   // A reply to a request sent after an instant must carry that switch's id (or a later one's).
   let old = 0;
   for (const r of replies) {

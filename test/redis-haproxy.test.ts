@@ -50,7 +50,7 @@ describe('REDIS_URL behind HAProxy: a Redis outage', { skip }, () => {
 
   before(async () => {
     ({ daemon: own, url: ownUrl } = await ownRedis());
-    const env = await replicaEnv(ownUrl);
+    const env = await replicaEnv(ownUrl, { LOG_REQUESTS: '1' });
     replicas = await Promise.all([0, 1].map(() => startServer(env)));
     ({ lb, lbUrl } = await balancer(replicas.map((r) => r.url)));
     await until('every replica in the balancer', async () => (await get(`${lbUrl}/readyz`, null)).status === 200);
@@ -82,6 +82,11 @@ describe('REDIS_URL behind HAProxy: a Redis outage', { skip }, () => {
     assert.match(down.body.error.request_id, API_REQUEST_ID, "the API's answer, not HAProxy's");
     assert.equal(down.headers['x-request-id'], down.body.error.request_id);
     assert.doesNotMatch(lb.output(), /is DOWN/, 'no replica was taken out');
+    // A 503 for what every replica shares is not tried again on the others: one replica answer per client request.
+    const answers503 = () => replicas.flatMap((r) => r.logs).filter((l) => l.status === 503 && l.request_id).length;
+    const before = answers503();
+    for (let i = 0; i < 5; i++) assertRedisDown(await keyed());
+    assert.equal(answers503() - before, 5, '5 client requests, 5 replica answers');
     own = await startRedis(own.port, PASSWORD, own.dir);
     await until('keyed requests served again', async () => (await keyed()).status === 200, 5000);
   });
