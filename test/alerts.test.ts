@@ -24,6 +24,7 @@ const dashboardQueries: string[] = [
 
 /** Every series the rules and their cases name: kept explicit, so a new name is a visible change here. */
 const EXPECTED = [
+  'nlr_cluster_worker_drains_cut_total',
   'nlr_cluster_worker_restarts_total',
   'nlr_cluster_workers_behind',
   'nlr_http_requests_total',

@@ -207,6 +207,11 @@ describe('WORKERS=2: a worker that does not confirm the switch', () => {
       const metrics = await metricsText(s.m);
       assert.match(metrics, /^nlr_cluster_workers_behind 0$/m);
       assert.match(metrics, /^nlr_cluster_worker_replacements_total 1$/m);
+      assert.match(
+        metrics,
+        /^nlr_cluster_worker_drains_cut_total 1$/m,
+        'stopped, it was killed: its drain never ended',
+      );
       assert.match(metrics, /^nlr_cluster_workers 2$/m);
       s.served = done.snapshot_id;
     } finally {

@@ -40,6 +40,11 @@ export function clusterMetrics(workers: () => Worker[], behind: () => number) {
     help: 'Workers replaced because they did not confirm a snapshot switch (asked twice).',
     registers,
   });
+  const drainsCut = new Counter({
+    name: 'nlr_cluster_worker_drains_cut_total',
+    help: 'Workers taken out of the cluster (replaced) whose drain did not finish within DRAIN_TIMEOUT_MS: requests they still held were cut.',
+    registers,
+  });
   new Gauge({
     name: 'nlr_cluster_workers_behind',
     help: 'Workers still serving another snapshot than the one every worker was told to switch to, from 1 s after the instant until they confirm or their replacement is gone.',
@@ -99,6 +104,7 @@ export function clusterMetrics(workers: () => Worker[], behind: () => number) {
   return {
     restarts,
     replacements,
+    drainsCut,
     /** A worker's answer (see answerMetrics). */
     answer(m: MetricsAnswer) {
       const entry = waiting.get(m.id);

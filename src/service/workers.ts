@@ -208,7 +208,13 @@ export class Workers {
   private replace(i: number, w: Worker, why: string): Promise<void> {
     const slot = this.slots[i];
     if (slot.worker !== w || this.stopping) return Promise.resolve();
-    const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
+    const exited = new Promise<void>((resolve) =>
+      w.once('exit', (code) => {
+        // Exit 1: its drain timed out and cut what it held; no code: killed after the drain timeout.
+        if (code !== 0) this.o.metrics.drainsCut.inc();
+        resolve();
+      }),
+    );
     Object.assign(slot, { worker: null, member: null, ready: false });
     this.o.metrics.replacements.inc();
     this.o.io.log({ level: 'warn', msg: 'replacing a worker', worker: String(i), pid: w.process.pid, reason: why });
