@@ -62,6 +62,10 @@ function report(lines: Line[], replies: Reply[]) {
   const swapped = lines.filter((l) => l.msg === 'snapshot swapped in');
   let slowest = 0;
   let followed = 0;
+  // How late the latest worker switched (the owner's skew_ms: 0 when each switched at the instant), and how long
+  // after the instant the owner heard from every worker (or gave up on one).
+  const skew = Math.max(0, ...done.map((l) => Number(l.skew_ms ?? 0)));
+  let confirmed = 0;
   switches.forEach((s, k) => {
     // The same three files come round again: a worker's line for this switch falls before the next one's instant.
     const until = switches[k + 1]?.at ?? Number.POSITIVE_INFINITY;
@@ -71,6 +75,8 @@ function report(lines: Line[], replies: Reply[]) {
     });
     if (new Set(by.map((l) => l.worker)).size === 2) followed++;
     for (const l of by) slowest = Math.max(slowest, Date.parse(l.time) - s.at);
+    const over = done.find((l) => l.snapshot_id === s.id && Date.parse(l.time) >= s.at - 50);
+    if (over) confirmed = Math.max(confirmed, Date.parse(over.time) - s.at);
   });
   // A reply to a request sent after an instant must carry that switch's id (or a later one's).
   let old = 0;
@@ -85,6 +91,8 @@ function report(lines: Line[], replies: Reply[]) {
     done: done.length,
     followed,
     slowest,
+    skew,
+    confirmed,
     replaced: lines.filter((l) => l.msg === 'replacing a worker').length,
     old,
   };
@@ -149,7 +157,10 @@ async function main() {
   say(
     `swaps: ${r.switches} begun, ${r.done} done, ${r.followed} followed by both workers, ${r.replaced} workers replaced`,
   );
-  say(`slowest worker: ${fmt(r.slowest, 0)} ms after the instant`);
+  say(
+    `slowest worker: switched ${fmt(r.skew, 0)} ms late (skew_ms), its 'snapshot swapped in' line written ${fmt(r.slowest, 0)} ms after the instant`,
+  );
+  say(`longest wait of the owner for every worker's word: ${fmt(r.confirmed, 0)} ms after the instant`);
   say(`requests sent after an instant answered from an older snapshot: ${r.old}`);
 }
 

@@ -71,6 +71,8 @@ export interface Stragglers {
   behind(m: Member): void;
   /** Confirmed after being asked again. */
   caughtUp(m: Member): void;
+  /** Gone (exited) after being asked again. */
+  left(m: Member): void;
   /** Still not confirmed CONFIRM_MS later: to be replaced (commitAll counts it as gone). */
   silent(m: Member): void;
 }
@@ -91,7 +93,8 @@ export function commitAll(members: Member[], gen: number, at: number, s: Straggl
         s.silent(m);
         return null;
       }
-      s.caughtUp(m);
+      if (again === null) s.left(m);
+      else s.caughtUp(m);
       return again;
     }),
   );
@@ -138,6 +141,7 @@ export class Laggards {
         this.log?.({ level: 'info', msg: 'the worker confirmed the switch when asked again', ...line(m) });
         gone(m);
       },
+      left: gone,
       silent: (m) => {
         const why = `it did not confirm the switch to ${snapshotId} within ${(2 * CONFIRM_MS) / 1000} s of the instant`;
         this.log?.({ level: 'error', msg: 'a worker did not switch; replacing it', reason: why, ...line(m) });
