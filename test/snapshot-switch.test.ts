@@ -1,8 +1,9 @@
 // The switch instant on one member (SnapshotSource as a cluster worker runs it, no request arriving): its timer may
-// fire before the wall clock reaches the instant, and a word given again answers again. The owner's side (members
-// asked again, then replaced): snapshot-owner-swaps.test.ts and snapshot-members.test.ts.
+// fire before the wall clock reaches the instant, and a word given again answers again. The owner's side, commitAll:
+// a member that has not confirmed is asked again, then replaced (with real processes: snapshot-owner-swaps.test.ts).
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
+import { CONFIRM_MS, commitAll, type Member } from '../src/snapshot/members.ts';
 import { SnapshotSource } from '../src/snapshot/source.ts';
 import { sleep } from './support/processes.ts';
 import { changedSource, fixtureSnapshot } from './support/snapshots.ts';
@@ -79,5 +80,46 @@ describe('a member switches at the instant with no request to look at it', () =>
     } finally {
       s.close();
     }
+  });
+});
+
+describe('the owner waits for the confirmations a bounded time (commitAll)', () => {
+  /** A member that confirms on the `answerOn`-th word (never when 0), and how many words it was given. */
+  function member(name: string, answerOn: number) {
+    let words = 0;
+    let confirm: (late: number | null) => void = () => {};
+    const confirmed = new Promise<number | null>((r) => {
+      confirm = r;
+    });
+    const m: Member & { words(): number } = {
+      name,
+      prepare: async () => 'snap',
+      commit: () => {
+        if (++words === answerOn) confirm(0);
+        return confirmed;
+      },
+      drop: () => {},
+      words: () => words,
+    };
+    return m;
+  }
+
+  it('asks a silent member again after CONFIRM_MS, replaces it after as long again, and never waits longer', async () => {
+    const said: string[] = [];
+    const record = (what: string) => (m: Member) => said.push(`${what} ${m.name}`);
+    const on = {
+      behind: record('behind'),
+      caughtUp: record('caught up'),
+      left: record('left'),
+      silent: record('silent'),
+    };
+    const [prompt, second, silent] = [member('0', 1), member('1', 2), member('2', 0)];
+    const at = Date.now() + 50;
+    const late = await commitAll([prompt, second, silent], 7, at, on);
+    const waited = Date.now() - at;
+    assert.deepEqual(late, [0, 0, null]);
+    assert.deepEqual(said.sort(), ['behind 1', 'behind 2', 'caught up 1', 'silent 2']);
+    assert.deepEqual([prompt.words(), second.words(), silent.words()], [1, 2, 2]);
+    assert.ok(waited >= 2 * CONFIRM_MS - 20 && waited < 2 * CONFIRM_MS + 1000, `waited ${waited} ms after the instant`);
   });
 });
