@@ -104,7 +104,7 @@ describe('the owner waits for the confirmations a bounded time (commitAll)', () 
     return m;
   }
 
-  it('asks a silent member again after CONFIRM_MS, replaces it after as long again, and never waits longer', async () => {
+  it('asks a silent member again after CONFIRM_MS, gives it up to be replaced after as long again, and never waits longer', async () => {
     const said: string[] = [];
     const record = (what: string) => (m: Member) => said.push(`${what} ${m.name}`);
     const on = {
