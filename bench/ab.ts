@@ -98,6 +98,7 @@ const byId = (suffix: string) => ids.map((id) => `${L}/${encodeURIComponent(id)}
 const small = (path: string) =>
   ['en', 'nl', 'de'].flatMap((locale) => [5, 20, 50].map((limit) => `${path}?locale=${locale}&limit=${limit}`));
 const list: { name: string; first?: string; firsts?: string[]; paths?: string[] }[] = [
+  { name: 'ping', paths: ['/v1/ping'] },
   { name: 'listing detail', paths: byId('') },
   { name: 'similar', paths: byId('/similar') },
   { name: 'search (no filter)', first: L },

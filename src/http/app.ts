@@ -1,18 +1,17 @@
-// createApp(deps, routes): one route match per request, the access step, query validation, and the one error renderer.
+// createApp(deps, routes): the routes served through polka, the access step, query validation, and the one error renderer.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import polka, { type Polka } from 'polka';
 import type { Locale } from '../../snapshot-format/locales.ts';
 import { redactKeys } from '../access/key-format.ts';
-import type { Snapshot } from '../snapshot/source.ts';
 import { etagOf, notModified, snapshotHeaders } from './caching.ts';
 import { contentLanguage } from './content-language.ts';
-import { ApiError, badRequest, notAllowedMessage, sendError } from './errors.ts';
+import { ApiError, notAllowedMessage, sendError } from './errors.ts';
 import { requestProblem } from './guard.ts';
 import { pathId, QueryMemo } from './query.ts';
 import { clientErrorHandler, connectHandler, trackingResponses } from './raw-answers.ts';
 import { addHeader, type HeaderList, type Meta, sendJson, writeHead } from './respond.ts';
-import type { AppDeps, Req, RouteDef } from './route.ts';
-import { createRouter, splitTarget } from './router.ts';
+import { type AppDeps, type Lifecycle, patternOf, type Req, type RouteDef, undecodableParam } from './route.ts';
 import { normalTarget } from './target.ts';
 
 const notFound = (path: string) =>
@@ -22,31 +21,12 @@ const notAllowed = (method: string | undefined) =>
     Allow: 'GET, HEAD',
   });
 
-/** A route with what answering it needs, made once at start-up. */
-interface Bound {
-  def: RouteDef;
-  isPublic: boolean;
-  queries: QueryMemo;
-}
+type Render = (req: Req, res: ServerResponse, err: unknown) => void;
+/** The access step, then `next` unless the step answered the request; every error on the way is rendered. */
+type Guarded = (req: Req, res: ServerResponse, isPublic: boolean, next: () => void) => void;
 
-/**
- * The app for `routes` (in precedence order: a fixed path before a parameterised one). A GET route answers HEAD
- * too (node drops the body of a HEAD response); any other method on a known path is a 405, and an unknown path a
- * 404, each after the same access step as a GET there.
- */
-export function createApp(deps: AppDeps, routes: readonly RouteDef[]) {
-  const find = createRouter(
-    routes.map((def): Bound & { path: string } => ({
-      path: def.path,
-      def,
-      isPublic: def.public === true,
-      queries: new QueryMemo(def.query),
-    })),
-  );
-
-  const render = (req: Req, res: ServerResponse, err: unknown) => sendError(res, req.id, err, deps.log);
-  /** The access step, then `next` unless the step answered the request; every error on the way is rendered. */
-  const guarded = (req: Req, res: ServerResponse, isPublic: boolean, next: () => void) => {
+function accessStep(deps: AppDeps, render: Render): Guarded {
+  return (req, res, isPublic, next) => {
     try {
       const g = deps.guard ? deps.guard(req, res, { public: isPublic }) : false;
       if (g === false) return next();
@@ -56,25 +36,27 @@ export function createApp(deps: AppDeps, routes: readonly RouteDef[]) {
       render(req, res, e);
     }
   };
+}
 
-  /** The route's answer, once the access step let the request through. */
-  const answer = (req: Req, res: ServerResponse, r: Bound, found: { params: Record<string, string> }) => {
-    const query = r.queries.get(req.search ?? '');
+/**
+ * A route's answer once the access step let the request through: its path ids checked and its query validated,
+ * then a public route's body as it is, or a data route's with the snapshot's headers and its tag.
+ */
+function answerer(deps: AppDeps, def: RouteDef) {
+  const queries = new QueryMemo(def.query);
+  const names = [...def.path.matchAll(/:([a-z_]+)/g)].map((m) => m[1]);
+  return (req: Req, res: ServerResponse) => {
+    // polka decodes each parameter it can and keeps one it cannot as it is: the path says which.
+    const undecodable = names.length > 0 ? undecodableParam(def.path, req.path) : null;
+    if (undecodable !== null)
+      throw new ApiError('invalid_request', `Path parameter "${undecodable}" is not correctly percent-encoded.`);
+    const query = queries.get(req.search);
     const params: Record<string, string> = {};
-    for (const k in found.params) params[k] = pathId(found.params[k], k);
+    for (const k of names) params[k] = pathId(req.params[k], k);
     const meta: Meta = { locale: (query.locale as Locale | undefined) ?? 'en', request_id: req.id };
-    if (r.isPublic) {
-      const body = r.def.handle({
-        req,
-        res,
-        query,
-        params,
-        meta,
-        snap: undefined as unknown as Snapshot,
-        deps,
-        lang: 0,
-      });
-      if (r.def.kind !== 'raw') sendJson(res, 200, body);
+    if (def.public === true) {
+      const body = def.handle({ req, res, query, params, meta, deps });
+      if (def.kind !== 'raw') sendJson(res, 200, body);
       return;
     }
     // Data: the same request on the same snapshot is the same answer, so a client's tag saves the transfer.
@@ -84,7 +66,7 @@ export function createApp(deps: AppDeps, routes: readonly RouteDef[]) {
     const etag = etagOf(snap.meta.snapshot_id, req.path, query);
     const headers: HeaderList = [...snapshotHeaders(snap.meta), 'ETag', etag, 'Cache-Control', 'private, no-cache'];
     const ctx = { req, res, query, params, meta, snap, deps, lang: 0 };
-    const body = r.def.handle(ctx);
+    const body = def.handle(ctx);
     if (notModified(req, etag)) {
       headers.push('Vary', 'Accept-Encoding');
       writeHead(res, 304, headers);
@@ -95,33 +77,50 @@ export function createApp(deps: AppDeps, routes: readonly RouteDef[]) {
     if (language !== undefined) headers.push('Content-Language', language);
     sendJson(res, 200, body, headers);
   };
+}
 
-  /** Routes the request: its route's answer, a 405 or a 404. */
-  const route = (req: Req, res: ServerResponse) => {
-    const found = find(req.path);
-    if (found === null) {
+/**
+ * The polka app for `routes` (in precedence order: a fixed path before a parameterised one). Each route is a GET
+ * (polka answers HEAD with it; node drops the body); any other method on a known path is a 405 and an unknown path
+ * a 404, each after the same access step as a GET there. Everything thrown, at once or later, reaches onError.
+ */
+function routing(deps: AppDeps, routes: readonly RouteDef[], render: Render) {
+  const guarded = accessStep(deps, render);
+  /** Whether a route's handler is a public route's: the 405 of another method takes the same access step. */
+  const publicHandlers = new WeakSet<object>();
+  const app: Polka<Req> = polka<Req>({
+    onError: (err, req, res) => render(req, res, err),
+    onNoMatch: (req, res): void => {
+      // Another method than GET or HEAD: a 405 where a GET would find a route (polka's own lookup).
+      const known = req.method === 'GET' || req.method === 'HEAD' ? undefined : app.find('GET', req.path).handlers[0];
+      if (known !== undefined) {
+        guarded(req, res, publicHandlers.has(known), () => render(req, res, notAllowed(req.method)));
+        return;
+      }
       req.route = '(no match)';
-      return guarded(req, res, false, () => render(req, res, notFound(req.path)));
-    }
-    const r = found.route;
-    if (req.method !== 'GET' && req.method !== 'HEAD')
-      return guarded(req, res, r.isPublic, () => render(req, res, notAllowed(req.method)));
-    req.route = r.def.path;
-    // guarded renders what the answer throws, whether the access step answered at once or later.
-    guarded(req, res, r.isPublic, () => {
-      if (found.undecodable !== null)
-        throw badRequest(`Path parameter "${found.undecodable}" is not correctly percent-encoded.`);
-      answer(req, res, r, found);
-    });
-  };
+      guarded(req, res, false, () => render(req, res, notFound(req.path)));
+    },
+  });
+  for (const def of routes) {
+    const isPublic = def.public === true;
+    const answer = answerer(deps, def);
+    const handler = (req: Req, res: ServerResponse) => {
+      req.route = def.path;
+      guarded(req, res, isPublic, () => answer(req, res));
+    };
+    if (isPublic) publicHandlers.add(handler);
+    app.get(patternOf(def.path), handler);
+  }
+  return app;
+}
 
-  const lifecycle = deps.lifecycle ?? { draining: false, inFlight: 0 };
+/**
+ * A response is done with (sent, or its connection gone): in flight, metrics and the log line. One function,
+ * `this` the response, for every request: no closure or once-wrapper is made per request.
+ */
+function closing(deps: AppDeps, lifecycle: Lifecycle) {
   const metrics = deps.metrics;
-  /**
-   * A response is done with (sent, or its connection gone): in flight, metrics and the log line. One function,
-   * `this` the response, for every request: no closure or once-wrapper is made per request.
-   */
-  function onClose(this: ServerResponse & { req: Req }) {
+  return function onClose(this: ServerResponse & { req: Req }) {
     const req = this.req;
     lifecycle.inFlight--;
     const ms = performance.now() - req.started;
@@ -140,8 +139,18 @@ export function createApp(deps: AppDeps, routes: readonly RouteDef[]) {
         key_id: req.keyId,
       });
     }
-  }
-  /** The node request listener: request id, common headers and the log line, then the route. */
+  };
+}
+
+/** The app for `routes`: node's request listener, and its listeners for requests node's parser rejected and CONNECT. */
+export function createApp(deps: AppDeps, routes: readonly RouteDef[]) {
+  const render: Render = (req, res, err) => sendError(res, req.id, err, deps.log);
+  // polka's handler is node's request listener (req, res); its optional third argument is a parent app's `next`.
+  const app = routing(deps, routes, render);
+  const polkaListener = app.handler as (req: Req, res: ServerResponse) => void;
+  const lifecycle = deps.lifecycle ?? { draining: false, inFlight: 0 };
+  const onClose = closing(deps, lifecycle);
+  /** The request id, common headers and the log line, then polka's handler with the target in origin form. */
   const listener = (request: IncomingMessage, res: ServerResponse): void => {
     const req = request as Req;
     req.url = normalTarget(req.url ?? '/');
@@ -150,21 +159,19 @@ export function createApp(deps: AppDeps, routes: readonly RouteDef[]) {
     addHeader(res, 'X-Content-Type-Options', 'nosniff');
     if (lifecycle.draining) res.shouldKeepAlive = false; // answers after SIGTERM close their connection
     lifecycle.inFlight++;
-    metrics?.inFlight.inc();
+    deps.metrics?.inFlight.inc();
     req.started = performance.now();
     res.on('close', onClose);
-    const target = splitTarget(req.url);
-    req.path = target.path;
-    req.search = target.search;
     // Node's own check (requireHostHeader) answered a bare 400 without the envelope; the server turns it off.
     // Two Host lines are a 400 too (RFC 9112 3.2): node keeps the first, a proxy may have read the other.
     const problem = requestProblem(req);
     if (problem !== null) {
       res.shouldKeepAlive = false; // as node's own answer did: the connection closes after it
+      req.path = app.parse(req).pathname; // for the log line
       render(req, res, new ApiError('invalid_request', problem));
       return;
     }
-    route(req, res);
+    polkaListener(req, res);
   };
   const { handler, lastResponse } = trackingResponses(listener);
   return { handler, clientError: clientErrorHandler(deps, lastResponse), connect: connectHandler(deps, lastResponse) };

@@ -1,5 +1,6 @@
 // What a route is: its definition (path, schema, handler, documentation), the context a handler gets, the app's dependencies.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
+import type { Request } from 'polka';
 import type { Log } from '../log.ts';
 import type { Snapshot, SnapshotSource } from '../snapshot/source.ts';
 import type { CursorCodec } from './cursor.ts';
@@ -7,10 +8,9 @@ import type { Metrics } from './metrics.ts';
 import type { QuerySchema } from './params.ts';
 import type { Meta } from './respond.ts';
 
-export interface Req extends IncomingMessage {
+/** A request as polka hands it to a route (path, search and params set), with what the app adds. */
+export interface Req extends Request {
   id: string;
-  path: string;
-  search: string | null;
   /** Set by access control: the authenticated key's id (never the key). */
   keyId?: string;
   /** The matched route's pattern (the metrics' route label). */
@@ -19,22 +19,26 @@ export interface Req extends IncomingMessage {
   started: number;
 }
 
-/** What a request handler gets: validated query and path ids, the envelope meta, the snapshot. */
-export interface Ctx<Q = any> {
+/** What a public route's handler gets: validated query and path ids, the envelope meta. */
+export interface PublicCtx<Q = any> {
   req: Req;
   res: ServerResponse;
   query: Q;
   params: Record<string, string>;
   meta: Meta;
-  snap: Snapshot;
   deps: AppDeps;
+}
+
+/** What a data route's handler gets: a public route's context and the snapshot it answers from. */
+export interface Ctx<Q = any> extends PublicCtx<Q> {
+  snap: Snapshot;
   /** Languages the body's translated fields were served in (bits of ./content-language.ts), gathered by the handler. */
   lang: number;
 }
 
 /** The envelope of a 200; 'raw': the handler writes the whole response itself (status, headers, body). */
 export type ResponseKind = 'collection' | 'bounded' | 'detail' | 'plain' | 'raw';
-export interface RouteDef<Q = any> {
+interface RouteBase {
   path: string; // pattern, e.g. /v1/listings/:id (a :name is one path segment)
   summary: string;
   description?: string;
@@ -43,18 +47,59 @@ export interface RouteDef<Q = any> {
   kind: ResponseKind;
   /** JSON schema of one data item (collections) or of data (detail) or of the body (plain). */
   item: Record<string, unknown>;
-  public?: boolean;
   /** What the path's id names, as its 404 says it ("listing": "No public listing was found with this id."). */
   record?: string;
   /** Not part of the API's description (the docs page and its assets). */
   hidden?: boolean;
   /** Members the route's meta adds to the shared ones (locale, request_id), for the OpenAPI document. */
   meta?: { schema: Record<string, unknown>; example: Record<string, unknown> };
+}
+/** A route answered from the snapshot: behind the key check, with the snapshot's headers and an ETag. */
+export interface DataRoute<Q = any> extends RouteBase {
+  public?: false;
   handle(ctx: Ctx<Q>): unknown;
 }
+/** A route open to everyone that reads no snapshot (ping, health, the docs page, the OpenAPI document). */
+export interface PublicRoute<Q = any> extends RouteBase {
+  public: true;
+  handle(ctx: PublicCtx<Q>): unknown;
+}
+export type RouteDef<Q = any> = DataRoute<Q> | PublicRoute<Q>;
 
-export function defineRoute<Q>(r: RouteDef<Q>): RouteDef<Q> {
+export function defineRoute<Q>(r: DataRoute<Q>): DataRoute<Q> {
   return r;
+}
+export function definePublicRoute<Q>(r: PublicRoute<Q>): PublicRoute<Q> {
+  return r;
+}
+
+/**
+ * A route path as polka matches it: an exact, case-sensitive regex (polka's string patterns ignore case), its
+ * literal parts escaped (the `.` of openapi.json is a dot), each `:name` one path segment captured as a named
+ * group (polka's req.params), one optional trailing slash.
+ */
+export function patternOf(path: string): RegExp {
+  const source = path
+    .split(/(:[a-z_]+)/)
+    .map((part) => (part.startsWith(':') ? `(?<${part.slice(1)}>[^/]+)` : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('');
+  return new RegExp(`^${source}/?$`);
+}
+
+/** The first `:name` of `route` whose segment of `path` (which the route matches) is not percent-encoded UTF-8, or null. */
+export function undecodableParam(route: string, path: string): string | null {
+  if (!path.includes('%')) return null;
+  const segments = path.split('/');
+  const parts = route.split('/');
+  for (let i = 0; i < parts.length; i++) {
+    if (!parts[i].startsWith(':') || !segments[i].includes('%')) continue;
+    try {
+      decodeURIComponent(segments[i]);
+    } catch {
+      return parts[i].slice(1);
+    }
+  }
+  return null;
 }
 
 /**

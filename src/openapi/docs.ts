@@ -12,7 +12,7 @@ import * as v from 'valibot';
 import { redactKeys } from '../access/key-format.ts';
 import { ApiError } from '../http/errors.ts';
 import { type Coding, negotiate, writeHead } from '../http/respond.ts';
-import { defineRoute } from '../http/route.ts';
+import { definePublicRoute } from '../http/route.ts';
 import { SERVICE_ID } from '../routes/ping.ts';
 
 /** swagger-ui-dist's files served under /docs/assets/<version>/; a single executable embeds each as `docs/<file>`. */
@@ -148,7 +148,7 @@ const ROOT_JSON = JSON.stringify(ROOT_INDEX);
 const raw = { kind: 'raw', public: true, hidden: true, tag: 'Docs', query: v.strictObject({}), item: {} } as const;
 
 export const routes = () => [
-  defineRoute({
+  definePublicRoute({
     ...raw,
     path: '/',
     summary: 'A browser goes to /docs; any other client gets links to the docs, the OpenAPI document and ping',
@@ -164,7 +164,7 @@ export const routes = () => [
         });
     },
   }),
-  defineRoute({
+  definePublicRoute({
     ...raw,
     path: '/docs',
     summary: 'The interactive API reference',
@@ -176,13 +176,13 @@ export const routes = () => [
         'Referrer-Policy': 'no-referrer',
       }),
   }),
-  defineRoute({
+  definePublicRoute({
     ...raw,
     path: '/docs/init.js',
     summary: "The reference page's set-up script",
     handle: ({ res }) => send(res, INIT, { 'Content-Type': TYPES.js, 'Cache-Control': 'no-cache' }),
   }),
-  defineRoute({
+  definePublicRoute({
     ...raw,
     path: '/docs/assets/:version/:file',
     summary: "Swagger UI's files, at the package's version",

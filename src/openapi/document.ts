@@ -7,7 +7,7 @@ import { ApiError, notFound } from '../http/errors.ts';
 import { cursor, DOC, entriesOf, LENGTH, type ParamDoc } from '../http/params.ts';
 import { parseRawQuery, validateQuery } from '../http/query.ts';
 import { JsonText } from '../http/respond.ts';
-import type { RouteDef } from '../http/route.ts';
+import type { PublicRoute, RouteDef } from '../http/route.ts';
 import { linksOf, operationIdOf } from './links.ts';
 import {
   ERROR_SCHEMA,
@@ -222,7 +222,7 @@ function operation(r: RouteDef, all: RouteDef[]) {
 export function openapiDocument(routes: RouteDef[]) {
   const body: { current?: JsonText } = {};
   // The document describes itself too, so its own route is part of the list it is built from.
-  const route: RouteDef = {
+  const route: PublicRoute = {
     path: '/v1/openapi.json',
     tag: 'Service',
     kind: 'plain',

@@ -2,7 +2,7 @@
 import type { ServerResponse } from 'node:http';
 import * as v from 'valibot';
 import { sendJson } from '../http/respond.ts';
-import { type AppDeps, defineRoute } from '../http/route.ts';
+import { type AppDeps, definePublicRoute } from '../http/route.ts';
 import { J } from './fields.ts';
 
 /** What /readyz says: why it is (not) ready, what it serves, and the last replacement file it refused. */
@@ -56,7 +56,7 @@ const noStore = (res: ServerResponse, status: number, body: unknown) =>
   sendJson(res, status, body, { 'Cache-Control': 'no-store' });
 
 export const routes = (deps: AppDeps) => [
-  defineRoute({
+  definePublicRoute({
     path: '/livez',
     tag: 'Service',
     kind: 'raw',
@@ -67,7 +67,7 @@ export const routes = (deps: AppDeps) => [
     summary: 'The process is up (for a supervisor: restart it when this fails)',
     handle: ({ res }) => noStore(res, 200, { status: 'ok' }),
   }),
-  defineRoute({
+  definePublicRoute({
     path: '/readyz',
     tag: 'Service',
     kind: 'raw',

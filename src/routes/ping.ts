@@ -1,12 +1,12 @@
 // GET /v1/ping: public availability check, no envelope.
 import * as v from 'valibot';
-import { type AppDeps, defineRoute } from '../http/route.ts';
+import { type AppDeps, definePublicRoute } from '../http/route.ts';
 import { J } from './fields.ts';
 
 export const SERVICE_ID = 'nl-rental-data-api';
 
 export const routes = (_deps: AppDeps) => [
-  defineRoute({
+  definePublicRoute({
     path: '/v1/ping',
     tag: 'Service',
     kind: 'plain',
