@@ -20,17 +20,19 @@ export function codePoints(s: string): number {
   }
   return n;
 }
-/** The length rule of `str`, marked so that the OpenAPI document shows it as minLength / maxLength. */
-export const LENGTH = Symbol('length in code points');
-export const str = (min: number, max: number) => {
-  const message = `must be ${min} to ${max} characters`;
-  const rule = v.check((s: string) => {
-    const n = codePoints(s);
-    return n >= min && n <= max;
-  }, message);
-  // A marked copy: valibot's schema and action objects are not to be changed.
-  return v.pipe(v.string(), { ...rule, [LENGTH]: { min, max } });
-};
+/**
+ * A string of `min` to `max` code points. The rule is a check (valibot's length counts UTF-16 units); its metadata
+ * states it as JSON Schema's minLength / maxLength, which count code points, for the OpenAPI document.
+ */
+export const str = (min: number, max: number) =>
+  v.pipe(
+    v.string(),
+    v.check((s: string) => {
+      const n = codePoints(s);
+      return n >= min && n <= max;
+    }, `must be ${min} to ${max} characters`),
+    v.metadata({ minLength: min, maxLength: max }),
+  );
 /**
  * Every way an integer parameter can be wrong (not a number, not whole, out of range) gets its whole rule. Its
  * raw value must be written as an integer: validateQuery knows it by valibot's integer rule in the pipe.
@@ -57,18 +59,12 @@ export function isRealDate(s: string): boolean {
   return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
 }
 
-/** A parameter's meaning and an example value, for the OpenAPI document (its rule comes from the schema). */
-export interface ParamDoc {
-  description: string;
-  example: string | number;
-}
-export const DOC = Symbol('parameter documentation');
 /**
- * The schema of a query parameter with its documentation attached: a shallow copy, so a shared piece (q,
- * locale) can carry another text per endpoint; validation is the same.
+ * A query parameter's schema with its meaning and an example value (valibot's description and examples, which the
+ * OpenAPI document reads; its rule comes from the schema); validation is the same.
  */
-export const documented = <S extends v.GenericSchema>(schema: S, description: string, example: string | number): S =>
-  ({ ...schema, [DOC]: { description, example } satisfies ParamDoc }) as S;
+export const documented = <S extends v.GenericSchema>(schema: S, description: string, example: string | number) =>
+  v.pipe(schema, v.description(description), v.examples([example]));
 
 export const locale = documented(
   v.optional(oneOf(LOCALES), 'en'),
@@ -82,13 +78,10 @@ const Q_TEXT =
   "record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400.";
 /** What makes q searchable, in the schema so that the document states it: the search terms are its letters and digits. */
 export const Q_PATTERN = /[\p{L}\p{N}]/u;
-export const q = documented(
-  v.optional(v.pipe(str(1, 200), v.regex(Q_PATTERN, 'must contain at least one letter or digit'))),
-  Q_TEXT,
-  'amsterdam',
-);
+const qRule = v.optional(v.pipe(str(1, 200), v.regex(Q_PATTERN, 'must contain at least one letter or digit')));
+export const q = documented(qRule, Q_TEXT, 'amsterdam');
 /** q with the fields an endpoint searches named in its documentation. */
-export const qOver = (fields: string, example: string) => documented(q, `${Q_TEXT} Searched: ${fields}.`, example);
+export const qOver = (fields: string, example: string) => documented(qRule, `${Q_TEXT} Searched: ${fields}.`, example);
 export const limit = (max: number, dflt: number) =>
   documented(v.optional(int(1, max), dflt), 'Number of items per page.', Math.min(dflt, 10));
 export const cursor = documented(

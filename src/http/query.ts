@@ -68,6 +68,12 @@ export const printable = (s: string) => {
 /** How a parameter's raw value is converted: integers and numbers are parsed, everything else stays text. */
 type Kind = 'integer' | 'number' | 'text';
 const kinds = new WeakMap<v.GenericSchema, Kind>();
+/** Whether a schema's pipe, or a pipe it holds (a documented parameter pipes its rule's), has valibot's integer rule. */
+const hasInteger = (s: v.GenericSchema): boolean =>
+  'pipe' in s &&
+  (s as v.SchemaWithPipe<[v.GenericSchema]>).pipe.some(
+    (a) => v.isOfType('integer', a) || (a.kind === 'schema' && a !== s && hasInteger(a as v.GenericSchema)),
+  );
 /**
  * Read through valibot's public API (unwrap, isOfType, a schema's type and pipe): a number schema, under any
  * optional, is an integer parameter when its pipe has valibot's integer rule (int() in ./params.ts).
@@ -77,8 +83,7 @@ function kindOf(s: v.GenericSchema): Kind {
   if (kind === undefined) {
     let cur = s;
     while (v.isOfType('optional', cur)) cur = v.unwrap(cur as v.OptionalSchema<v.GenericSchema, unknown>);
-    const pipe: readonly { type: string }[] = 'pipe' in cur ? (cur as v.SchemaWithPipe<[v.GenericSchema]>).pipe : [];
-    kind = cur.type !== 'number' ? 'text' : pipe.some((a) => v.isOfType('integer', a)) ? 'integer' : 'number';
+    kind = cur.type !== 'number' ? 'text' : hasInteger(cur) ? 'integer' : 'number';
     kinds.set(s, kind);
   }
   return kind;

@@ -4,7 +4,7 @@ import { toJsonSchema } from '@valibot/to-json-schema';
 import * as v from 'valibot';
 import { cursorCodec } from '../http/cursor.ts';
 import { ApiError, notFound } from '../http/errors.ts';
-import { cursor, DOC, entriesOf, LENGTH, type ParamDoc } from '../http/params.ts';
+import { cursor, entriesOf } from '../http/params.ts';
 import { parseRawQuery, validateQuery } from '../http/query.ts';
 import { JsonText } from '../http/respond.ts';
 import type { PublicRoute, RouteDef } from '../http/route.ts';
@@ -24,7 +24,7 @@ import {
   TAGS,
 } from './text.ts';
 
-const CURSOR_EXAMPLE = (cursor as unknown as { [DOC]: ParamDoc })[DOC].example;
+const CURSOR_EXAMPLE = v.getExamples(cursor)[0];
 
 /** The shared Meta, or Meta with the route's own members added (its required ones with them). */
 const metaOf = (r: RouteDef): Record<string, unknown> =>
@@ -94,16 +94,11 @@ function parameters(r: RouteDef, all: RouteDef[]) {
   }
   const entries = Object.entries(entriesOf(r.query));
   for (const [name, schema] of entries) {
-    const json = toJsonSchema(schema as v.GenericSchema, {
+    // The parameter's text and example (valibot's description and examples) go beside its schema, as below.
+    const { $schema, description, examples, ...json } = toJsonSchema(schema as v.GenericSchema, {
       errorMode: 'ignore',
-      // str()'s length rule is a check counting code points: shown as the JSON Schema lengths it implements.
-      overrideAction: ({ valibotAction, jsonSchema }) => {
-        const len = (valibotAction as { [LENGTH]?: { min: number; max: number } })[LENGTH];
-        return len ? { ...jsonSchema, minLength: len.min, maxLength: len.max } : undefined;
-      },
     }) as Record<string, unknown>;
-    delete json.$schema;
-    const doc = (schema as { [DOC]?: ParamDoc })[DOC];
+    const doc = examples === undefined ? undefined : { description, example: (examples as unknown[])[0] };
     const rule = ruleText(
       json,
       name,
