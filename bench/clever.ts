@@ -1,15 +1,16 @@
 // npm run bench:clever -- --old DIR [--db FILE] [--rounds 7] [--only cursor,small,itemjson,scan]
 //
-// In process, what the pieces that convention 15 asks a receipt for cost in two checkouts (OLD, e.g. a git worktree
-// of the commit before, and this one): the paging cursor (sign + verify), a page of a small table whose rows are
-// mapped per request (glossary, articles, insurance providers), an item's JSON text from its row (internet plans,
+// A piece written less plainly for speed must show what it saves; this is that receipt for the pieces below. In
+// process, what they cost in two checkouts (OLD, e.g. a git worktree of the commit before, and this one): the paging
+// cursor (sign + verify), a page of a small table whose rows are mapped per request (glossary, articles, insurance
+// providers), an item's JSON text from its row (internet plans,
 // locations), and the listing column scan's pages and stats for filter sets with residual conditions. Each side's
 // modules are imported from its own checkout and run against the same snapshot (the cached 1M bench snapshot unless
 // given), alternating which goes first; printed: CPU µs per call, the median of the rounds, and old ÷ new.
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
-import { ftsQuery } from '../src/routes/full-text.ts';
+import { ftsQuery } from '../src/routes/support/full-text.ts';
 import { lpad, median, pad, ROOT, snapshotPath } from './common.ts';
 
 const { values: a } = parseArgs({
@@ -85,7 +86,7 @@ for (const [route, n] of only.has('small')
 
 // Items' JSON text from rows: once per snapshot and locale in the service (smallSearch's kept items).
 if (only.has('itemjson')) {
-  const fields = await load('src/routes/fields.ts');
+  const fields = await load('src/routes/support/fields.ts');
   const plans = db.prepare('SELECT * FROM internet_plans').all() as Record<string, unknown>[];
   const kinds = Object.fromEntries(Object.keys(plans[0]).map((k) => [k, 'value']));
   const toJson = fields.map((m) => m.itemJson(kinds));

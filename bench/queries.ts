@@ -12,7 +12,7 @@ import Database from 'better-sqlite3';
 import { type Driver, type ListingFilters, matchSql, pageSql } from '../snapshot-format/listing-sql.ts';
 import { statsOf } from '../snapshot-format/price-stats.ts';
 import { shapeKey } from '../src/listings/planner.ts';
-import { ftsQuery } from '../src/routes/full-text.ts';
+import { ftsQuery } from '../src/routes/support/full-text.ts';
 // app.ts first: it imports routes/index.ts, which imports every route module (the order the server loads them in;
 // importing a route module first would evaluate routes/index.ts before that module's exports exist).
 import '../src/http/app.ts';

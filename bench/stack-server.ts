@@ -1,5 +1,5 @@
 // Benchmark-only: the bare stack's listing detail, for npm run bench:stack. node:http and better-sqlite3 with the
-// service's own detail statement and city names (src/routes/listing-text.ts) on the snapshot at SNAPSHOT_PATH, and
+// service's own detail statement and city names (src/routes/support/listing-text.ts) on the snapshot at SNAPSHOT_PATH, and
 // nothing else: no key check, rate limit, request log, metrics, ETag, query validation or error envelope. What the
 // service spends beyond this is what its features cost. With STACK_HEADERS it also writes the service's headers.
 //   SNAPSHOT_PATH=… node stack-server.mjs   → stdout {"ready":"http://127.0.0.1:PORT"}; exits when stdin ends
@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Database from 'better-sqlite3';
-import { detailText, prepareText } from '../src/routes/listing-text.ts';
+import { detailText, prepareText } from '../src/routes/support/listing-text.ts';
 
 const db = new Database(process.env.SNAPSHOT_PATH!, { readonly: true, fileMustExist: true });
 db.pragma('mmap_size = 0');

@@ -160,7 +160,7 @@ describe('404 for unknown routes', () => {
     '/v1/articles/art-1/related',
     '/v1/glossary/gl-huurtoeslag/terms',
     '/v1/market/metrics/median_rent',
-    // Paths are exact and lower-case (polka alone would match these case-insensitively).
+    // Paths are exact and lower-case (polka's string patterns would match these case-insensitively; the app gives it RegExps).
     '/V1/LISTINGS',
     '/v1/Listings/lst-001',
     '/v1/PING',

@@ -1,4 +1,4 @@
-// itemJson (src/routes/fields.ts): an item's JSON text straight from its row must be exactly the text that
+// itemJson (src/routes/support/fields.ts): an item's JSON text straight from its row must be exactly the text that
 // JSON.stringify makes of the item object (stored JSON parsed, 0/1 as booleans), field order included; itemSql,
 // the same text made by SQLite, exactly itemJson's.
 import assert from 'node:assert/strict';
@@ -6,8 +6,8 @@ import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { mulberry32 } from '../generate/random.ts';
 import { IN_ENGLISH, IN_LOCALE } from '../src/http/content-language.ts';
-import { itemJson, itemSelect, itemSql, itemText, parseJson, rowJson } from '../src/routes/fields.ts';
-import { itemOf, smallSearch } from '../src/routes/small-search.ts';
+import { itemJson, itemSelect, itemSql, itemText, parseJson, rowJson } from '../src/routes/support/fields.ts';
+import { itemOf, smallSearch } from '../src/routes/support/small-search.ts';
 
 describe('itemJson', () => {
   const toJson = itemJson({ id: 'value', n: 'value', x: 'value', flag: 'bool', list: 'json', obj: 'json' });

@@ -8,7 +8,7 @@ import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { mulberry32 } from '../generate/random.ts';
 import { LOCALES } from '../snapshot-format/locales.ts';
-import { summariesOf } from '../src/routes/listing-text.ts';
+import { summariesOf } from '../src/routes/support/listing-text.ts';
 import { prepare } from '../src/routes/listings.ts';
 import { copyFixture } from './support/files.ts';
 import { all, useListings } from './support/listings.ts';

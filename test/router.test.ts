@@ -10,7 +10,7 @@ import { routes as docsRoutes } from '../src/openapi/docs.ts';
 import { ROUTE_MODULES } from '../src/routes/index.ts';
 
 const routes = [
-  ...ROUTE_MODULES.flatMap((m) => m.routes({} as never)),
+  ...ROUTE_MODULES.flatMap((m) => m.routes()),
   ...docsRoutes(),
   { path: '/v1/openapi.json' },
 ].map((r) => r.path);

@@ -71,7 +71,7 @@ export interface KeyRecord {
 }
 /**
  * Looks a key up by its SHA-256 digest; throws (or rejects with) KeyStoreUnavailable when the store cannot be
- * read. A promise only when the answer has to wait for the store to be read again (reader.ts lookupOrWait).
+ * read. A promise only when the answer has to wait for the store to be read again (./key-reader.ts lookupOrWait).
  */
 export type KeyLookup = (digestBase64: string) => KeyRecord | undefined | Promise<KeyRecord | undefined>;
 
@@ -84,7 +84,7 @@ export function presentedDigest(header: string | undefined): string | null {
 /**
  * The key id for a usable key (given by its digest, presentedDigest), or null for every kind of failure (the
  * caller answers one 401), or a promise of it when the lookup answers with one. The lookup is by digest in the key
- * reader's map (reader.ts), which re-reads the key store when the file changed, so a disabled or revoked key fails
+ * reader's map (./key-reader.ts), which re-reads the key store when the file changed, so a disabled or revoked key fails
  * on its very next request. No secret-dependent comparison happens here: the map lookup compares digests of the
  * presented key, which reveal nothing useful about stored keys.
  */

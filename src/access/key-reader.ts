@@ -211,7 +211,7 @@ export class KeyReader {
    * place, so a disable or revoke applies to every request read after its commit, pipelined ones too.
    * "Was another file renamed into place?" (a stat of the path: a restored backup) is asked once per
    * event-loop turn that has a request, and at least every REUSE_STAT_MS: under load a turn carries
-   * several requests, and the stat cost ~10-20 µs of a listing detail's ~170 µs of CPU on this VM.
+   * several requests, and a stat per request was a tenth of a listing detail's CPU (docs/performance.md).
    */
   private statted = false;
   private stattedAt = 0;

@@ -119,7 +119,7 @@ export function openKeyStore(path: string, opts: { create: boolean }): Database.
       }
       checkSchema(db, path);
     }).immediate();
-    // A key store, and only a key store, is set back to the rollback journal the server needs (see reader.ts).
+    // A key store, and only a key store, is set back to the rollback journal the server needs (see ./key-reader.ts).
     db.pragma('journal_mode = DELETE');
     return db;
   } catch (e) {

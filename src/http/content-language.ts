@@ -1,6 +1,6 @@
 // Content-Language of a localised answer: the languages its translated fields were actually served in.
 
-/** The column in which a statement reports a row's language bits (see ../routes/i18n-sql.ts). */
+/** The column in which a statement reports a row's language bits (see ../routes/support/i18n-sql.ts). */
 export const LANG_COLUMN = '_lang';
 /** A translated field was served in the requested locale. */
 export const IN_LOCALE = 1;

@@ -17,8 +17,8 @@ export interface CursorCodec {
 
 /**
  * HMAC-SHA256 (RFC 2104) of ASCII text with a fixed key, as base64url: the keyed pads are made once, and each MAC
- * is two one-shot hashes. Why: createHmac builds a native object per MAC, which bench:ab put at +16 µs (~11 %) of a
- * page of owners and ~+8 µs of a listing search page at 1M; test/cursor.test.ts compares the two on random input.
+ * is two one-shot hashes. Why: createHmac builds a native object per MAC, a tenth of a page of owners
+ * (docs/performance.md); test/cursor.test.ts compares the two on random input.
  */
 export function hmacSha256(secret: string): (ascii: string) => string {
   let key = Buffer.from(secret, 'utf8');

@@ -91,7 +91,7 @@ const REASONS: Record<number, string> = {
   408: 'Request Timeout',
   431: 'Request Header Fields Too Large',
 };
-/** HSTS as every response over the service's own TLS carries it (access.ts). */
+/** HSTS as every response over the service's own TLS carries it (./guard.ts). */
 export const HSTS = 'max-age=31536000';
 
 /**

@@ -145,7 +145,7 @@ function authorization(req: IncomingMessage): string | undefined {
 
 /**
  * The digest of the key a request presents (presentedDigest), remembered per connection: a keep-alive client sends
- * the same Authorization header on every request, and the checksum and the SHA-256 (~4 µs) are then made once per
+ * the same Authorization header on every request, and the checksum and the SHA-256 are then made once per
  * connection. Only the digest is reused; the key's lookup, status and limits are checked on every request. What
  * is remembered (the header, which the connection's own request holds anyway) goes with the connection.
  */

@@ -149,9 +149,9 @@ const PLAIN_CURSOR = /^[A-Za-z0-9_.-]{1,4096}$/;
 
 /**
  * A route's validated queries by query string (with its "?"): the same short query string (no parameters, a
- * locale, a common filter) is parsed and validated once (valibot and the raw parse are ~6 µs of a small answer).
- * A paged route's query with a cursor is the query without it, remembered, plus the cursor: the pages of one walk
- * share everything but the cursor (~9 µs a page otherwise). Bounded in count and length; a query that fails
+ * locale, a common filter) is parsed and validated once (valibot and the raw parse are a visible share of a small answer: see
+ * docs/performance.md). A paged route's query with a cursor is the query without it, remembered, plus the cursor:
+ * the pages of one walk share everything but the cursor. Bounded in count and length; a query that fails
  * validation is never remembered, so it fails every time, with the message of the whole query's validation.
  * The objects are frozen: a handler that changed one would change every later request's.
  */

@@ -103,7 +103,7 @@ export function undecodableParam(route: string, path: string): string | null {
 }
 
 /**
- * The access-control step (see access.ts), run once the route is known: it may answer the request itself
+ * The access-control step (./guard.ts), run once the route is known: it may answer the request itself
  * (preflight, redirect) and return true, or throw an ApiError (401, 429, 503) or KeyStoreUnavailable (503).
  * Synchronous when the key store and the limits live in this process; a promise (rejected with the error) when
  * the counters live elsewhere (the cluster's primary, Redis) or a key waits for the key store's re-read.

@@ -7,10 +7,8 @@ import type { PrimaryHint, ScanStats } from './scan.ts';
  * Relative cost of reading one row by each access path, and of checking q on a row that FTS did not
  * produce (an FTS lookup per row), of each document FTS reads to intersect several terms, and of each
  * document of a term FTS steps over to reach a cursor's position (its document lists have no index to
- * seek a rowid in: a page after rid 700,000 of "bright", in 353k listings, took 27 ms).
- * Measured on the 1M snapshot (npm run bench:queries): a residual q check costs about as much as
- * reading 20 rows; a row unit is 2-7 µs, a document of a multi-term intersection ~36 ns, a document
- * stepped over 85-100 ns.
+ * seek a rowid in). The ratios are measured on the 1M snapshot (npm run bench:queries; the figures are
+ * in docs/performance.md): a residual q check costs about as much as reading 20 rows.
  */
 export const COST = { row: 1, ftsRow: 1.5, ftsCheck: 20, sortRow: 0.2, ftsMergeDoc: 0.005, ftsSkipDoc: 0.014 };
 
@@ -35,15 +33,14 @@ export function hintOf(d: Driver): PrimaryHint {
 
 /**
  * Prepared statements kept per snapshot. Shapes × drivers × page sizes is large (an adversary can
- * ask for many), so the least recently used are dropped; a dropped shape is prepared again (~50 µs).
+ * ask for many), so the least recently used are dropped; a dropped shape is prepared again.
  */
 export const STATEMENT_CACHE_SIZE = 256;
 
 /**
  * Below this many row-units an index plan is always used; above it, the column scan when cheaper.
- * A row read through an index costs 2-7 µs on the 1M snapshot (an FTS-driven read with a residual
- * check is the dearest), so 600 units bound an index plan at about 4 ms even when the estimate is
- * off (correlated filters); 2,000 allowed 12-17 ms (npm run bench:queries).
+ * 600 units bound an index plan's time even when the estimate is off (correlated filters); the
+ * figures are in docs/performance.md (npm run bench:queries).
  */
 export const SCAN_MIN_UNITS = 600;
 /** One scan page costs about as much as reading this many rows per listing through an index (~3-4 ms at 751k). */

@@ -243,9 +243,9 @@ export class ListingQueries {
 
   /**
    * Whether the column scan finds a page of these terms at about the cost of the page itself: every term
-   * has a bitmap (a few words read per page, ~10 µs at any depth), or one of them is rare enough for its
-   * rows to be a short list the scan reads once and keeps (~10 µs a page after the first). FTS read
-   * 60-150 µs for the first page of a common word, more for each page after, and ~120 µs for a rare one.
+   * has a bitmap (a few words read per page, at any depth), or one of them is rare enough for its rows to be
+   * a short list the scan reads once and keeps. FTS costs several times that for a common word's first page
+   * and more for each page after (docs/performance.md).
    */
   private scanFindsTerms(terms: string[]): boolean {
     const short = Math.max(1, Math.ceil(this.total * BITMAP_MIN_SHARE));

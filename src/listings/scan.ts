@@ -69,7 +69,7 @@ export class ListingScan {
 
   /**
    * A value's code in its column (0 for no value, -1 for a value no listing has), read once each (see
-   * rememberedIn): a statement per filter value was ~3 µs of each page and stats call.
+   * rememberedIn): a statement per filter value cost every page and stats call.
    */
   private code(column: string, value: string | undefined): number {
     if (value === undefined) return 0;

@@ -82,7 +82,7 @@ export class TermRows {
 
   /**
    * Rows (ascending) containing every one of these rare terms, from one FTS query, cached: each list is
-   * under 0.5 % of the listings (~15 KB at 751k), and the FTS query cost ~200 µs for 768 rows.
+   * under 0.5 % of the listings, and its FTS query is dearer than a page (docs/performance.md).
    */
   private rareRows(rare: string[]): Uint32Array {
     const key = [...rare].sort().join(' ');

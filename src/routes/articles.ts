@@ -5,12 +5,12 @@ import { takeLang } from '../http/content-language.ts';
 import { notFound } from '../http/errors.ts';
 import { cursor, documented, id120, limit, locale, qOver, str } from '../http/params.ts';
 import { detail } from '../http/respond.ts';
-import { type AppDeps, defineRoute } from '../http/route.ts';
-import { EXAMPLES } from './examples.ts';
-import { J } from './fields.ts';
-import { i18nJoin, tr } from './i18n-sql.ts';
-import { smallSearch } from './small-search.ts';
-import { termClause, termIndex, termSearchPage } from './term-index.ts';
+import { defineRoute } from '../http/route.ts';
+import { EXAMPLES } from './support/examples.ts';
+import { J } from './support/fields.ts';
+import { i18nJoin, tr } from './support/i18n-sql.ts';
+import { smallSearch } from './support/small-search.ts';
+import { termClause, termIndex, termSearchPage } from './support/term-index.ts';
 
 const SearchQuery = v.strictObject({
   locale,
@@ -58,7 +58,7 @@ export function prepare(db: Database) {
 const TEXT = { id: { type: 'string' }, slug: J.str, title: J.str, description: J.str };
 const PLACE = { category: J.str, location_id: J.str, created_at: J.ts, updated_at: J.ts };
 
-export const routes = (_deps: AppDeps) => [
+export const routes = () => [
   defineRoute<v.InferOutput<typeof SearchQuery>>({
     path: '/v1/articles',
     tag: 'Articles',

@@ -7,9 +7,9 @@ import { RESOURCES } from '../../snapshot-format/resources.ts';
 import { badRequest } from '../http/errors.ts';
 import { cursor, documented, limit, oneOf, str } from '../http/params.ts';
 import { collection } from '../http/respond.ts';
-import { type AppDeps, type Ctx, defineRoute } from '../http/route.ts';
-import { J } from './fields.ts';
-import { keysetPosition } from './paging.ts';
+import { type Ctx, defineRoute } from '../http/route.ts';
+import { J } from './support/fields.ts';
+import { keysetPosition } from './support/paging.ts';
 
 const SNAPSHOT_EXAMPLE = 'snap_6a1f0c9e2b7d4e8a9c3f5d21';
 
@@ -133,7 +133,7 @@ const CHANGE = J.object(
   },
 );
 
-export const routes = (_deps: AppDeps) => [
+export const routes = () => [
   defineRoute<Query>({
     path: '/v1/changes',
     tag: 'Changes',

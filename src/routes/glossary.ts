@@ -5,12 +5,12 @@ import { takeLang } from '../http/content-language.ts';
 import { notFound } from '../http/errors.ts';
 import { cursor, limit, locale, qOver } from '../http/params.ts';
 import { detail } from '../http/respond.ts';
-import { type AppDeps, defineRoute } from '../http/route.ts';
-import { EXAMPLES } from './examples.ts';
-import { J } from './fields.ts';
-import { i18nJoin, tr } from './i18n-sql.ts';
-import { smallSearch } from './small-search.ts';
-import { termClause, termIndex, termSearchPage } from './term-index.ts';
+import { defineRoute } from '../http/route.ts';
+import { EXAMPLES } from './support/examples.ts';
+import { J } from './support/fields.ts';
+import { i18nJoin, tr } from './support/i18n-sql.ts';
+import { smallSearch } from './support/small-search.ts';
+import { termClause, termIndex, termSearchPage } from './support/term-index.ts';
 
 const SearchQuery = v.strictObject({
   locale,
@@ -43,7 +43,7 @@ const ENTRY = J.object(
   },
 );
 
-export const routes = (_deps: AppDeps) => [
+export const routes = () => [
   defineRoute<v.InferOutput<typeof SearchQuery>>({
     path: '/v1/glossary',
     tag: 'Glossary',

@@ -3,7 +3,7 @@ import type { ServerResponse } from 'node:http';
 import * as v from 'valibot';
 import { sendJson } from '../http/respond.ts';
 import { type AppDeps, definePublicRoute } from '../http/route.ts';
-import { J } from './fields.ts';
+import { J } from './support/fields.ts';
 
 /** What /readyz says: why it is (not) ready, what it serves, and the last replacement file it refused. */
 export function readiness(deps: AppDeps, now = Date.now()) {
@@ -55,7 +55,7 @@ function pathRefused(snapshots: AppDeps['snapshots'], damaged: boolean): string 
 const noStore = (res: ServerResponse, status: number, body: unknown) =>
   sendJson(res, status, body, { 'Cache-Control': 'no-store' });
 
-export const routes = (deps: AppDeps) => [
+export const routes = () => [
   definePublicRoute({
     path: '/livez',
     tag: 'Service',
@@ -77,7 +77,7 @@ export const routes = (deps: AppDeps) => [
     item: { type: 'object' },
     summary:
       'Ready for traffic (for a load balancer): a valid snapshot is open, its own key store file is readable, not draining',
-    handle: ({ res }) => {
+    handle: ({ res, deps }) => {
       const r = readiness(deps);
       noStore(res, r.status === 'ready' ? 200 : 503, r);
     },

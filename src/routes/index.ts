@@ -1,6 +1,6 @@
 // Every route module, in registration order (a fixed path before a parameterised one).
 import type { Database } from 'better-sqlite3';
-import type { AppDeps, RouteDef } from '../http/route.ts';
+import type { RouteDef } from '../http/route.ts';
 import * as articles from './articles.ts';
 import * as changes from './changes.ts';
 import * as glossary from './glossary.ts';
@@ -15,10 +15,10 @@ import * as ping from './ping.ts';
 import * as platforms from './platforms.ts';
 
 export interface RouteModule {
-  routes: (deps: AppDeps) => RouteDef[];
+  routes: () => RouteDef[];
   prepare: ((db: Database) => unknown)[];
 }
-const mod = (m: { routes: (deps: AppDeps) => RouteDef[]; prepare?: (db: Database) => unknown }): RouteModule => ({
+const mod = (m: { routes: () => RouteDef[]; prepare?: (db: Database) => unknown }): RouteModule => ({
   routes: m.routes,
   prepare: m.prepare ? [m.prepare] : [],
 });

@@ -4,11 +4,11 @@ import * as v from 'valibot';
 import { notFound } from '../http/errors.ts';
 import { cursor, documented, id120, limit, locale, qOver, str } from '../http/params.ts';
 import { detail } from '../http/respond.ts';
-import { type AppDeps, defineRoute } from '../http/route.ts';
-import { EXAMPLES } from './examples.ts';
-import { itemSelect, J, rowJson } from './fields.ts';
-import { searchPageJson, smallSearch } from './small-search.ts';
-import { termClause, termIndex, termSearchPage } from './term-index.ts';
+import { defineRoute } from '../http/route.ts';
+import { EXAMPLES } from './support/examples.ts';
+import { itemSelect, J, rowJson } from './support/fields.ts';
+import { searchPageJson, smallSearch } from './support/small-search.ts';
+import { termClause, termIndex, termSearchPage } from './support/term-index.ts';
 
 const ProductQuery = v.strictObject({
   locale,
@@ -105,7 +105,7 @@ const PROVIDER = J.object(
   { example: EXAMPLES.insuranceProvider },
 );
 
-export const routes = (_deps: AppDeps) => [
+export const routes = () => [
   defineRoute<v.InferOutput<typeof ProductQuery>>({
     path: '/v1/insurance/products',
     tag: 'Insurance',

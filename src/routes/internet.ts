@@ -5,11 +5,11 @@ import { noteLang } from '../http/content-language.ts';
 import { notFound } from '../http/errors.ts';
 import { cursor, documented, id120, int, limit, locale, num, qOver, str } from '../http/params.ts';
 import { detailJson } from '../http/respond.ts';
-import { type AppDeps, defineRoute } from '../http/route.ts';
-import { EXAMPLES } from './examples.ts';
-import { type ItemRow, itemJson, itemSelect, J, rowJson } from './fields.ts';
-import { i18nJoin, tr } from './i18n-sql.ts';
-import { searchPageJson, smallSearch } from './small-search.ts';
+import { defineRoute } from '../http/route.ts';
+import { EXAMPLES } from './support/examples.ts';
+import { type ItemRow, itemJson, itemSelect, J, rowJson } from './support/fields.ts';
+import { i18nJoin, tr } from './support/i18n-sql.ts';
+import { searchPageJson, smallSearch } from './support/small-search.ts';
 
 const ProviderQuery = v.strictObject({
   locale,
@@ -154,7 +154,7 @@ const PLAN = J.object(
   { example: EXAMPLES.internetPlan },
 );
 
-export const routes = (_deps: AppDeps) => [
+export const routes = () => [
   defineRoute<v.InferOutput<typeof ProviderQuery>>({
     path: '/v1/internet/providers',
     tag: 'Internet',

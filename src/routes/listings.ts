@@ -5,13 +5,13 @@ import type { ListingFilters } from '../../snapshot-format/listing-sql.ts';
 import { notFound } from '../http/errors.ts';
 import { cursor, documented, id120, int, limit, locale, minMax, oneOf, qOver, str } from '../http/params.ts';
 import { boundedJson, collectionJson, detail, detailJson } from '../http/respond.ts';
-import { type AppDeps, type Ctx, defineRoute } from '../http/route.ts';
+import { type Ctx, defineRoute } from '../http/route.ts';
 import { ListingQueries } from '../listings/planner.ts';
-import { EXAMPLES } from './examples.ts';
-import { J } from './fields.ts';
-import { ftsQuery } from './full-text.ts';
-import { detailText, prepareText, summariesOf } from './listing-text.ts';
-import { keysetPosition } from './paging.ts';
+import { EXAMPLES } from './support/examples.ts';
+import { J } from './support/fields.ts';
+import { ftsQuery } from './support/full-text.ts';
+import { detailText, prepareText, summariesOf } from './support/listing-text.ts';
+import { keysetPosition } from './support/paging.ts';
 
 const FURNISHING = ['SHELL', 'FURNISHED', 'UPHOLSTERED'] as const;
 /** A listing filter on a number: listings without that value never match it. */
@@ -213,7 +213,7 @@ const STATS = J.object(
   { example: EXAMPLES.listingStats },
 );
 
-export const routes = (_deps: AppDeps) => [
+export const routes = () => [
   defineRoute<Search>({
     path: '/v1/listings',
     tag: 'Listings',

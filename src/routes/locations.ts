@@ -5,11 +5,11 @@ import { takeLang } from '../http/content-language.ts';
 import { notFound } from '../http/errors.ts';
 import { cursor, documented, id120, limit, locale, oneOf, qOver } from '../http/params.ts';
 import { detail } from '../http/respond.ts';
-import { type AppDeps, defineRoute } from '../http/route.ts';
-import { EXAMPLES } from './examples.ts';
-import { itemJson, J, parseJson } from './fields.ts';
-import { i18nJoin, tr } from './i18n-sql.ts';
-import { searchPageJson, smallSearch } from './small-search.ts';
+import { defineRoute } from '../http/route.ts';
+import { EXAMPLES } from './support/examples.ts';
+import { itemJson, J, parseJson } from './support/fields.ts';
+import { i18nJoin, tr } from './support/i18n-sql.ts';
+import { searchPageJson, smallSearch } from './support/small-search.ts';
 
 const SearchQuery = v.strictObject({
   locale,
@@ -81,7 +81,7 @@ const LOCATION = {
 };
 const PARENT = J.object({ id: { type: 'string' }, slug: J.str, type: { type: 'string' }, name: J.str });
 
-export const routes = (_deps: AppDeps) => [
+export const routes = () => [
   defineRoute<v.InferOutput<typeof SearchQuery>>({
     path: '/v1/locations',
     tag: 'Locations',

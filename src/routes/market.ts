@@ -5,10 +5,10 @@ import { takeLang } from '../http/content-language.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { date, documented, id120, locale } from '../http/params.ts';
 import { bounded } from '../http/respond.ts';
-import { type AppDeps, defineRoute } from '../http/route.ts';
-import { EXAMPLES } from './examples.ts';
-import { J } from './fields.ts';
-import { i18nJoin, tr } from './i18n-sql.ts';
+import { defineRoute } from '../http/route.ts';
+import { EXAMPLES } from './support/examples.ts';
+import { J } from './support/fields.ts';
+import { i18nJoin, tr } from './support/i18n-sql.ts';
 
 export const MAX_MONTHS = 24;
 const monthIndex = (d: string) => Number(d.slice(0, 4)) * 12 + Number(d.slice(5, 7)) - 1;
@@ -59,7 +59,7 @@ const OBSERVATION = J.object(
   { examples: EXAMPLES.observations },
 );
 
-export const routes = (_deps: AppDeps) => [
+export const routes = () => [
   defineRoute<v.InferOutput<typeof ListQuery>>({
     path: '/v1/market/metrics',
     tag: 'Market',

@@ -5,10 +5,10 @@ import { noteLang } from '../http/content-language.ts';
 import { notFound } from '../http/errors.ts';
 import { cursor, documented, limit, locale, qOver, str } from '../http/params.ts';
 import { detailJson } from '../http/respond.ts';
-import { type AppDeps, defineRoute } from '../http/route.ts';
-import { EXAMPLES } from './examples.ts';
-import { type ItemRow, itemSelect, J, rowJson } from './fields.ts';
-import { searchPageJson, smallSearch } from './small-search.ts';
+import { defineRoute } from '../http/route.ts';
+import { EXAMPLES } from './support/examples.ts';
+import { type ItemRow, itemSelect, J, rowJson } from './support/fields.ts';
+import { searchPageJson, smallSearch } from './support/small-search.ts';
 
 const SearchQuery = v.strictObject({
   locale,
@@ -77,7 +77,7 @@ const SUMMARY = {
   updated_at: J.ts,
 };
 
-export const routes = (_deps: AppDeps) => [
+export const routes = () => [
   defineRoute<v.InferOutput<typeof SearchQuery>>({
     path: '/v1/owners',
     tag: 'Owners',

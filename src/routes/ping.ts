@@ -1,11 +1,11 @@
 // GET /v1/ping: public availability check, no envelope.
 import * as v from 'valibot';
-import { type AppDeps, definePublicRoute } from '../http/route.ts';
-import { J } from './fields.ts';
+import { definePublicRoute } from '../http/route.ts';
+import { J } from './support/fields.ts';
 
 export const SERVICE_ID = 'nl-rental-data-api';
 
-export const routes = (_deps: AppDeps) => [
+export const routes = () => [
   definePublicRoute({
     path: '/v1/ping',
     tag: 'Service',

@@ -1,7 +1,7 @@
 // SQL for translated fields: the requested locale's row joined by its key, each field falling back to English,
 // and which languages a row's translated fields were served in (for the Content-Language header).
-import { LOCALE_CODE, type Locale, localeKeySql } from '../../snapshot-format/locales.ts';
-import { LANG_COLUMN } from '../http/content-language.ts';
+import { LOCALE_CODE, type Locale, localeKeySql } from '../../../snapshot-format/locales.ts';
+import { LANG_COLUMN } from '../../http/content-language.ts';
 
 /** LEFT JOIN of a table's translations in the requested locale: one rowid lookup. */
 export const i18nJoin = (table: string, alias: string, t = 't') =>

@@ -1,6 +1,6 @@
 // Response fields: JSON-schema shorthands for the OpenAPI document, and mappers from stored values to API values.
 import type { Database } from 'better-sqlite3';
-import { LANG_COLUMN } from '../http/content-language.ts';
+import { LANG_COLUMN } from '../../http/content-language.ts';
 import { i18nJoin, langBits, trValue } from './i18n-sql.ts';
 
 /** JSON-schema shorthands for response items; every documented field is present and may be null. */
@@ -80,9 +80,9 @@ const REAL_PLACE = new RegExp(`${REAL}([^${REAL}]*)${REAL}`, 'g');
  * json_quote writes a string (SQLite holds valid UTF-8) and a safe integer as JSON.stringify does, but not a REAL
  * (100.0, 17 digits) nor an integer past 2^53 (all its digits, where JavaScript reads the nearest double). In a
  * column that may hold those (REAL or INTEGER affinity) they are written between REAL marks as CAST(x AS TEXT),
- * which reads back as the same double, and itemText rewrites them with JSON.stringify. That costs ~0.5 µs a value
- * (SQLite's printing of a double, then the rewrite) where better-sqlite3 hands a number over in ~0.2 µs, so a
- * table with REAL values in most rows (internet plans' speeds, locations' coordinates) stays with itemJson.
+ * which reads back as the same double, and itemText rewrites them with JSON.stringify. That costs more than twice what better-sqlite3
+ * takes to hand a number over (SQLite's printing of a double, then the rewrite), so a table with REAL values in
+ * most rows (internet plans' speeds, locations' coordinates) stays with itemJson.
  */
 export function itemSql(
   db: Database,

@@ -1,8 +1,8 @@
 // q over the small tables that have no full-text table in the snapshot (articles, glossary, insurance
 // providers): their words in memory, indexed when a snapshot is opened, matched like the FTS tables.
 import type { Database } from 'better-sqlite3';
-import { indexText } from '../../snapshot-format/text.ts';
-import type { Ctx } from '../http/route.ts';
+import { indexText } from '../../../snapshot-format/text.ts';
+import type { Ctx } from '../../http/route.ts';
 import { ftsQuery } from './full-text.ts';
 import { page } from './paging.ts';
 import type { smallSearch } from './small-search.ts';

@@ -1,7 +1,7 @@
 // Keyset paging with signed cursors: one page of ids after a position, in the collection envelope.
-import { noteLang, withoutLang } from '../http/content-language.ts';
-import { collection, collectionJson } from '../http/respond.ts';
-import type { Ctx } from '../http/route.ts';
+import { noteLang, withoutLang } from '../../http/content-language.ts';
+import { collection, collectionJson } from '../../http/respond.ts';
+import type { Ctx } from '../../http/route.ts';
 
 /**
  * One page of a keyset walk. `fetch(after, n)` returns up to n items after the given position,

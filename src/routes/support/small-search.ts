@@ -1,27 +1,18 @@
 // Search over a small table: a fixed clause per filter, q through the table's full-text index, keyset paging by id.
 import type { Database, Statement } from 'better-sqlite3';
-import { LANG_COLUMN } from '../http/content-language.ts';
-import type { Ctx } from '../http/route.ts';
+import { LANG_COLUMN } from '../../http/content-language.ts';
+import type { Ctx } from '../../http/route.ts';
 import type { ItemRow } from './fields.ts';
 import { ftsQuery } from './full-text.ts';
-import { page, pageJson } from './paging.ts';
+import { pageJson } from './paging.ts';
 
 type SmallSearch = ReturnType<typeof smallSearch>;
 
 /**
- * One page of a small-table search for the validated query: `q` becomes an FTS expression first (a
- * q without letters or digits is a 400), the other filters are the search's clause names.
+ * One page of a small-table search made with `json` for the validated query: its rows are items already, and the
+ * page is their JSON text. `q` becomes an FTS expression first (a q without letters or digits is a 400), the other
+ * filters are the search's clause names.
  */
-export function searchPage(
-  ctx: Ctx<{ limit: number; cursor?: string; q?: string }>,
-  search: SmallSearch,
-  map?: (row: Record<string, any>) => unknown,
-) {
-  const filters = filtersOf(ctx.query);
-  return page(ctx, (after, n) => search(filters, after, n, ctx.meta.locale), map);
-}
-
-/** searchPage of a smallSearch made with `json`: its rows are items already, and the page is their JSON text. */
 export function searchPageJson(ctx: Ctx<{ limit: number; cursor?: string; q?: string }>, search: SmallSearch) {
   const filters = filtersOf(ctx.query);
   return pageJson(ctx, (after, n) => search(filters, after, n, ctx.meta.locale), itemOf);
@@ -30,7 +21,7 @@ export function searchPageJson(ctx: Ctx<{ limit: number; cursor?: string; q?: st
 /**
  * The search's filters: the validated query, with q as a full-text expression (a q without letters or digits is a
  * 400). Made once per query object: a route's short queries are remembered and frozen (QueryMemo), and q's terms
- * (Unicode normalisation and two regular expressions) cost ~0.8 µs in process a search.
+ * (Unicode normalisation and two regular expressions) are made once too.
  */
 const filtersOf = (query: { q?: string }): Record<string, unknown> => {
   let filters = madeFilters.get(query);
@@ -44,7 +35,7 @@ const madeFilters = new WeakMap<object, Record<string, unknown>>();
 
 /**
  * Statements kept per search and snapshot: present-filter sets × cursor or not × page sizes (1 to 101) can
- * be many, so the least recently used are dropped, and a dropped one is prepared again (20–60 µs).
+ * be many, so the least recently used are dropped, and a dropped one is prepared again.
  */
 const STATEMENT_CACHE_SIZE = 128;
 
@@ -55,7 +46,7 @@ const STATEMENT_CACHE_SIZE = 128;
  *
  * The page size is a literal in the SQL, not a parameter: SQLite (3.47 on) plans with the value bound to
  * a LIMIT parameter, and binding it again (even the same value) makes the next run prepare the statement
- * anew, which cost a page of 11 platforms 20 of its 40 µs.
+ * anew, which was half of a page of 11 platforms (docs/performance.md).
  *
  * With `json`, the items' JSON text is made once per snapshot and locale (see itemTexts) and a search's statement
  * reads only rids: its rows are the table's ItemRows ({ id, json, _lang }, shared: not to be changed).
@@ -128,8 +119,8 @@ export const itemOf = (row: Record<string, any>): string => (row as ItemRow).jso
  * Every row's item in a locale (its id, JSON text and language bits), made with `json` from the rows of `select`
  * (with `where`) the first time the locale is asked for, then kept as long as the snapshot is served: the table is
  * small (owners, the largest, is ~5,000 rows: 20–30 ms and ~1.2 MB a locale, less where a row has no translation and
- * shares the English text), and putting an item's JSON together (~2–6 µs a row in SQL or JavaScript) was most of a
- * page's statement; a search then reads rids only (~12 µs for a page of 21 owners instead of ~50).
+ * shares the English text), and putting an item's JSON together was most of a page's statement; a search then reads rids
+ * only (docs/performance.md).
  */
 function itemTexts(
   db: Database,

@@ -1,9 +1,9 @@
 // What a listing shows, as JSON text: the page of summaries and the detail, from listing_summary and listing_text
 // and the per-snapshot place names, in the requested locale with the language bits of what was served (Content-Language).
 import type { Database } from 'better-sqlite3';
-import { LOCALES, type Locale } from '../../snapshot-format/locales.ts';
-import { summarySql } from '../../snapshot-format/summary-json.ts';
-import { IN_ENGLISH, IN_LOCALE } from '../http/content-language.ts';
+import { LOCALES, type Locale } from '../../../snapshot-format/locales.ts';
+import { summarySql } from '../../../snapshot-format/summary-json.ts';
+import { IN_ENGLISH, IN_LOCALE } from '../../http/content-language.ts';
 import { i18nJoinIn, langBitsOf } from './i18n-sql.ts';
 
 // A listing's summary is put together by SQLite from listing_summary's columns (snapshot-format/summary-json.ts),
@@ -71,8 +71,8 @@ export function prepareText(db: Database) {
   return {
     // The summaries of the listings whose rids are bound as @rids (a JSON array), as one string in the array's
     // order: json_each drives the join (CROSS JOIN keeps it the outer loop) and group_concat appends each row
-    // as it is visited (an ORDER BY inside group_concat would sort the row strings in a temporary b-tree:
-    // ~15 µs a page). Also the last listing's id (JSON text: a bare column of an aggregate query with one
+    // as it is visited (an ORDER BY inside group_concat would sort the row strings in a temporary b-tree
+    // on every page). Also the last listing's id (JSON text: a bare column of an aggregate query with one
     // max() takes the row where max() was found) and the language bits of the titles.
     byRids: localised(({ text, lang }) =>
       db
