@@ -1,4 +1,5 @@
 // The environment, validated once: each setting has a name, a default and a one-line help text.
+import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import * as v from 'valibot';
 
@@ -178,6 +179,17 @@ export function redactUrl(url: string): string {
   } catch {
     return '(unparsable URL)';
   }
+}
+
+/**
+ * The secret paging cursors are signed with: CURSOR_SECRET, or when it is unset a random one of this process (the
+ * cluster's primary makes it once for every worker), with the warning logged. There is no built-in default: a
+ * secret written in the source would let anyone forge cursors (any position, no expiry).
+ */
+export function cursorSecretOf(config: Pick<Config, 'CURSOR_SECRET'>, log: (line: Record<string, unknown>) => void) {
+  if (config.CURSOR_SECRET !== undefined) return config.CURSOR_SECRET;
+  log({ level: 'warn', msg: CURSOR_SECRET_WARNING });
+  return randomBytes(32).toString('base64url');
 }
 
 export const CURSOR_SECRET_WARNING =

@@ -83,8 +83,11 @@ export class FixedWindows {
   }
 }
 
+/** The rate limits' window: the settings are per minute (tests shorten it). */
+export const RATE_WINDOW_SECONDS = 60;
+
 /**
- * Fixed windows of `windowSeconds` (60 in production: the settings are per minute; tests shorten it).
+ * Fixed windows of `windowSeconds` (RATE_WINDOW_SECONDS unless a test shortens it).
  * Per-key entries are bounded by the number of keys in the store (only authenticated requests reach
  * them); per-address entries are made only by failed authentications, and IPv6 addresses are grouped
  * by /64 (what one host usually holds), so one client cannot mint entries by rotating the low 64 bits.
@@ -95,7 +98,7 @@ export function createLimits(opts: {
   windowSeconds?: number;
   now?: () => number;
 }): Limits {
-  const duration = opts.windowSeconds ?? 60;
+  const duration = opts.windowSeconds ?? RATE_WINDOW_SECONDS;
   const now = opts.now ?? Date.now;
   const perKey = new FixedWindows(duration * 1000, now);
   const failures = new FixedWindows(duration * 1000, now);

@@ -1,7 +1,7 @@
 // The OpenAPI document's prose and shared parts: the introduction, the tags, the response headers, and the
 // envelope, error schemas and shared responses every operation refers to.
 import { LOCALES } from '../../snapshot-format/locales.ts';
-import { POLICY } from '../access/rate-limit.ts';
+import { POLICY, RATE_WINDOW_SECONDS } from '../access/rate-limit.ts';
 import type { Dependency } from '../errors.ts';
 import {
   CODES,
@@ -14,6 +14,12 @@ import {
 import { UNAUTHORIZED_MESSAGE } from '../http/guard.ts';
 import { MAX_PARAMS, MAX_QUERY_LENGTH } from '../http/query.ts';
 import { SERVICE_ID } from '../routes/ping.ts';
+
+/** Each error code with its status, in the order of the statuses ("400 `invalid_request`, 401 …"). */
+const CODE_LIST = Object.entries(CODES)
+  .sort((a, b) => a[1] - b[1])
+  .map(([code, status]) => `${status} \`${code}\``)
+  .join(', ');
 
 export const INTRODUCTION = `Read-only JSON API (\`${SERVICE_ID}\`) for Netherlands rental listings and the housing resources around them: owners and agencies, internet providers and plans, insurance, rental platforms, articles, a glossary, locations and market statistics. Prices are asking rents, not signed tenancy prices. Everything is \`GET\` (and \`HEAD\`); there is no write operation.
 
@@ -43,7 +49,7 @@ Each endpoint takes exactly the parameters listed for it. An unknown parameter, 
 
 ## Errors and limits
 
-Errors are \`{"error": {"code", "message", "request_id"}}\`: 400 \`invalid_request\`, 401 \`unauthorized\`, 404 \`not_found\`, 405 \`method_not_allowed\`, 408 \`request_timeout\`, 429 \`rate_limited\`, 431 \`request_too_large\`, 500 \`internal_error\`, 503 \`service_unavailable\`. Each key may make a number of requests a minute: every keyed answer reports the policy and what is left in \`RateLimit-Policy\` and \`RateLimit\`; beyond it the answer is 429 with \`Retry-After\` (seconds), which a client must obey. Repeated failed authentications from one address are limited the same way. When the data or the key store is unavailable, requests fail closed with 503 and \`Retry-After\`. A query string holds at most ${MAX_QUERY_LENGTH} characters and ${MAX_PARAMS} parameters, each given at most once; beyond that the answer is 400 \`invalid_request\`.
+Errors are \`{"error": {"code", "message", "request_id"}}\`: ${CODE_LIST}. Each key may make a number of requests a minute: every keyed answer reports the policy and what is left in \`RateLimit-Policy\` and \`RateLimit\`; beyond it the answer is 429 with \`Retry-After\` (seconds), which a client must obey. Repeated failed authentications from one address are limited the same way. When the data or the key store is unavailable, requests fail closed with 503 and \`Retry-After\`. A query string holds at most ${MAX_QUERY_LENGTH} characters and ${MAX_PARAMS} parameters, each given at most once; beyond that the answer is 400 \`invalid_request\`.
 
 ## Caching
 
@@ -92,7 +98,7 @@ export const HEADERS = {
   'RateLimit-Policy': {
     description: "This key's allowance: q requests in every window of w seconds.",
     schema: { type: 'string' },
-    example: `"${POLICY}";q=600;w=60`,
+    example: `"${POLICY}";q=600;w=${RATE_WINDOW_SECONDS}`,
   },
   'Retry-After': {
     description: 'Seconds to wait before trying again.',

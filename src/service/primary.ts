@@ -1,10 +1,10 @@
 // The cluster's primary (WORKERS > 1): starts the workers on one listening port (node:cluster, see workers.ts), owns
 // the snapshot (every worker serves the file it checked), holds the limit counters, serves the merged /metrics, and
 // on SIGTERM or SIGINT has every worker drain, then exits.
-import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { limitCounters } from '../access/limits-ipc.ts';
-import { type Config, CURSOR_SECRET_WARNING } from '../config.ts';
+import { RATE_WINDOW_SECONDS } from '../access/rate-limit.ts';
+import { type Config, cursorSecretOf } from '../config.ts';
 import { serveMetrics } from '../http/metrics.ts';
 import { removeStaleLinks, servedAtStart } from '../snapshot/served-file.ts';
 import { clusterMetrics } from './cluster-metrics.ts';
@@ -28,9 +28,7 @@ async function metricsListener(config: Config, io: PrimaryIo, source: Parameters
 
 /** What every worker's environment gets: unset, one random cursor secret for all (a cursor from one must work on the others), warned about once. */
 function workerEnv(config: Config, io: PrimaryIo): Record<string, string> {
-  if (config.CURSOR_SECRET !== undefined) return {};
-  io.log({ level: 'warn', msg: CURSOR_SECRET_WARNING });
-  return { CURSOR_SECRET: randomBytes(32).toString('base64url') };
+  return config.CURSOR_SECRET !== undefined ? {} : { CURSOR_SECRET: cursorSecretOf(config, io.log) };
 }
 
 export async function runPrimary(config: Config, io: PrimaryIo): Promise<void> {
@@ -39,7 +37,7 @@ export async function runPrimary(config: Config, io: PrimaryIo): Promise<void> {
     : limitCounters({
         perKey: config.RATE_LIMIT_PER_MINUTE,
         authFailures: config.AUTH_FAILURES_PER_MINUTE,
-        windowSeconds: 60,
+        windowSeconds: RATE_WINDOW_SECONDS,
       });
   let workers!: Workers;
   const metrics = clusterMetrics(

@@ -1,12 +1,11 @@
 // startService(config): snapshot + key store + access guard + app + listener(s); shared by main.ts and the tests, so both run the same wiring.
-import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { type Admission, localAdmission, sharedAdmission } from '../access/admission.ts';
 import { KeyReader } from '../access/key-reader.ts';
 import { KeyStoreError } from '../access/key-store.ts';
-import { createLimits, type SharedLimits } from '../access/rate-limit.ts';
+import { createLimits, RATE_WINDOW_SECONDS, type SharedLimits } from '../access/rate-limit.ts';
 import type { RedisLink } from '../access/redis.ts';
-import { type Config, CURSOR_SECRET_WARNING, isLoopback, redactUrl } from '../config.ts';
+import { type Config, cursorSecretOf, isLoopback, redactUrl } from '../config.ts';
 import { createApp } from '../http/app.ts';
 import { cursorCodec } from '../http/cursor.ts';
 import { type DrainResult, drain } from '../http/drain.ts';
@@ -94,7 +93,7 @@ async function keyAccess(config: Config, opts: ServiceOptions, parts: Parts) {
   const limits = {
     perKey: config.RATE_LIMIT_PER_MINUTE,
     authFailures: config.AUTH_FAILURES_PER_MINUTE,
-    windowSeconds: opts.rateWindowSeconds ?? 60,
+    windowSeconds: opts.rateWindowSeconds ?? RATE_WINDOW_SECONDS,
   };
   if (config.REDIS_URL !== undefined) {
     // Several replicas: keys and counters in Redis. Not reachable yet, the service starts and fails closed (503)
@@ -148,12 +147,7 @@ function appDeps(
       if (lifecycle.draining) res.shouldKeepAlive = false;
     },
   });
-  // No built-in default: a secret written in the source would let anyone forge cursors (any position, no expiry).
-  let cursorSecret = config.CURSOR_SECRET;
-  if (cursorSecret === undefined) {
-    cursorSecret = randomBytes(32).toString('base64url');
-    opts.log({ level: 'warn', msg: CURSOR_SECRET_WARNING });
-  }
+  const cursorSecret = cursorSecretOf(config, opts.log);
   return {
     snapshots: parts.snapshots,
     cursor: cursorCodec(cursorSecret, opts.now),

@@ -2,6 +2,7 @@
 // Redis), no metrics listener (the primary serves /metrics), the snapshot the primary serves (never the path's current
 // file), switched when the primary says so, and a drain when the primary says so.
 import { limitsOverIpc } from '../access/limits-ipc.ts';
+import { RATE_WINDOW_SECONDS } from '../access/rate-limit.ts';
 import type { Config } from '../config.ts';
 import type { Log } from '../log.ts';
 import type { ServedFile } from '../snapshot/served-file.ts';
@@ -34,7 +35,7 @@ export async function runWorker(config: Config, io: WorkerIo): Promise<void> {
         {
           perKey: config.RATE_LIMIT_PER_MINUTE,
           authFailures: config.AUTH_FAILURES_PER_MINUTE,
-          windowSeconds: 60,
+          windowSeconds: RATE_WINDOW_SECONDS,
         },
         (ops) => {
           if (!process.connected) return false;
