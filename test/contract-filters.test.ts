@@ -2,6 +2,7 @@
 // collections' filters, and market observations. Basic fixture, real service.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { STRING_FILTERS } from './support/endpoints.ts';
 import { useServer } from './support/server.ts';
 import { assert400, OBS } from './support/shapes.ts';
 
@@ -113,17 +114,6 @@ describe('400 on the other search filters', () => {
     for (const v of ['1.5', 'abc', '-1', '10000001'])
       assert400(await server.get(`/v1/internet/plans?max_monthly_price_cents=${v}`), 'max_monthly_price_cents');
   });
-  const STRING_FILTERS: [string, string][] = [
-    ['/v1/internet/plans', 'provider_id'],
-    ['/v1/internet/plans', 'connection_type'],
-    ['/v1/owners', 'type'],
-    ['/v1/insurance/products', 'provider_id'],
-    ['/v1/insurance/products', 'insurance_type'],
-    ['/v1/insurance/products', 'availability'],
-    ['/v1/platforms', 'type'],
-    ['/v1/platforms', 'category'],
-    ['/v1/locations', 'parent_id'],
-  ];
   for (const [path, p] of STRING_FILTERS) {
     it(`GET ${path} returns 400 for a ${p} longer than 120 characters or empty`, async () => {
       assert400(await server.get(`${path}?${p}=${'a'.repeat(121)}`), p);

@@ -3,13 +3,11 @@
 // echo bad values. Basic fixture, real service.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { fixtureRequest, ID_ROUTES, PAGED } from './support/endpoints.ts';
 import { useServer } from './support/server.ts';
 import { assert400, assertError, ENDPOINTS, OBS, OBS_OK } from './support/shapes.ts';
 
 const server = useServer();
-const pathOnly = (p: string) => p.split('?')[0];
-/** Endpoints that take locale (every data endpoint) with a base request that otherwise succeeds. */
-const LOCALE_ENDPOINTS = ENDPOINTS.map((e) => e.path);
 const join = (path: string, qs: string) => path + (path.includes('?') ? '&' : '?') + qs;
 
 describe('400 for any endpoint: unknown, repeated and unsupported parameters', () => {
@@ -19,15 +17,17 @@ describe('400 for any endpoint: unknown, repeated and unsupported parameters', (
   it('GET /v1/openapi.json with an unknown parameter returns 400 naming it', async () => {
     assert400(await server.get('/v1/openapi.json?format=yaml'), 'format');
   });
-  for (const path of LOCALE_ENDPOINTS) {
-    it(`GET ${pathOnly(path)} returns 400 naming an unknown parameter`, async () => {
-      assert400(await server.get(join(path, 'colour=red')), 'colour');
+  // Every data endpoint takes locale; each with a request that otherwise succeeds.
+  for (const { pattern } of ENDPOINTS) {
+    const request = async () => (await fixtureRequest(server, pattern))!;
+    it(`GET ${pattern} returns 400 naming an unknown parameter`, async () => {
+      assert400(await server.get(join(await request(), 'colour=red')), 'colour');
     });
-    it(`GET ${pathOnly(path)} returns 400 naming a repeated parameter`, async () => {
-      assert400(await server.get(join(path, 'locale=en&locale=nl')), 'locale');
+    it(`GET ${pattern} returns 400 naming a repeated parameter`, async () => {
+      assert400(await server.get(join(await request(), 'locale=en&locale=nl')), 'locale');
     });
-    it(`GET ${pathOnly(path)} returns 400 for an unsupported locale`, async () => {
-      assert400(await server.get(join(path, 'locale=it')), 'locale');
+    it(`GET ${pattern} returns 400 for an unsupported locale`, async () => {
+      assert400(await server.get(join(await request(), 'locale=it')), 'locale');
     });
   }
   it('rejects a locale in another case or with a region (EN, nl-NL) and an empty locale', async () => {
@@ -61,19 +61,7 @@ describe('400 for any endpoint: unknown, repeated and unsupported parameters', (
 });
 
 describe('400 on paginated collections: limit, q and cursor rules', () => {
-  const COLLECTIONS = [
-    '/v1/listings',
-    '/v1/owners',
-    '/v1/internet/providers',
-    '/v1/internet/plans',
-    '/v1/insurance/products',
-    '/v1/platforms',
-    '/v1/locations',
-    '/v1/articles',
-    '/v1/insurance/providers',
-    '/v1/glossary',
-  ];
-  for (const path of COLLECTIONS) {
+  for (const path of PAGED) {
     it(`GET ${path} returns 400 for a malformed limit ("abc", "1.5", empty)`, async () => {
       for (const v of ['abc', '1.5', '']) assert400(await server.get(`${path}?limit=${v}`), 'limit');
     });
@@ -106,18 +94,7 @@ describe('400 on paginated collections: limit, q and cursor rules', () => {
 });
 
 describe('400 on detail endpoints: path id rules', () => {
-  const DETAILS = [
-    '/v1/listings/:id',
-    '/v1/listings/:id/similar',
-    '/v1/owners/:id',
-    '/v1/internet/providers/:id',
-    '/v1/insurance/providers/:id',
-    '/v1/platforms/:id',
-    '/v1/articles/:id',
-    '/v1/locations/:id',
-    '/v1/glossary/:id',
-  ];
-  for (const path of DETAILS) {
+  for (const path of ID_ROUTES) {
     it(`GET ${path} returns 400 for a path id of 121 characters`, async () => {
       assert400(await server.get(path.replace(':id', 'x'.repeat(121))), 'id');
     });
@@ -140,7 +117,7 @@ describe('400 on detail endpoints: path id rules', () => {
     assertError(await server.get('/v1/listings/100%25'), 404, { code: 'not_found' });
   });
   it('returns 400 for a path id that is not percent-encoded UTF-8, as for a query value', async () => {
-    for (const path of [...DETAILS, '/v1/market/metrics/:id/observations']) {
+    for (const path of [...ID_ROUTES, '/v1/market/metrics/:id/observations']) {
       for (const bad of ['%FF', 'lst%E0%A4%A', 'a%C3']) {
         const res = await server.get(
           path.replace(':id', bad) + (path.includes('observations') ? OBS_OK.slice(OBS.length) : ''),

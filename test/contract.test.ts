@@ -2,6 +2,7 @@
 // contract-params.test.ts and contract-filters.test.ts). Real snapshot (basic fixture, real compiler), real service, fetch.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { fixtureRequest } from './support/endpoints.ts';
 import { withParams } from './support/model.ts';
 import { useServer } from './support/server.ts';
 import {
@@ -29,8 +30,8 @@ describe('success envelopes and field sets', () => {
   });
 
   for (const e of ENDPOINTS) {
-    it(`GET ${e.path} returns the ${e.kind} envelope with the spec's fields`, async () => {
-      const res = await server.get(e.path);
+    it(`GET ${e.pattern} returns the ${e.kind} envelope with the spec's fields`, async () => {
+      const res = await server.get((await fixtureRequest(server, e.pattern))!);
       if (e.kind === 'collection') assertCollection(res, e.shape);
       else if (e.kind === 'bounded') assertBounded(res, e.shape);
       else assertDetail(res, e.shape);
@@ -90,10 +91,11 @@ describe('success envelopes and field sets', () => {
 
   it('echoes the requested locale in meta.locale on every endpoint', async () => {
     for (const e of ENDPOINTS) {
+      const path = (await fixtureRequest(server, e.pattern))!;
       for (const locale of ['nl', 'es']) {
-        const res = await server.get(withParams(e.path, { locale }));
-        assert.equal(res.status, 200, `${e.path} ${locale}: ${res.text.slice(0, 200)}`);
-        assert.equal(res.body.meta.locale, locale, `${e.path} meta.locale`);
+        const res = await server.get(withParams(path, { locale }));
+        assert.equal(res.status, 200, `${path} ${locale}: ${res.text.slice(0, 200)}`);
+        assert.equal(res.body.meta.locale, locale, `${path} meta.locale`);
       }
     }
   });

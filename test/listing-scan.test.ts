@@ -10,8 +10,8 @@ import '../src/http/app.ts'; // the route modules are loaded through the app (th
 import type { ListingFilters } from '../snapshot-format/listing-sql.ts';
 import { ListingQueries, statsFromPrices } from '../src/listings/planner.ts';
 import type { PrimaryHint } from '../src/listings/scan.ts';
-import { ftsQuery } from '../src/routes/support/full-text.ts';
 import { prepare as prepareListings, stats as routeStats } from '../src/routes/listings.ts';
+import { ftsQuery } from '../src/routes/support/full-text.ts';
 import { tempDir } from './support/files.ts';
 import { fixtureSnapshot, generatedSource } from './support/snapshots.ts';
 

@@ -3,8 +3,9 @@
 // 200 responses, and the rules it states beyond the schemas (checked against real responses).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { docPath, ID_ROUTES, PAGED } from './support/endpoints.ts';
 import { useDocument } from './support/openapi.ts';
-import { assertError } from './support/shapes.ts';
+import { assertError, ENDPOINTS, SHAPES } from './support/shapes.ts';
 
 const { server, doc, PATHS, op, queryParams, deref } = useDocument();
 /** The query parameters a route accepts, read from its own unknown-parameter error ("Allowed: a, b."). */
@@ -27,6 +28,22 @@ describe('GET /v1/openapi.json', () => {
   });
   it('lists every endpoint path with {id} templates, and no other', () => {
     assert.deepEqual(Object.keys(doc.paths).sort(), Object.keys(PATHS).sort());
+  });
+  it("is what the shared tests' endpoint lists are checked against: each list has every path it should", () => {
+    const paths = Object.keys(doc.paths).filter((p) => !op(p).security); // data paths (the public ones say security: [])
+    const names = (p: string) => queryParams(p).map((q) => q.name);
+    const required = (p: string) => queryParams(p).filter((q) => q.required);
+    // limit, q and cursor rules (contract-params): every collection that takes all three.
+    const paged = paths.filter((p) => ['limit', 'q', 'cursor'].every((n) => names(p).includes(n)));
+    assert.deepEqual(PAGED.map(docPath).sort(), paged.sort());
+    // path id rules (contract-params): every path with an id and no required query parameter.
+    const ids = paths.filter((p) => p.includes('{id}') && required(p).length === 0);
+    assert.deepEqual(ID_ROUTES.map(docPath).sort(), ids.sort());
+    // envelopes, field sets and locale (contract, contract-params): every data path but /v1/changes (changes.test.ts).
+    assert.deepEqual(ENDPOINTS.map((e) => docPath(e.pattern)).sort(), paths.filter((p) => p !== '/v1/changes').sort());
+    for (const e of ENDPOINTS)
+      assert.ok(e.shape, `${e.pattern} has the spec's item shape in SHAPES (support/shapes.ts)`);
+    assert.deepEqual(Object.keys(SHAPES).sort(), ENDPOINTS.map((e) => e.pattern).sort());
   });
   it('describes only GET operations, each with a unique operationId', () => {
     const opIds: string[] = [];

@@ -9,11 +9,9 @@ import { patternOf, undecodableParam } from '../src/http/route.ts';
 import { routes as docsRoutes } from '../src/openapi/docs.ts';
 import { ROUTE_MODULES } from '../src/routes/index.ts';
 
-const routes = [
-  ...ROUTE_MODULES.flatMap((m) => m.routes()),
-  ...docsRoutes(),
-  { path: '/v1/openapi.json' },
-].map((r) => r.path);
+const routes = [...ROUTE_MODULES.flatMap((m) => m.routes()), ...docsRoutes(), { path: '/v1/openapi.json' }].map(
+  (r) => r.path,
+);
 
 /** The reference, written apart from polka: the routes' paths compared segment by segment, the first match wins. */
 function reference(path: string): { route: string; params: Record<string, string> } | null {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
+import { docPath, fixtureRequest, ROUTES } from './endpoints.ts';
 import { BASIC, copyFixture } from './files.ts';
 import { startServer, type TestServer } from './server.ts';
 import { fixtureSnapshot } from './snapshots.ts';
@@ -19,12 +20,24 @@ export const deref = (doc: any, s: any): any =>
 /**
  * For the calling scope: the service on the basic fixture's snapshot, built with a change history since the
  * fixture less one listing (so /v1/changes has an answer), and the document it serves (`doc`, filled in `before`).
- * `PATHS` is every path of the document with a concrete request that succeeds on that snapshot.
+ * `PATHS` is every documented route by its document path, with a request that succeeds on that snapshot.
  */
 export function useDocument() {
   const server = {} as TestServer;
   const doc: any = {};
   let previousId = '';
+  // Every documented route (and the document itself) by its document path, with a request that succeeds on this
+  // snapshot, made once the server is up.
+  const DOCUMENTED = [...ROUTES.filter((r) => !r.hidden), { path: '/v1/openapi.json', public: true }];
+  const examples = new Map<string, string>();
+  const PATHS: Record<string, { example: string; public?: boolean }> = {};
+  for (const r of DOCUMENTED)
+    PATHS[docPath(r.path)] = {
+      public: r.public === true || undefined,
+      get example() {
+        return examples.get(r.path)!;
+      },
+    };
   // One hook: Node 20 runs a file's top-level before hooks concurrently, and the document needs the server.
   before(async () => {
     const older = copyFixture();
@@ -38,41 +51,9 @@ export function useDocument() {
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
     Object.assign(doc, JSON.parse(res.text));
+    for (const r of DOCUMENTED) examples.set(r.path, (await fixtureRequest(server, r.path, { since: previousId }))!);
   });
   after(() => server.close?.());
-  const PATHS: Record<string, { example: string; public?: boolean }> = {
-    '/v1/ping': { example: '/v1/ping', public: true },
-    '/v1/listings': { example: '/v1/listings' },
-    '/v1/listings/{id}': { example: '/v1/listings/lst-001' },
-    '/v1/listings/{id}/similar': { example: '/v1/listings/lst-001/similar' },
-    '/v1/listings/stats': { example: '/v1/listings/stats' },
-    '/v1/owners': { example: '/v1/owners' },
-    '/v1/owners/{id}': { example: '/v1/owners/own-1' },
-    '/v1/internet/providers': { example: '/v1/internet/providers' },
-    '/v1/internet/providers/{id}': { example: '/v1/internet/providers/inet-kpn' },
-    '/v1/internet/plans': { example: '/v1/internet/plans' },
-    '/v1/insurance/products': { example: '/v1/insurance/products' },
-    '/v1/insurance/providers/{id}': { example: '/v1/insurance/providers/ins-centraal' },
-    '/v1/platforms': { example: '/v1/platforms' },
-    '/v1/platforms/{id}': { example: '/v1/platforms/plat-funda' },
-    '/v1/articles': { example: '/v1/articles' },
-    '/v1/articles/{id}': { example: '/v1/articles/art-1' },
-    '/v1/insurance/providers': { example: '/v1/insurance/providers' },
-    '/v1/glossary': { example: '/v1/glossary' },
-    '/v1/glossary/{id}': { example: '/v1/glossary/gl-huurtoeslag' },
-    '/v1/market/metrics/{id}/observations': {
-      example: '/v1/market/metrics/median_rent/observations?location_id=loc-ams&from=2026-01-01&to=2026-12-31',
-    },
-    '/v1/locations': { example: '/v1/locations' },
-    '/v1/locations/{id}': { example: '/v1/locations/loc-ams-pijp' },
-    '/v1/market/metrics': { example: '/v1/market/metrics' },
-    '/v1/openapi.json': { example: '/v1/openapi.json', public: true },
-    '/v1/changes': {
-      get example() {
-        return `/v1/changes?since=${previousId}`;
-      },
-    },
-  };
   const op = (path: string) => doc.paths[path]?.get;
   return {
     server,

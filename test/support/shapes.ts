@@ -2,6 +2,7 @@
 // envelope without SQL or a stack trace.
 import assert from 'node:assert/strict';
 import { UNAUTHORIZED_MESSAGE } from '../../src/http/guard.ts';
+import { DATA_ROUTES } from './endpoints.ts';
 import type { Res } from './server.ts';
 
 // ---------------------------------------------------------------------------------------- shapes
@@ -287,31 +288,40 @@ export const GLOSSARY_ENTRY: Shape = {
 
 export const OBS = '/v1/market/metrics/median_rent/observations';
 export const OBS_OK = `${OBS}?location_id=loc-ams&from=2026-01-01&to=2026-12-31`;
-/** Every data endpoint with a request that succeeds on the basic fixture, and the shape of its items. */
-export const ENDPOINTS: { path: string; kind: 'collection' | 'bounded' | 'detail'; shape: Shape; min?: number }[] = [
-  { path: '/v1/listings', kind: 'collection', shape: LISTING_SUMMARY, min: 9 },
-  { path: '/v1/listings/lst-001', kind: 'detail', shape: filled(LISTING_DETAIL) },
-  { path: '/v1/listings/lst-001/similar', kind: 'bounded', shape: LISTING_SUMMARY, min: 1 },
-  { path: '/v1/listings/stats', kind: 'detail', shape: filled(LISTING_STATS) },
-  { path: '/v1/owners', kind: 'collection', shape: OWNER_SUMMARY, min: 2 },
-  { path: '/v1/owners/own-1', kind: 'detail', shape: OWNER_DETAIL },
-  { path: '/v1/internet/providers', kind: 'collection', shape: INTERNET_PROVIDER_SUMMARY, min: 2 },
-  { path: '/v1/internet/providers/inet-kpn', kind: 'detail', shape: INTERNET_PROVIDER_DETAIL },
-  { path: '/v1/internet/plans', kind: 'collection', shape: INTERNET_PLAN, min: 3 },
-  { path: '/v1/insurance/products', kind: 'collection', shape: INSURANCE_PRODUCT, min: 2 },
-  { path: '/v1/insurance/providers/ins-centraal', kind: 'detail', shape: INSURANCE_PROVIDER },
-  { path: '/v1/platforms', kind: 'collection', shape: PLATFORM_SUMMARY, min: 2 },
-  { path: '/v1/platforms/plat-funda', kind: 'detail', shape: PLATFORM_DETAIL },
-  { path: '/v1/articles', kind: 'collection', shape: ARTICLE_SUMMARY, min: 1 },
-  { path: '/v1/articles/art-1', kind: 'detail', shape: ARTICLE },
-  { path: '/v1/insurance/providers', kind: 'collection', shape: INSURANCE_PROVIDER, min: 1 },
-  { path: '/v1/glossary', kind: 'collection', shape: GLOSSARY_ENTRY, min: 1 },
-  { path: '/v1/glossary/gl-huurtoeslag', kind: 'detail', shape: GLOSSARY_ENTRY },
-  { path: OBS_OK, kind: 'bounded', shape: OBSERVATION, min: 1 },
-  { path: '/v1/locations', kind: 'collection', shape: LOCATION, min: 7 },
-  { path: '/v1/locations/loc-ams-pijp', kind: 'detail', shape: LOCATION_DETAIL },
-  { path: '/v1/market/metrics', kind: 'bounded', shape: METRIC, min: 3 },
-];
+/**
+ * The spec's item shape of every data endpoint, by route pattern, and how many items the basic fixture gives at
+ * least. /v1/changes answers only on a snapshot built with a change history: its shapes are in changes.test.ts.
+ */
+export const SHAPES: Record<string, { shape: Shape; min?: number }> = {
+  '/v1/listings': { shape: LISTING_SUMMARY, min: 9 },
+  '/v1/listings/:id': { shape: filled(LISTING_DETAIL) },
+  '/v1/listings/:id/similar': { shape: LISTING_SUMMARY, min: 1 },
+  '/v1/listings/stats': { shape: filled(LISTING_STATS) },
+  '/v1/owners': { shape: OWNER_SUMMARY, min: 2 },
+  '/v1/owners/:id': { shape: OWNER_DETAIL },
+  '/v1/internet/providers': { shape: INTERNET_PROVIDER_SUMMARY, min: 2 },
+  '/v1/internet/providers/:id': { shape: INTERNET_PROVIDER_DETAIL },
+  '/v1/internet/plans': { shape: INTERNET_PLAN, min: 3 },
+  '/v1/insurance/products': { shape: INSURANCE_PRODUCT, min: 2 },
+  '/v1/insurance/providers': { shape: INSURANCE_PROVIDER, min: 1 },
+  '/v1/insurance/providers/:id': { shape: INSURANCE_PROVIDER },
+  '/v1/platforms': { shape: PLATFORM_SUMMARY, min: 2 },
+  '/v1/platforms/:id': { shape: PLATFORM_DETAIL },
+  '/v1/articles': { shape: ARTICLE_SUMMARY, min: 1 },
+  '/v1/articles/:id': { shape: ARTICLE },
+  '/v1/glossary': { shape: GLOSSARY_ENTRY, min: 1 },
+  '/v1/glossary/:id': { shape: GLOSSARY_ENTRY },
+  '/v1/market/metrics': { shape: METRIC, min: 3 },
+  '/v1/market/metrics/:id/observations': { shape: OBSERVATION, min: 1 },
+  '/v1/locations': { shape: LOCATION, min: 7 },
+  '/v1/locations/:id': { shape: LOCATION_DETAIL },
+};
+/** Every data endpoint of the route table that answers on the basic fixture, with its envelope and item shape. */
+export const ENDPOINTS = DATA_ROUTES.filter((r) => r.path !== '/v1/changes').map((r) => ({
+  pattern: r.path,
+  kind: r.kind as 'collection' | 'bounded' | 'detail',
+  ...SHAPES[r.path],
+}));
 
 // ---------------------------------------------------------------------------------------- envelopes
 
