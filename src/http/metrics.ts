@@ -32,11 +32,31 @@ export interface Metrics {
 
 const BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
 
+type Registers = Registry[];
+
+/** The service's metrics in a registry of their own, with the process's default ones. */
 export function createMetrics(src: MetricsSources): Metrics {
   const registry = new Registry();
-  const now = src.now ?? Date.now;
   collectDefaultMetrics({ register: registry }); // process CPU, memory, handles, GC, event-loop delay
   const registers = [registry];
+  const requests = requestMetrics(registers);
+  new Gauge({
+    name: 'nlr_build_info',
+    help: 'The release running (value 1), by version and Node version.',
+    labelNames: ['version', 'node_version'],
+    registers,
+  }).set({ version: VERSION, node_version: process.version }, 1);
+  const snapshot = snapshotMetrics(src, registers);
+  const access = accessMetrics(src, registers);
+  const request = (route: string, status: number, seconds: number) => {
+    requests.record(route, status, seconds);
+    if (status === 401) access.unauthorized.inc();
+  };
+  return { registry, request, inFlight: requests.inFlight, ...snapshot, ...access };
+}
+
+/** Requests: answered by route and status, their durations, those in flight. */
+function requestMetrics(registers: Registers) {
   const requests = new Counter({
     name: 'nlr_http_requests_total',
     help: 'Requests answered, by route pattern and status.',
@@ -51,12 +71,24 @@ export function createMetrics(src: MetricsSources): Metrics {
     registers,
   });
   const inFlight = new Gauge({ name: 'nlr_http_requests_in_flight', help: 'Requests being answered.', registers });
-  new Gauge({
-    name: 'nlr_build_info',
-    help: 'The release running (value 1), by version and Node version.',
-    labelNames: ['version', 'node_version'],
-    registers,
-  }).set({ version: VERSION, node_version: process.version }, 1);
+  // One child per label set, kept: labelling on every request would hash the labels each time.
+  const children = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
+  const record = (route: string, status: number, seconds: number) => {
+    const key = `${status} ${route}`;
+    let c = children.get(key);
+    if (c === undefined) {
+      c = { count: requests.labels(route, String(status)), time: duration.labels(route) };
+      children.set(key, c);
+    }
+    c.count.inc();
+    c.time.observe(seconds);
+  };
+  return { record, inFlight };
+}
+
+/** The snapshot: which one is served, whether data requests are answered, its age, swaps and refused candidates. */
+function snapshotMetrics(src: MetricsSources, registers: Registers) {
+  const now = src.now ?? Date.now;
   new Gauge({
     name: 'nlr_snapshot_info',
     help: 'The snapshot being served (value 1), by id and schema version.',
@@ -108,6 +140,11 @@ export function createMetrics(src: MetricsSources): Metrics {
     help: 'Replacement snapshot files refused (the previous one kept serving).',
     registers,
   });
+  return { swaps, refused };
+}
+
+/** Access: 429s by kind, 401s, and the key store (readable now, reloads so far). */
+function accessMetrics(src: MetricsSources, registers: Registers) {
   const limited = new Counter({
     name: 'nlr_rate_limited_total',
     help: '429 answers, by kind: key (the key used up its limit) or address (too many failed authentications).',
@@ -137,21 +174,7 @@ export function createMetrics(src: MetricsSources): Metrics {
       this.inc(src.keyReloads());
     },
   });
-
-  // One child per label set, kept: labelling on every request would hash the labels each time.
-  const children = new Map<string, { count: { inc(): void }; time: { observe(v: number): void } }>();
-  const request = (route: string, status: number, seconds: number) => {
-    const key = `${status} ${route}`;
-    let c = children.get(key);
-    if (c === undefined) {
-      c = { count: requests.labels(route, String(status)), time: duration.labels(route) };
-      children.set(key, c);
-    }
-    c.count.inc();
-    c.time.observe(seconds);
-    if (status === 401) unauthorized.inc();
-  };
-  return { registry, request, inFlight, swaps, refused, limited, unauthorized };
+  return { limited, unauthorized };
 }
 
 /**
