@@ -253,3 +253,16 @@ describe('unsupported locales', () => {
     });
   }
 });
+
+describe('only the locale parameter selects the language', () => {
+  it('answers in English to Accept-Language: nl without locale, and says so where locales are described', async () => {
+    const res = await server.get('/v1/listings/lst-001', { headers: { 'Accept-Language': 'nl' } });
+    assert.equal(res.status, 200);
+    assert.equal(res.body.meta.locale, 'en');
+    assert.equal(res.body.data.title, 'Bright apartment in De Pijp');
+    assert.equal(res.headers.get('content-language'), 'en');
+    const doc = (await server.get('/v1/openapi.json')).body;
+    const param = doc.paths['/v1/listings/{id}'].get.parameters.find((p: { name: string }) => p.name === 'locale');
+    assert.match(param.description, /Only this parameter selects the language: Accept-Language is not read/);
+  });
+});

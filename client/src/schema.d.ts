@@ -689,7 +689,7 @@ export interface operations {
     listings: {
         parameters: {
             query?: {
-                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
+                /** @description Language of the translated free text (titles, descriptions, names of places). Only this parameter selects the language: Accept-Language is not read, so without locale the answer is in English. A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
                 /** @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the title and description in every language, the street, the postcode and the names of the neighbourhood, city and province in every language. 1 to 200 characters. Example: balcony. */
                 q?: string;
@@ -826,7 +826,7 @@ export interface operations {
     listings_stats: {
         parameters: {
             query?: {
-                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
+                /** @description Language of the translated free text (titles, descriptions, names of places). Only this parameter selects the language: Accept-Language is not read, so without locale the answer is in English. A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
                 /** @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the title and description in every language, the street, the postcode and the names of the neighbourhood, city and province in every language. 1 to 200 characters. Example: balcony. */
                 q?: string;
@@ -926,7 +926,7 @@ export interface operations {
     listings_id: {
         parameters: {
             query?: {
-                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
+                /** @description Language of the translated free text (titles, descriptions, names of places). Only this parameter selects the language: Accept-Language is not read, so without locale the answer is in English. A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
             };
             header?: never;
@@ -1118,7 +1118,7 @@ export interface operations {
     listings_id_similar: {
         parameters: {
             query?: {
-                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
+                /** @description Language of the translated free text (titles, descriptions, names of places). Only this parameter selects the language: Accept-Language is not read, so without locale the answer is in English. A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
                 /** @description Number of items per page. An integer from 1 to 20. Default 10. Example: 10. */
                 limit?: number;
@@ -1268,7 +1268,7 @@ export interface operations {
     owners: {
         parameters: {
             query?: {
-                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
+                /** @description Language of the translated free text (titles, descriptions, names of places). Only this parameter selects the language: Accept-Language is not read, so without locale the answer is in English. A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
                 /** @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the name, the areas served and the short description. 1 to 200 characters. Example: utrecht. */
                 q?: string;
@@ -1375,7 +1375,7 @@ export interface operations {
     owners_id: {
         parameters: {
             query?: {
-                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
+                /** @description Language of the translated free text (titles, descriptions, names of places). Only this parameter selects the language: Accept-Language is not read, so without locale the answer is in English. A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
             };
             header?: never;
@@ -1509,7 +1509,7 @@ export interface operations {
     internet_providers: {
         parameters: {
             query?: {
-                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
+                /** @description Language of the translated free text (titles, descriptions, names of places). Only this parameter selects the language: Accept-Language is not read, so without locale the answer is in English. A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
                 /** @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the name and the description. 1 to 200 characters. Example: glasvezel. */
                 q?: string;
@@ -1611,7 +1611,7 @@ export interface operations {
     internet_providers_id: {
         parameters: {
             query?: {
-                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
+                /** @description Language of the translated free text (titles, descriptions, names of places). Only this parameter selects the language: Accept-Language is not read, so without locale the answer is in English. A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
             };
             header?: never;
@@ -1758,7 +1758,7 @@ export interface operations {
     internet_plans: {
         parameters: {
             query?: {
-                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
+                /** @description Language of the translated free text (titles, descriptions, names of places). Only this parameter selects the language: Accept-Language is not read, so without locale the answer is in English. A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
                 /** @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the plan's name, its connection type, its provider's name and the description. 1 to 200 characters. Example: glasvezel. */
                 q?: string;
@@ -1881,7 +1881,7 @@ export interface operations {
     insurance_products: {
         parameters: {
             query?: {
-                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
+                /** @description Language of the translated free text (titles, descriptions, names of places). Only this parameter selects the language: Accept-Language is not read, so without locale the answer is in English. A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
                 /** @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the name, the official name, the headline and the summary. 1 to 200 characters. Example: inboedel. */
                 q?: string;
@@ -1992,7 +1992,7 @@ export interface operations {
     insurance_providers: {
         parameters: {
             query?: {
-                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
+                /** @description Language of the translated free text (titles, descriptions, names of places). Only this parameter selects the language: Accept-Language is not read, so without locale the answer is in English. A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
                 /** @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the name. 1 to 200 characters. Example: beheer. */
                 q?: string;
@@ -2087,7 +2087,7 @@ export interface operations {
     insurance_providers_id: {
         parameters: {
             query?: {
-                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
+                /** @description Language of the translated free text (titles, descriptions, names of places). Only this parameter selects the language: Accept-Language is not read, so without locale the answer is in English. A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
             };
             header?: never;
@@ -2199,7 +2199,7 @@ export interface operations {
     platforms: {
         parameters: {
             query?: {
-                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
+                /** @description Language of the translated free text (titles, descriptions, names of places). Only this parameter selects the language: Accept-Language is not read, so without locale the answer is in English. A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
                 /** @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the name, the headline and the description. 1 to 200 characters. Example: social. */
                 q?: string;
@@ -2314,7 +2314,7 @@ export interface operations {
     platforms_id: {
         parameters: {
             query?: {
-                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
+                /** @description Language of the translated free text (titles, descriptions, names of places). Only this parameter selects the language: Accept-Language is not read, so without locale the answer is in English. A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
             };
             header?: never;
@@ -2476,7 +2476,7 @@ export interface operations {
     articles: {
         parameters: {
             query?: {
-                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
+                /** @description Language of the translated free text (titles, descriptions, names of places). Only this parameter selects the language: Accept-Language is not read, so without locale the answer is in English. A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
                 /** @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the title and the description (not the content). 1 to 200 characters. Example: huurtoeslag. */
                 q?: string;
@@ -2573,7 +2573,7 @@ export interface operations {
     articles_id: {
         parameters: {
             query?: {
-                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
+                /** @description Language of the translated free text (titles, descriptions, names of places). Only this parameter selects the language: Accept-Language is not read, so without locale the answer is in English. A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
             };
             header?: never;
@@ -2685,7 +2685,7 @@ export interface operations {
     glossary: {
         parameters: {
             query?: {
-                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
+                /** @description Language of the translated free text (titles, descriptions, names of places). Only this parameter selects the language: Accept-Language is not read, so without locale the answer is in English. A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
                 /** @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the term and its definition. 1 to 200 characters. Example: borg. */
                 q?: string;
@@ -2771,7 +2771,7 @@ export interface operations {
     glossary_id: {
         parameters: {
             query?: {
-                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
+                /** @description Language of the translated free text (titles, descriptions, names of places). Only this parameter selects the language: Accept-Language is not read, so without locale the answer is in English. A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
             };
             header?: never;
@@ -2871,7 +2871,7 @@ export interface operations {
     market_metrics: {
         parameters: {
             query?: {
-                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
+                /** @description Language of the translated free text (titles, descriptions, names of places). Only this parameter selects the language: Accept-Language is not read, so without locale the answer is in English. A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
             };
             header?: never;
@@ -2965,7 +2965,7 @@ export interface operations {
     market_metrics_id_observations: {
         parameters: {
             query: {
-                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
+                /** @description Language of the translated free text (titles, descriptions, names of places). Only this parameter selects the language: Accept-Language is not read, so without locale the answer is in English. A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
                 /**
                  * @description The city (an id from /v1/locations of type city). 1 to 120 characters.
@@ -3093,7 +3093,7 @@ export interface operations {
     locations: {
         parameters: {
             query?: {
-                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
+                /** @description Language of the translated free text (titles, descriptions, names of places). Only this parameter selects the language: Accept-Language is not read, so without locale the answer is in English. A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
                 /** @description Free text: its words (letters and digits; at most 16 are used) must all occur as words in the record's text, in any language, ignoring case and accents. Text without a letter or digit is a 400. Searched: the name in every language and the slug. 1 to 200 characters. Example: den haag. */
                 q?: string;
@@ -3192,7 +3192,7 @@ export interface operations {
     locations_id: {
         parameters: {
             query?: {
-                /** @description Language of the translated free text (titles, descriptions, names of places). A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
+                /** @description Language of the translated free text (titles, descriptions, names of places). Only this parameter selects the language: Accept-Language is not read, so without locale the answer is in English. A field without a translation in this language is served in English, field by field; ids, codes, numbers and dates never change. meta.locale repeats it. One of en, nl, de, fr, es (case-sensitive). Default en. Example: nl. */
                 locale?: "en" | "nl" | "de" | "fr" | "es";
             };
             header?: never;

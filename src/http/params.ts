@@ -68,9 +68,10 @@ export const documented = <S extends v.GenericSchema>(schema: S, description: st
 
 export const locale = documented(
   v.optional(oneOf(LOCALES), 'en'),
-  'Language of the translated free text (titles, descriptions, names of places). A field without a translation ' +
-    'in this language is served in English, field by field; ids, codes, numbers and dates never change. ' +
-    'meta.locale repeats it.',
+  'Language of the translated free text (titles, descriptions, names of places). Only this parameter selects ' +
+    'the language: Accept-Language is not read, so without locale the answer is in English. A field without a ' +
+    'translation in this language is served in English, field by field; ids, codes, numbers and dates never ' +
+    'change. meta.locale repeats it.',
   'nl',
 );
 const Q_TEXT =
