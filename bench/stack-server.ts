@@ -18,8 +18,7 @@ const extra = process.env.STACK_HEADERS ? (JSON.parse(process.env.STACK_HEADERS)
 const DETAIL = /^\/v1\/listings\/([^/?]+)$/;
 const server = createServer((req, res) => {
   const m = DETAIL.exec(req.url ?? '');
-  const ctx = { lang: 0, meta: { locale: 'en' } };
-  const data = m === null ? undefined : detailText(text, decodeURIComponent(m[1]), ctx);
+  const data = m === null ? undefined : detailText(text, decodeURIComponent(m[1]), 'en')?.json;
   const id = randomUUID();
   const body = `{"data":${data ?? 'null'},"meta":{"locale":"en","request_id":"${id}"}}`;
   const status = data === undefined ? 404 : 200;

@@ -95,8 +95,7 @@ describe('a page of summaries is put together by SQLite in the order of the rids
         const rids = [...new Set(Array.from({ length: 1 + (round % 12) * 4 }, () => 1 + Math.floor(rnd() * n)))];
         if (round % 2 === 0) rids.reverse();
         for (const l of LOCALES) {
-          const ctx = { lang: 0, meta: { locale: l } };
-          const page = summariesOf(st, rids, ctx);
+          const page = summariesOf(st, rids, l);
           const items = JSON.parse(`[${page.json}]`) as { id: string }[];
           assert.deepEqual(
             items.map((x) => x.id),
@@ -106,7 +105,7 @@ describe('a page of summaries is put together by SQLite in the order of the rids
           assert.equal(page.lastId, items[items.length - 1].id);
         }
       }
-      assert.deepEqual(summariesOf(st, [], { lang: 0, meta: { locale: 'en' } }), { json: '' });
+      assert.deepEqual(summariesOf(st, [], 'en'), { json: '', lang: 0 });
     } finally {
       db.close();
     }

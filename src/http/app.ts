@@ -5,7 +5,7 @@ import polka, { type Polka } from 'polka';
 import type { Locale } from '../../snapshot-format/locales.ts';
 import { redactKeys } from '../access/key-format.ts';
 import { etagOf, notModified, snapshotHeaders } from './caching.ts';
-import { contentLanguage } from './content-language.ts';
+import { contentLanguage, Localised } from './content-language.ts';
 import { ApiError, notAllowedMessage, sendError } from './errors.ts';
 import { requestProblem } from './guard.ts';
 import { pathId, QueryMemo } from './query.ts';
@@ -65,15 +65,20 @@ function answerer(deps: AppDeps, def: RouteDef) {
     const snap = deps.snapshots.get();
     const etag = etagOf(snap.meta.snapshot_id, req.path, query);
     const headers: HeaderList = [...snapshotHeaders(snap.meta), 'ETag', etag, 'Cache-Control', 'private, no-cache'];
-    const ctx = { req, res, query, params, meta, snap, deps, lang: 0 };
-    const body = def.handle(ctx);
+    // A body with translated fields comes with their language bits (Localised).
+    let body = def.handle({ req, res, query, params, meta, snap, deps });
+    let lang = 0;
+    if (body instanceof Localised) {
+      lang = body.lang;
+      body = body.body;
+    }
     if (notModified(req, etag)) {
       headers.push('Vary', 'Accept-Encoding');
       writeHead(res, 304, headers);
       res.end();
       return;
     }
-    const language = contentLanguage(meta.locale, ctx.lang);
+    const language = contentLanguage(meta.locale, lang);
     if (language !== undefined) headers.push('Content-Language', language);
     sendJson(res, 200, body, headers);
   };

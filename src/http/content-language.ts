@@ -18,19 +18,29 @@ export function contentLanguage(locale: string, bits: number): string | undefine
   return bits === IN_LOCALE ? locale : `${locale}, en`;
 }
 
-/** A row's language bits added to the answer's (the row itself kept as it is). */
-export function noteLang(acc: { lang: number }, row: Record<string, unknown>): void {
-  acc.lang |= (row[LANG_COLUMN] as number | undefined) ?? 0;
+/**
+ * A data answer's body with the language bits of the translated fields in it, as a handler returns it: the app
+ * names them in Content-Language. A handler whose body holds no translated field returns the body alone.
+ */
+export class Localised {
+  constructor(
+    readonly body: unknown,
+    readonly lang: number,
+  ) {}
+}
+
+/** A row's language bits (its LANG_COLUMN; 0 when the row has none). */
+export const langOf = (row: Record<string, unknown>): number => (row[LANG_COLUMN] as number | undefined) ?? 0;
+
+/** The language bits of these rows together. */
+export function langOfRows(rows: readonly Record<string, unknown>[]): number {
+  let bits = 0;
+  for (const r of rows) bits |= langOf(r);
+  return bits;
 }
 
 /** The row without its LANG_COLUMN (what a body shows). */
 export function withoutLang<T extends Record<string, unknown>>(row: T): T {
   const { [LANG_COLUMN]: _, ...rest } = row;
   return rest as T;
-}
-
-/** A row's language bits added to the answer's, the row returned without them. */
-export function takeLang<T extends Record<string, unknown>>(acc: { lang: number }, row: T): T {
-  noteLang(acc, row);
-  return withoutLang(row);
 }

@@ -32,8 +32,6 @@ export interface PublicCtx<Q = any> {
 /** What a data route's handler gets: a public route's context and the snapshot it answers from. */
 export interface Ctx<Q = any> extends PublicCtx<Q> {
   snap: Snapshot;
-  /** Languages the body's translated fields were served in (bits of ./content-language.ts), gathered by the handler. */
-  lang: number;
 }
 
 /** The envelope of a 200; 'raw': the handler writes the whole response itself (status, headers, body). */

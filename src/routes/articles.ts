@@ -1,7 +1,7 @@
 // /v1/articles: search (without the long content) and one article by id.
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
-import { takeLang } from '../http/content-language.ts';
+import { Localised, langOf, withoutLang } from '../http/content-language.ts';
 import { notFound } from '../http/errors.ts';
 import { cursor, documented, id120, limit, locale, qOver, str } from '../http/params.ts';
 import { detail } from '../http/respond.ts';
@@ -87,7 +87,7 @@ export const routes = () => [
         | Record<string, unknown>
         | undefined;
       if (!r) throw notFound('article');
-      return detail(takeLang(ctx, r), ctx.meta);
+      return new Localised(detail(withoutLang(r), ctx.meta), langOf(r));
     },
   }),
 ];

@@ -1,7 +1,7 @@
 // /v1/glossary: the Dutch rental terms (huurtoeslag, servicekosten, …) with their definitions; search and detail.
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
-import { takeLang } from '../http/content-language.ts';
+import { Localised, langOf, withoutLang } from '../http/content-language.ts';
 import { notFound } from '../http/errors.ts';
 import { cursor, limit, locale, qOver } from '../http/params.ts';
 import { detail } from '../http/respond.ts';
@@ -72,7 +72,7 @@ export const routes = () => [
         | Record<string, unknown>
         | undefined;
       if (!r) throw notFound('glossary entry');
-      return detail(takeLang(ctx, r), ctx.meta);
+      return new Localised(detail(withoutLang(r), ctx.meta), langOf(r));
     },
   }),
 ];

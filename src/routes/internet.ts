@@ -1,7 +1,7 @@
 // /v1/internet: providers (search, detail) and plans (search).
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
-import { noteLang } from '../http/content-language.ts';
+import { Localised, langOf } from '../http/content-language.ts';
 import { notFound } from '../http/errors.ts';
 import { cursor, documented, id120, int, limit, locale, num, qOver, str } from '../http/params.ts';
 import { detailJson } from '../http/respond.ts';
@@ -185,8 +185,7 @@ export const routes = () => [
         | ItemRow
         | undefined;
       if (!row) throw notFound('internet provider');
-      noteLang(ctx, row);
-      return detailJson(rowJson(row), ctx.meta);
+      return new Localised(detailJson(rowJson(row), ctx.meta), langOf(row));
     },
   }),
   defineRoute<v.InferOutput<typeof PlanQuery>>({

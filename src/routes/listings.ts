@@ -2,6 +2,7 @@
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
 import type { ListingFilters } from '../../snapshot-format/listing-sql.ts';
+import { Localised } from '../http/content-language.ts';
 import { notFound } from '../http/errors.ts';
 import { cursor, documented, id120, int, limit, locale, minMax, oneOf, qOver, str } from '../http/params.ts';
 import { boundedJson, collectionJson, detail, detailJson } from '../http/respond.ts';
@@ -121,7 +122,7 @@ export function toFilters(st: Stmts, f: Filters): ListingFilters {
  * and type in price order, read outward from the reference price), so a call costs about what a detail costs at
  * every city size; then one statement for the summaries.
  */
-function similar(st: Stmts, id: string, n: number, ctx: { lang: number; meta: { locale: string } }): string {
+function similar(st: Stmts, id: string, n: number, locale: string) {
   const rid = st.ridOf.get(id) as number | undefined;
   if (rid === undefined) throw notFound('listing');
   // A reference without a price or property type ranks nothing (the columns hold NaN and code 0 for them).
@@ -129,7 +130,7 @@ function similar(st: Stmts, id: string, n: number, ctx: { lang: number; meta: { 
     .similar()
     .rank(rid - 1, n)
     .map((row) => row + 1);
-  return summariesOf(st, ranked, ctx).json;
+  return summariesOf(st, ranked, locale);
 }
 
 export function stats(st: Stmts, f: Filters) {
@@ -232,8 +233,11 @@ export const routes = () => [
       // One rid more than the page tells has_more; only the page's own listings are read.
       const rids = st.planner.page(filters, afterRid, ctx.query.limit + 1);
       const more = rids.length > ctx.query.limit;
-      const page = summariesOf(st, more ? rids.slice(0, ctx.query.limit) : rids, ctx);
-      return collectionJson(page.json, position.pagination(more ? page.lastId! : null), ctx.meta);
+      const page = summariesOf(st, more ? rids.slice(0, ctx.query.limit) : rids, ctx.meta.locale);
+      return new Localised(
+        collectionJson(page.json, position.pagination(more ? page.lastId! : null), ctx.meta),
+        page.lang,
+      );
     },
   }),
   defineRoute<Filters>({
@@ -258,9 +262,9 @@ export const routes = () => [
     description:
       'The search fields plus the description, the images, attributes and sources. Only a listing a search can return is served: an inactive, unpublished or sale listing is a 404.',
     handle(ctx) {
-      const json = detailText(ctx.snap.use(prepare), ctx.params.id, ctx);
-      if (json === undefined) throw notFound('listing');
-      return detailJson(json, ctx.meta);
+      const text = detailText(ctx.snap.use(prepare), ctx.params.id, ctx.meta.locale);
+      if (text === undefined) throw notFound('listing');
+      return new Localised(detailJson(text.json, ctx.meta), text.lang);
     },
   }),
   defineRoute<v.InferOutput<typeof SimilarQuery>>({
@@ -273,7 +277,10 @@ export const routes = () => [
     summary: 'Active listings like this one',
     description:
       'Same city and property type, price within 25 % of the reference, ranked by relative price difference, then size difference, then id. The reference itself is excluded. A reference without a price or property type has no similar listings (empty array).',
-    handle: (ctx) => boundedJson(similar(ctx.snap.use(prepare), ctx.params.id, ctx.query.limit, ctx), ctx.meta),
+    handle(ctx) {
+      const text = similar(ctx.snap.use(prepare), ctx.params.id, ctx.query.limit, ctx.meta.locale);
+      return new Localised(boundedJson(text.json, ctx.meta), text.lang);
+    },
   }),
 ];
 export type { Ctx };

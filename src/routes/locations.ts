@@ -1,7 +1,7 @@
 // /v1/locations: search and detail (with its parent chain), so clients can find a location_id.
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
-import { takeLang } from '../http/content-language.ts';
+import { Localised, langOf, langOfRows, withoutLang } from '../http/content-language.ts';
 import { notFound } from '../http/errors.ts';
 import { cursor, documented, id120, limit, locale, oneOf, qOver } from '../http/params.ts';
 import { detail } from '../http/respond.ts';
@@ -114,10 +114,9 @@ export const routes = () => [
       const st = ctx.snap.use(prepare);
       const r = st.byId.get({ id: ctx.params.id, locale: ctx.meta.locale }) as Row | undefined;
       if (!r) throw notFound('location');
-      const parents = (st.parents.all({ id: ctx.params.id, locale: ctx.meta.locale }) as Row[]).map((p) =>
-        takeLang(ctx, p),
-      );
-      return detail({ ...location(takeLang(ctx, r)), parents }, ctx.meta);
+      const parents = st.parents.all({ id: ctx.params.id, locale: ctx.meta.locale }) as Row[];
+      const body = detail({ ...location(withoutLang(r)), parents: parents.map(withoutLang) }, ctx.meta);
+      return new Localised(body, langOf(r) | langOfRows(parents));
     },
   }),
 ];

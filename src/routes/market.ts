@@ -1,7 +1,7 @@
 // /v1/market/metrics: metric discovery and monthly observations from the precomputed city cohorts.
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
-import { takeLang } from '../http/content-language.ts';
+import { Localised, langOfRows, withoutLang } from '../http/content-language.ts';
 import { badRequest, notFound } from '../http/errors.ts';
 import { date, documented, id120, locale } from '../http/params.ts';
 import { bounded } from '../http/respond.ts';
@@ -69,13 +69,10 @@ export const routes = () => [
     summary: 'The market indicators that have observations',
     description:
       'Every indicator, in ascending id order, with its unit and the smallest monthly sample it is published for. All of them fit in one answer: no paging.',
-    handle: (ctx) =>
-      bounded(
-        (ctx.snap.use(prepare).metrics.all({ locale: ctx.meta.locale }) as Record<string, unknown>[]).map((r) =>
-          takeLang(ctx, r),
-        ),
-        ctx.meta,
-      ),
+    handle(ctx) {
+      const rows = ctx.snap.use(prepare).metrics.all({ locale: ctx.meta.locale }) as Record<string, unknown>[];
+      return new Localised(bounded(rows.map(withoutLang), ctx.meta), langOfRows(rows));
+    },
   }),
   defineRoute<v.InferOutput<typeof ObservationsQuery>>({
     path: '/v1/market/metrics/:id/observations',

@@ -1,7 +1,7 @@
 // /v1/owners: search and detail of owners and agencies.
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
-import { noteLang } from '../http/content-language.ts';
+import { Localised, langOf } from '../http/content-language.ts';
 import { notFound } from '../http/errors.ts';
 import { cursor, documented, limit, locale, qOver, str } from '../http/params.ts';
 import { detailJson } from '../http/respond.ts';
@@ -103,8 +103,7 @@ export const routes = () => [
     handle(ctx) {
       const row = ctx.snap.use(prepare).byId.get({ id: ctx.params.id, locale: ctx.meta.locale }) as ItemRow | undefined;
       if (!row) throw notFound('owner');
-      noteLang(ctx, row);
-      return detailJson(rowJson(row), ctx.meta);
+      return new Localised(detailJson(rowJson(row), ctx.meta), langOf(row));
     },
   }),
 ];

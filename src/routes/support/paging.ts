@@ -1,5 +1,5 @@
 // Keyset paging with signed cursors: one page of ids after a position, in the collection envelope.
-import { noteLang, withoutLang } from '../../http/content-language.ts';
+import { Localised, langOfRows, withoutLang } from '../../http/content-language.ts';
 import { collection, collectionJson } from '../../http/respond.ts';
 import type { Ctx } from '../../http/route.ts';
 
@@ -38,26 +38,28 @@ export function keysetPosition(ctx: Ctx<{ limit: number; cursor?: string }>) {
 }
 
 /**
- * pageRows, with the language bits of the rows on the page (not of the extra row that tells has_more) added to
- * the answer's, for its Content-Language.
+ * pageRows, with the language bits of the rows on the page (not of the extra row that tells has_more), for the
+ * answer's Content-Language.
  */
 function shownRows<T extends Record<string, any>>(
   ctx: Ctx<{ limit: number; cursor?: string }>,
   fetch: (afterId: string | null, n: number) => T[],
 ) {
   const shown = pageRows(ctx, fetch as (afterId: string | null, n: number) => (T & { id: string })[]);
-  for (const r of shown.rows) noteLang(ctx, r);
-  return shown;
+  return { ...shown, lang: langOfRows(shown.rows) };
 }
 
-/** One page in the collection envelope, each row mapped to its API object (by default, the row without its language bits). */
+/**
+ * One page in the collection envelope with its language bits, each row mapped to its API object (by default, the
+ * row without its language bits).
+ */
 export function page<T extends Record<string, any>>(
   ctx: Ctx<{ limit: number; cursor?: string }>,
   fetch: (afterId: string | null, n: number) => T[],
   map: (row: T) => unknown = withoutLang,
 ) {
-  const { rows, pagination } = shownRows(ctx, fetch);
-  return collection(rows.map(map), pagination, ctx.meta);
+  const { rows, pagination, lang } = shownRows(ctx, fetch);
+  return new Localised(collection(rows.map(map), pagination, ctx.meta), lang);
 }
 
 /** page() for items that are JSON text (see itemJson in ./fields.ts): the envelope is put around them as text. */
@@ -66,6 +68,6 @@ export function pageJson<T extends Record<string, any>>(
   fetch: (afterId: string | null, n: number) => T[],
   toJson: (row: T) => string,
 ) {
-  const { rows, pagination } = shownRows(ctx, fetch);
-  return collectionJson(rows.map(toJson), pagination, ctx.meta);
+  const { rows, pagination, lang } = shownRows(ctx, fetch);
+  return new Localised(collectionJson(rows.map(toJson), pagination, ctx.meta), lang);
 }
