@@ -22,16 +22,17 @@ const notAllowed = (method: string | undefined) =>
   });
 
 type Render = (req: Req, res: ServerResponse, err: unknown) => void;
+type Next = (req: Req, res: ServerResponse) => void;
 /** The access step, then `next` unless the step answered the request; every error on the way is rendered. */
-type Guarded = (req: Req, res: ServerResponse, isPublic: boolean, next: () => void) => void;
+type Guarded = (req: Req, res: ServerResponse, isPublic: boolean, next: Next) => void;
 
 function accessStep(deps: AppDeps, render: Render): Guarded {
   return (req, res, isPublic, next) => {
     try {
       const g = deps.guard ? deps.guard(req, res, { public: isPublic }) : false;
-      if (g === false) return next();
+      if (g === false) return next(req, res);
       if (g === true) return;
-      g.then((answered) => answered || next()).catch((e) => render(req, res, e));
+      g.then((answered) => answered || next(req, res)).catch((e) => render(req, res, e));
     } catch (e) {
       render(req, res, e);
     }
@@ -99,11 +100,11 @@ function routing(deps: AppDeps, routes: readonly RouteDef[], render: Render) {
       // Another method than GET or HEAD: a 405 where a GET would find a route (polka's own lookup).
       const known = req.method === 'GET' || req.method === 'HEAD' ? undefined : app.find('GET', req.path).handlers[0];
       if (known !== undefined) {
-        guarded(req, res, publicHandlers.has(known), () => render(req, res, notAllowed(req.method)));
+        guarded(req, res, publicHandlers.has(known), (q, s) => render(q, s, notAllowed(q.method)));
         return;
       }
       req.route = '(no match)';
-      guarded(req, res, false, () => render(req, res, notFound(req.path)));
+      guarded(req, res, false, (q, s) => render(q, s, notFound(q.path)));
     },
   });
   for (const def of routes) {
@@ -111,7 +112,7 @@ function routing(deps: AppDeps, routes: readonly RouteDef[], render: Render) {
     const answer = answerer(deps, def);
     const handler = (req: Req, res: ServerResponse) => {
       req.route = def.path;
-      guarded(req, res, isPublic, () => answer(req, res));
+      guarded(req, res, isPublic, answer);
     };
     if (isPublic) publicHandlers.add(handler);
     app.get(patternOf(def.path), handler);

@@ -45,8 +45,8 @@ function shownRows<T extends Record<string, any>>(
   ctx: Ctx<{ limit: number; cursor?: string }>,
   fetch: (afterId: string | null, n: number) => T[],
 ) {
-  const shown = pageRows(ctx, fetch as (afterId: string | null, n: number) => (T & { id: string })[]);
-  return { ...shown, lang: langOfRows(shown.rows) };
+  const { rows, pagination } = pageRows(ctx, fetch as (afterId: string | null, n: number) => (T & { id: string })[]);
+  return { rows, pagination, lang: langOfRows(rows) };
 }
 
 /**
