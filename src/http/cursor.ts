@@ -43,7 +43,7 @@ export function cursorCodec(secret: string, now: () => number = Date.now): Curso
     badRequest('Parameter "cursor" is invalid or was issued for a different request; restart without a cursor.');
   return {
     scope(endpoint, params) {
-      // The router serves /v1/listings/ as /v1/listings: both are one endpoint to a cursor too.
+      // A route serves /v1/listings/ as /v1/listings (patternOf): both are one endpoint to a cursor too.
       if (endpoint.length > 1 && endpoint.endsWith('/')) endpoint = endpoint.slice(0, -1);
       const keys = Object.keys(params).sort();
       const entries: [string, unknown][] = [];

@@ -132,7 +132,7 @@ export function validateQuery<S extends QuerySchema>(schema: S, raw: Record<stri
 
 /**
  * Path ids follow the same rule everywhere: 1 to 120 characters. The value is already percent-decoded
- * (the router decodes route params); decoding it again would make "%252D" mean "-".
+ * (polka decodes route params); decoding it again would make "%252D" mean "-".
  */
 export function pathId(id: string, name = 'id'): string {
   const n = codePoints(id);
