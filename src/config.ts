@@ -16,6 +16,18 @@ const positiveInt = v.pipe(
   v.transform(Number),
   v.minValue(1, 'must be at least 1'),
 );
+const count = v.pipe(v.string(), v.regex(/^\d+$/, 'must be a whole number (0 or more)'), v.transform(Number));
+const httpUrl = v.pipe(
+  v.string(),
+  v.check((s) => {
+    try {
+      const u = new URL(s);
+      return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';
+    } catch {
+      return false;
+    }
+  }, "must be an http:// or https:// URL (of a publication folder's latest.json)"),
+);
 const flag = v.pipe(
   v.picklist(['0', '1', 'true', 'false'], 'must be 0 or 1'),
   v.transform((s) => s === '1' || s === 'true'),
@@ -50,6 +62,45 @@ export const SETTINGS = {
     schema: positiveInt,
     default: '1000',
     help: 'How often the snapshot file is checked for a replacement, in ms.',
+  },
+  SNAPSHOT_FOLLOW: {
+    schema: v.optional(httpUrl),
+    default: undefined,
+    secret: true,
+    help: 'Follow a publication: the URL of its latest.json (http or https); new snapshots are downloaded, verified with SNAPSHOT_FOLLOW_PUBLIC_KEY and swapped in. Unset: only SNAPSHOT_PATH is watched.',
+  },
+  SNAPSHOT_FOLLOW_PUBLIC_KEY: {
+    schema: v.optional(text),
+    default: undefined,
+    help: "The publisher's minisign public key: a file (minisign.pub) or the key itself (RW…). Needed with SNAPSHOT_FOLLOW.",
+  },
+  SNAPSHOT_FOLLOW_INTERVAL_MS: {
+    schema: positiveInt,
+    default: '60000',
+    help: 'How often latest.json is checked (a conditional request), in ms.',
+  },
+  SNAPSHOT_FOLLOW_HEADER: {
+    schema: v.optional(
+      v.pipe(v.string(), v.regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+:[ \t]*\S.*$/, 'must be one header, "Name: value"')),
+    ),
+    default: undefined,
+    secret: true,
+    help: 'One request header sent with every download from the publication\'s origin, for a private bucket or CDN ("Authorization: Bearer …"); never logged.',
+  },
+  SNAPSHOT_FOLLOW_STALE_MS: {
+    schema: positiveInt,
+    default: '3600000',
+    help: 'With no successful check for this long (or once the served publication has expired), /readyz says stale (still 200) and nlr_follow_stale is 1.',
+  },
+  SNAPSHOT_FOLLOW_SPREAD_MS: {
+    schema: count,
+    default: '30000',
+    help: 'Replicas spread their swaps over this window: each waits a delay derived from SNAPSHOT_FOLLOW_INSTANCE (the same replica first each time: a canary); 0: no wait.',
+  },
+  SNAPSHOT_FOLLOW_INSTANCE: {
+    schema: v.optional(text),
+    default: undefined,
+    help: "The name the spread delay is derived from; unset: the host's name (a pod's name in Kubernetes).",
   },
   CURSOR_SECRET: {
     schema: v.optional(v.pipe(v.string(), v.minLength(16, 'must be at least 16 characters'))),
@@ -160,6 +211,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const c = loadSettings(env, Object.keys(SETTINGS) as (keyof Settings)[]) as Config;
   if (!!c.TLS_CERT_PATH !== !!c.TLS_KEY_PATH)
     throw new ConfigError('TLS_CERT_PATH and TLS_KEY_PATH: set both or neither');
+  if (c.SNAPSHOT_FOLLOW !== undefined && c.SNAPSHOT_FOLLOW_PUBLIC_KEY === undefined)
+    throw new ConfigError(
+      "SNAPSHOT_FOLLOW_PUBLIC_KEY: needed with SNAPSHOT_FOLLOW (the publisher's minisign public key, a file or the key)",
+    );
   if (c.HTTP_REDIRECT_PORT !== undefined && !c.TLS_CERT_PATH)
     throw new ConfigError(
       'HTTP_REDIRECT_PORT: needs TLS_CERT_PATH and TLS_KEY_PATH (there is no HTTPS to redirect to)',

@@ -29,7 +29,8 @@ async function main() {
     };
     return runWorker(config, { slot, log, requestLog, startupMessage, served });
   }
-  const listening = (info: { url: string; metricsUrl?: string; snapshotId: string }) => {
+  // snapshotId null: following a publication with nothing at SNAPSHOT_PATH yet (/readyz is 503 until it is in).
+  const listening = (info: { url: string; metricsUrl?: string; snapshotId: string | null }) => {
     log({
       level: 'info',
       msg: 'listening',
@@ -50,7 +51,11 @@ async function main() {
 
   const { startService } = await import('./service/server.ts');
   const service = await startService(config, { log, requestLog });
-  listening({ url: service.url, metricsUrl: service.metricsUrl, snapshotId: service.snapshots.get().meta.snapshot_id });
+  listening({
+    url: service.url,
+    metricsUrl: service.metricsUrl,
+    snapshotId: service.snapshots.peek()?.meta.snapshot_id ?? null,
+  });
   // SIGTERM / SIGINT: drain, then exit 0; still busy after DRAIN_TIMEOUT_MS, the rest is cut and the exit is 1.
   let draining = false;
   const stop = (signal: string) => {
@@ -61,8 +66,8 @@ async function main() {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  // SIGHUP: look at the snapshot file now instead of at the next interval.
-  process.on('SIGHUP', () => void service.snapshots.lookNow());
+  // SIGHUP: look at the snapshot file (and a followed publication) now instead of at the next interval.
+  process.on('SIGHUP', () => service.lookNow());
 }
 
 /**

@@ -24,7 +24,8 @@ import { addonFile } from '../scripts/sea-addon.ts';
 import { commandLine } from '../snapshot-format/commands.ts';
 import { FIXTURES, tempDir } from './support/files.ts';
 import { freePort, httpsGet, startNginx } from './support/nginx.ts';
-import { missing, run as runCommand } from './support/processes.ts';
+import { missing, run as runCommand, until } from './support/processes.ts';
+import { serveFolder } from './support/publication.ts';
 import { issueKey } from './support/server.ts';
 import { fixtureSnapshot, snapshotCopy } from './support/snapshots.ts';
 
@@ -254,6 +255,47 @@ describe('single executable', () => {
     } finally {
       await nginx.stop();
       await server.stop();
+    }
+  });
+
+  it('follows a publication with no node on PATH: keygen and publish by the executable, served by nginx', {
+    skip: missing('/usr/sbin/nginx', 'nginx'),
+  }, async () => {
+    const bin = join(exe, '..');
+    const work = tempDir();
+    const bare = { ...env, PATH: bin };
+    const ok = async (...args: string[]) => {
+      const r = await runCommand(SEA_NAME, args, { cwd: work, env: bare, onlyEnv: true });
+      assert.equal(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+      return r;
+    };
+    await ok('snapshot', 'keygen', '--out', 'publisher', '--unencrypted');
+    await ok('snapshot', 'publish', env.SNAPSHOT_PATH, '--key', 'publisher.key', '--out', 'pub', '--valid-for', '7d');
+    const nginx = await serveFolder(join(work, 'pub'));
+    // Nothing at SNAPSHOT_PATH: the cluster's primary (WORKERS=2) follows, and every worker serves what it took.
+    const server = await startExe(exe, {
+      ...bare,
+      WORKERS: '2',
+      SNAPSHOT_PATH: join(tempDir(), 'snapshot.db'),
+      SNAPSHOT_FOLLOW: `${nginx.http}/latest.json`,
+      SNAPSHOT_FOLLOW_PUBLIC_KEY: join(work, 'publisher.pub'),
+      SNAPSHOT_FOLLOW_INTERVAL_MS: '200',
+      SNAPSHOT_FOLLOW_SPREAD_MS: '0',
+    });
+    try {
+      const { result } = await fixtureSnapshot();
+      const ready = await until('the publication served', async () => {
+        const r = await fetch(`${server.url}/readyz`);
+        const body = (await r.json()) as { snapshot: { id: string }; follow: { served: unknown } };
+        return r.status === 200 && body.follow.served !== null && body;
+      });
+      assert.equal(ready.snapshot.id, result.snapshotId);
+      assert.match(JSON.stringify(ready.follow.served), /"expires_at":"20\d\d-/);
+      const search = await fetch(`${server.url}/v1/listings?limit=1`, { headers: { Authorization: `Bearer ${key}` } });
+      assert.equal(search.status, 200);
+    } finally {
+      await server.stop();
+      await nginx.stop();
     }
   });
 });

@@ -1,8 +1,10 @@
 // Prometheus metrics of one service (prom-client): requests, latency, in flight, the snapshot, swaps, refusals, keys.
 import { createServer, type Server } from 'node:http';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { FollowState } from '../snapshot/follow.ts';
 import type { SnapshotMeta } from '../snapshot/source.ts';
 import { VERSION } from '../version.ts';
+import { followMetrics } from './follow-metrics.ts';
 
 export interface MetricsSources {
   /** The snapshot being served, or null. */
@@ -15,6 +17,8 @@ export interface MetricsSources {
   keyReloads: () => number;
   /** Where the keys are (the file of KEYS_PATH, or Redis) and whether they can be read now; null before it exists. */
   keyStore?: () => { store: 'file' | 'redis'; readable: boolean } | null;
+  /** Following a publication in this process: its state (a cluster's primary follows, not its workers). */
+  follow?: () => FollowState | null;
   now?: () => number;
 }
 
@@ -48,6 +52,7 @@ export function createMetrics(src: MetricsSources): Metrics {
   }).set({ version: VERSION, node_version: process.version }, 1);
   const snapshot = snapshotMetrics(src, registers);
   const access = accessMetrics(src, registers);
+  if (src.follow) followMetrics(registry, src.follow, src.now);
   const request = (route: string, status: number, seconds: number) => {
     requests.record(route, status, seconds);
     if (status === 401) access.unauthorized.inc();

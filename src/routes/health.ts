@@ -3,6 +3,7 @@ import type { ServerResponse } from 'node:http';
 import * as v from 'valibot';
 import { sendJson } from '../http/respond.ts';
 import { type AppDeps, definePublicRoute } from '../http/route.ts';
+import { staleness } from '../snapshot/follow.ts';
 import { J } from './support/fields.ts';
 
 /** What /readyz says: why it is (not) ready, what it serves, and the last replacement file it refused. */
@@ -20,7 +21,10 @@ export function readiness(deps: AppDeps, now = Date.now()) {
     // A shared key store (Redis) down makes no replica unready: it is in the body, and keyed requests answer 503.
     [!keys && deps.keysShared !== true, 'key_store_unavailable'],
   ];
-  const status = reasons.find(([holds]) => holds)?.[1] ?? 'ready';
+  const follow = deps.snapshots.follow;
+  const stale = follow === null ? null : staleness(follow, now);
+  // Stale (the publication expired, or following has not succeeded for a while) stays ready: old data beats none.
+  const status = reasons.find(([holds]) => holds)?.[1] ?? (stale !== null ? 'stale' : 'ready');
   return {
     status,
     snapshot: snap
@@ -38,6 +42,7 @@ export function readiness(deps: AppDeps, now = Date.now()) {
     path_refused: pathRefused(deps.snapshots, damaged),
     // A cluster's workers that have not confirmed the last switch yet (asked again, or being replaced): only then.
     ...(deps.snapshots.behind.length > 0 ? { workers_behind: deps.snapshots.behind } : {}),
+    ...(follow !== null ? { follow: { ...follow, stale } } : {}),
     ...(persisted?.warning ? { warnings: [persisted.warning] } : {}),
   };
 }
@@ -76,10 +81,10 @@ export const routes = () => [
     query: v.strictObject({}),
     item: { type: 'object' },
     summary:
-      'Ready for traffic (for a load balancer): a valid snapshot is open, its own key store file is readable, not draining',
+      'Ready for traffic (for a load balancer): a valid snapshot is open, its own key store file is readable, not draining (stale data answers 200 with status stale)',
     handle: ({ res, deps }) => {
       const r = readiness(deps);
-      noStore(res, r.status === 'ready' ? 200 : 503, r);
+      noStore(res, r.status === 'ready' || r.status === 'stale' ? 200 : 503, r);
     },
   }),
 ];

@@ -9,6 +9,8 @@ import {
   type MetricValue,
   Registry,
 } from 'prom-client';
+import { followMetrics } from '../http/follow-metrics.ts';
+import type { FollowState } from '../snapshot/follow.ts';
 
 type MetricsJson = MetricObjectWithValues<MetricValue<string>>[];
 
@@ -27,9 +29,10 @@ export function answerMetrics(registry: Registry, req: MetricsRequest, send: (m:
   );
 }
 
-export function clusterMetrics(workers: () => Worker[], behind: () => number) {
+export function clusterMetrics(workers: () => Worker[], behind: () => number, follow?: () => FollowState | null) {
   const registry = new Registry();
   const registers = [registry];
+  if (follow) followMetrics(registry, follow);
   const restarts = new Counter({
     name: 'nlr_cluster_worker_restarts_total',
     help: 'Workers started again after one died.',

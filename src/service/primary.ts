@@ -6,8 +6,10 @@ import { limitCounters } from '../access/limits-ipc.ts';
 import { RATE_WINDOW_SECONDS } from '../access/rate-limit.ts';
 import { type Config, cursorSecretOf } from '../config.ts';
 import { serveMetrics } from '../http/metrics.ts';
+import type { FollowSettings } from '../snapshot/follow.ts';
 import { removeStaleLinks, servedAtStart } from '../snapshot/served-file.ts';
 import { clusterMetrics } from './cluster-metrics.ts';
+import { followInPrimary, followSettings } from './follow.ts';
 import { type PrimaryIo, Workers } from './workers.ts';
 
 export type { PrimaryIo } from './workers.ts';
@@ -39,10 +41,18 @@ export async function runPrimary(config: Config, io: PrimaryIo): Promise<void> {
         authFailures: config.AUTH_FAILURES_PER_MINUTE,
         windowSeconds: RATE_WINDOW_SECONDS,
       });
+  // Checked before any worker starts: a bad key or folder stops the start-up here, in one line.
+  let follow: FollowSettings | null;
+  try {
+    follow = followSettings(config);
+  } catch (e) {
+    return io.fail((e as Error).message);
+  }
   let workers!: Workers;
   const metrics = clusterMetrics(
     () => workers.ready(),
     () => workers.owner?.state.behind.length ?? 0,
+    () => workers.following?.state() ?? null,
   );
   const listener = await metricsListener(config, io, metrics.source);
   // The first start is the one time the path is read: a link to the file there now is what every worker opens,
@@ -64,10 +74,16 @@ export async function runPrimary(config: Config, io: PrimaryIo): Promise<void> {
   });
   process.on('SIGTERM', () => workers.stop('SIGTERM'));
   process.on('SIGINT', () => workers.stop('SIGINT'));
-  // SIGHUP: the owner looks at the snapshot file now.
-  process.on('SIGHUP', () => void workers.owner?.lookNow());
+  // SIGHUP: the owner looks at the snapshot file now, and the follower at latest.json.
+  process.on('SIGHUP', () => {
+    void workers.owner?.lookNow();
+    void workers.following?.follower.lookAgain();
+  });
   workers.fork(0);
   await startOwner(config, io, workers, first);
+  // The primary follows (SNAPSHOT_FOLLOW) into its owner; every worker mirrors the state for /readyz.
+  if (follow !== null && workers.owner !== null)
+    workers.following = followInPrimary(follow, config.SNAPSHOT_PATH, workers.owner, io.log, () => workers.ready());
 }
 
 /** The snapshot's owner, loaded while the first worker starts: watches the path and has every worker follow it. */

@@ -1,6 +1,7 @@
 // The messages between a cluster's primary and its workers (node:cluster IPC, JSON), each tagged `nlr`.
 
 import type { LimitAnswer, LimitOp } from '../access/limits-ipc.ts';
+import type { FollowState } from '../snapshot/follow.ts';
 import type { OwnerState } from '../snapshot/owner.ts';
 import type { ServedFile } from '../snapshot/served-file.ts';
 import type { MetricsAnswer, MetricsRequest } from './cluster-metrics.ts';
@@ -13,7 +14,8 @@ export const SERVED_ENV = 'NLR_SERVED_SNAPSHOT';
 /** Worker → primary. */
 export type ToPrimary =
   /** Listening; what the primary's "listening" line reports. */
-  | { nlr: 'ready'; url: string; redirectUrl?: string; snapshotId: string }
+  /** snapshotId null: following a publication, none served yet. */
+  | { nlr: 'ready'; url: string; redirectUrl?: string; snapshotId: string | null }
   /** Start-up failed: the one-line reason (the primary prints it once, not once per worker). */
   | { nlr: 'failed'; message: string }
   | { nlr: 'limits'; ops: LimitOp[] }
@@ -36,7 +38,9 @@ export type ToWorker =
   /** Another worker could not prepare it: close it. */
   | { nlr: 'snapshot-drop'; gen: number }
   /** The owner's word on the path and the served file (for /readyz and /metrics). */
-  | { nlr: 'snapshot-state'; state: OwnerState; refused: boolean };
+  | { nlr: 'snapshot-state'; state: OwnerState; refused: boolean }
+  /** The primary's follower's state (SNAPSHOT_FOLLOW), for /readyz. */
+  | { nlr: 'follow-state'; state: FollowState };
 
 export const isMessage = (m: unknown): m is { nlr: string } =>
   typeof m === 'object' && m !== null && typeof (m as { nlr?: unknown }).nlr === 'string';

@@ -14,6 +14,7 @@ import { createMetrics, type Metrics } from '../http/metrics.ts';
 import type { AppDeps, Lifecycle } from '../http/route.ts';
 import type { Log } from '../log.ts';
 import { type ServedFile, SnapshotError, SnapshotSource } from '../snapshot/source.ts';
+import { followInProcess } from './follow.ts';
 import { apiListener, metricsListener, redirectListener, TIMEOUTS } from './listeners.ts';
 import { serviceRoutes } from './routes.ts';
 
@@ -31,6 +32,8 @@ export interface Service {
   servers: Server[];
   metrics: Metrics;
   lifecycle: Lifecycle;
+  /** SIGHUP: the owner looks at the path now, and a follower (SNAPSHOT_FOLLOW) checks latest.json now. */
+  lookNow(): void;
   /** Graceful stop (SIGTERM): see drain.ts; then the snapshot and key store close. */
   drain(timeoutMs: number): Promise<DrainResult>;
   close(): Promise<void>;
@@ -72,7 +75,7 @@ interface Parts {
   redis: RedisLink | null;
 }
 
-function serviceMetrics(parts: Parts, now?: () => number): Metrics {
+function serviceMetrics(parts: Parts, follows: boolean, now?: () => number): Metrics {
   return createMetrics({
     snapshot: () => parts.snapshots?.peek()?.meta ?? null,
     serving: () => parts.snapshots?.peek() != null && parts.snapshots.damaged === null,
@@ -84,6 +87,8 @@ function serviceMetrics(parts: Parts, now?: () => number): Metrics {
         : parts.keys
           ? { store: 'file', readable: parts.keys.probe() }
           : null,
+    // The process that follows exports the follow series: a single process (a cluster's primary, not its workers).
+    follow: follows ? () => parts.snapshots?.follow ?? null : undefined,
     now,
   });
 }
@@ -165,7 +170,7 @@ function appDeps(
 
 export async function startService(config: Config, opts: ServiceOptions): Promise<Service> {
   const parts: Parts = { keys: null, redis: null };
-  const metrics = serviceMetrics(parts, opts.now);
+  const metrics = serviceMetrics(parts, opts.served === undefined, opts.now);
   const lifecycle: Lifecycle = { draining: false, inFlight: 0 };
   let snapshots: SnapshotSource;
   try {
@@ -175,16 +180,20 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       now: opts.now,
       events: { swapped: () => metrics.swaps.inc(), refused: () => metrics.refused.inc() },
       served: opts.served,
+      mayStartEmpty: config.SNAPSHOT_FOLLOW !== undefined,
     });
   } catch (e) {
     throw naming('SNAPSHOT_PATH', e);
   }
   parts.snapshots = snapshots;
+  // A single process follows the publication itself; a cluster's worker is told by its primary, which follows.
+  const follower = opts.served === undefined ? followInProcess(config, snapshots, opts.log) : null;
   const access = await keyAccess(config, opts, parts);
   const deps = appDeps(config, opts, { snapshots, metrics, lifecycle }, access);
   const app = createApp(deps, serviceRoutes(deps));
   const servers: Server[] = [];
   const closeStores = async () => {
+    follower?.close();
     snapshots.close();
     parts.keys?.close();
     await parts.redis?.close();
@@ -230,6 +239,10 @@ export async function startService(config: Config, opts: ServiceOptions): Promis
       servers,
       metrics,
       lifecycle,
+      lookNow: () => {
+        void snapshots.lookNow();
+        void follower?.lookAgain();
+      },
       drain: drainAll,
       close,
     };

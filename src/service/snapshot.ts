@@ -92,6 +92,9 @@ export function followOwner(m: ToWorker, snapshots: SnapshotSource | undefined, 
     case 'snapshot-state':
       snapshots?.setState(m.state, m.refused);
       return true;
+    case 'follow-state':
+      if (snapshots) snapshots.follow = m.state;
+      return true;
     default:
       return false;
   }

@@ -89,7 +89,7 @@ export async function runWorker(config: Config, io: WorkerIo): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
   // The primary owns the snapshot and looks at the path on its own SIGHUP (systemctl kill signals every process).
   process.on('SIGHUP', () => {});
-  const snapshotId = service.snapshots.get().meta.snapshot_id;
+  const snapshotId = service.snapshots.peek()?.meta.snapshot_id ?? null;
   io.log({ level: 'info', msg: 'worker ready', snapshot_id: snapshotId });
   send({ nlr: 'ready', url: service.url, redirectUrl: service.redirectUrl, snapshotId });
 }

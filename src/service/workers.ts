@@ -8,6 +8,7 @@ import { type Member, MemberGone } from '../snapshot/members.ts';
 import type { SnapshotOwner } from '../snapshot/owner.ts';
 import type { ServedFile } from '../snapshot/served-file.ts';
 import type { clusterMetrics } from './cluster-metrics.ts';
+import type { followInPrimary } from './follow.ts';
 import { isMessage, SERVED_ENV, SLOT_ENV, type ToPrimary, type ToWorker } from './protocol.ts';
 import { workerMember } from './snapshot.ts';
 
@@ -22,7 +23,8 @@ export const STOP_GRACE_MS = 5_000;
 export interface PrimaryIo {
   log: Log;
   /** Every worker listens: the "listening" line, then the development key (once, here, not per worker). */
-  listening(info: { url: string; metricsUrl?: string; snapshotId: string }): void;
+  /** snapshotId null: following a publication, none served yet. */
+  listening(info: { url: string; metricsUrl?: string; snapshotId: string | null }): void;
   /** A start-up failure: one line on stderr and exit 1, as a single process does. */
   fail(message: string): never;
 }
@@ -53,6 +55,8 @@ export interface WorkersOptions {
 export class Workers {
   private readonly slots: Slot[];
   owner: SnapshotOwner | null = null;
+  /** Following a publication (SNAPSHOT_FOLLOW): the primary's follower, and how a worker that is ready learns its state. */
+  following: ReturnType<typeof followInPrimary> | null = null;
   started = false;
   stopping = false;
   failed = false;
@@ -149,8 +153,9 @@ export class Workers {
     if (this.slots[i].worker !== w) return; // replaced meanwhile
     this.slots[i].ready = true;
     this.firstSnapshotId ??= m.snapshotId;
-    this.owner?.started(m.snapshotId);
+    if (m.snapshotId !== null) this.owner?.started(m.snapshotId);
     if (this.owner) w.send({ nlr: 'snapshot-state', state: this.owner.state, refused: false } satisfies ToWorker);
+    this.following?.tell(w);
     // The first worker starts alone: it serves sooner with the cores to itself, and a snapshot or key store it cannot
     // open stops the start-up before the others load it too. The rest start once it is listening.
     if (i === 0 && !this.othersForked) {
@@ -229,6 +234,7 @@ export class Workers {
   stop(signal: string): void {
     if (this.stopping) return;
     this.stopping = true;
+    this.following?.follower.close();
     this.owner?.close();
     const { config, io } = this.o;
     io.log({

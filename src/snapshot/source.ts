@@ -5,6 +5,7 @@ import { commandLine } from '../../snapshot-format/commands.ts';
 import { aboutTheFile, SCHEMA_VERSION } from '../../snapshot-format/schema.ts';
 import { SnapshotUnavailable } from '../errors.ts';
 import { fileProblem, walModeProblem } from './file.ts';
+import type { FollowState } from './follow.ts';
 import type { Member } from './members.ts';
 import { type CandidateState, type OwnerState, SnapshotOwner } from './owner.ts';
 import { inodeOf, removeStaleLinks, type ServedFile, servedAtStart, unlinkServed } from './served-file.ts';
@@ -134,6 +135,8 @@ export class SnapshotSource {
   damaged: string | null = null;
   /** The owner's word: workers not yet serving the snapshot every worker was told to switch to (a cluster). */
   behind: OwnerState['behind'] = [];
+  /** Following a publication (SNAPSHOT_FOLLOW): its state, mirrored from the follower; null when not following. */
+  follow: FollowState | null = null;
 
   constructor(
     readonly path: string,
@@ -145,21 +148,25 @@ export class SnapshotSource {
       events?: SnapshotEvents;
       /** A cluster worker: the file its owner serves (never the path's current file). */
       served?: ServedFile;
+      /** Following a publication: nothing at the path is no error; no snapshot is served until one is swapped in. */
+      mayStartEmpty?: boolean;
     } = {},
   ) {
+    const empty = (f: ServedFile) => opts.mayStartEmpty === true && f.inode === '' && inodeOf(f.file) === null;
     if (opts.served) {
-      this.current = open(opts.served, path, this.preparers, opts.nativeBinding);
+      if (!empty(opts.served)) this.current = open(opts.served, path, this.preparers, opts.nativeBinding);
       return;
     }
     removeStaleLinks(path);
     const first = servedAtStart(path);
     try {
-      this.current = open(first, path, this.preparers, opts.nativeBinding); // a bad file stops the start-up
+      // a bad file stops the start-up
+      if (!empty(first)) this.current = open(first, path, this.preparers, opts.nativeBinding);
     } catch (e) {
       unlinkServed(first);
       throw e;
     }
-    this.owner = new SnapshotOwner(path, first, this.current.meta.snapshot_id, {
+    this.owner = new SnapshotOwner(path, first, this.current?.meta.snapshot_id ?? null, {
       checkIntervalMs: opts.checkIntervalMs,
       log: opts.log,
       now: opts.now,
@@ -248,6 +255,11 @@ export class SnapshotSource {
   /** refresh() for SIGHUP: also looks again at a file refused or missing (see SnapshotOwner.lookNow). */
   lookNow(): Promise<boolean> {
     return this.owner?.lookNow() ?? Promise.resolve(false);
+  }
+
+  /** The file the served snapshot is read from (a single process; null in a worker, or before the first). */
+  get servedFile(): string | null {
+    return this.current === null ? null : (this.owner?.file.file ?? null);
   }
 
   /** Whether the file at the path is the one being served (a single process; a worker cannot tell). */

@@ -1,0 +1,113 @@
+// One publication taken: checked against the disk, downloaded beside SNAPSHOT_PATH while hashed, its signature
+// verified before anything opens it, then judged read-only (schema version, rollback, the id latest.json names) and
+// renamed over SNAPSHOT_PATH, where the owner's candidate checks and swap take it.
+import { renameSync } from 'node:fs';
+import type { OutgoingHttpHeaders } from 'node:http';
+import { SCHEMA_VERSION } from '../../snapshot-format/schema.ts';
+import { openSnapshotFile } from './file.ts';
+import { download, FollowRefusal, removeFile, spaceProblem } from './follow-fetch.ts';
+import { type Latest, newHasher, type PublicKey, type Vouched, verifyPublication } from './follow-verify.ts';
+import { inodeOf } from './served-file.ts';
+
+/** The snapshot served now, as the rollback check compares it. */
+export interface ServedMeta {
+  snapshot_id: string;
+  built_at: string;
+}
+
+export interface Take {
+  latest: Latest;
+  fileUrl: URL;
+  signature: string;
+  key: PublicKey;
+  /** The temporary file beside SNAPSHOT_PATH. */
+  part: string;
+  path: string;
+  extra: OutgoingHttpHeaders;
+  served: ServedMeta | null;
+  cut(bytes: number, e: Error): void;
+  stopped(): boolean;
+}
+
+/**
+ * Downloads, verifies and judges the publication, then renames it over SNAPSHOT_PATH. Resolves the expiry its signed
+ * trusted comment names (or null), the download's duration and the file's device:inode. Throws FollowRefusal (the part file removed), or a
+ * network error (the part file kept, to resume from).
+ */
+export async function takePublication(
+  t: Take,
+): Promise<{ expiresAt: string | null; seconds: number; inode: string | null }> {
+  const space = spaceProblem(t.part, t.latest.size);
+  if (space !== null) throw new FollowRefusal('no_space', `not enough free disk for the download: ${space}`, false);
+  const began = performance.now();
+  let digest: Buffer;
+  try {
+    const hash = await download({
+      url: t.fileUrl,
+      part: t.part,
+      size: t.latest.size,
+      extra: t.extra,
+      hasher: newHasher,
+      cut: t.cut,
+      stopped: t.stopped,
+    });
+    digest = (hash as ReturnType<typeof newHasher>).digest();
+  } catch (e) {
+    if (e instanceof FollowRefusal) removeFile(t.part);
+    throw e;
+  }
+  const seconds = (performance.now() - began) / 1000;
+  try {
+    const vouched = verifyPublication(digest, t.signature, t.key); // before anything opens the file
+    judge(t.part, t.latest, t.served, vouched);
+    const inode = inodeOf(t.part);
+    renameSync(t.part, t.path);
+    return { expiresAt: vouched.expiresAt, seconds, inode };
+  } catch (e) {
+    removeFile(t.part);
+    throw e;
+  }
+}
+
+/** The verified file read (read-only): refused when its schema, its id or its age is not one to serve. */
+function judge(part: string, latest: Latest, served: ServedMeta | null, vouched: Vouched): void {
+  let meta: ReturnType<typeof openSnapshotFile>['meta'];
+  try {
+    const opened = openSnapshotFile(part);
+    opened.db.close();
+    meta = opened.meta;
+  } catch (e) {
+    throw new FollowRefusal('candidate', `the signed file is not a snapshot: ${(e as Error).message}`);
+  }
+  if (meta.schema_version !== SCHEMA_VERSION)
+    throw new FollowRefusal(
+      'schema',
+      `the publication has schema version ${meta.schema_version}; this server reads version ${SCHEMA_VERSION}`,
+    );
+  for (const [who, id] of [
+    ['latest.json names', latest.snapshot_id],
+    ['the signature names', vouched.snapshotId ?? meta.snapshot_id],
+  ])
+    if (meta.snapshot_id !== id)
+      throw new FollowRefusal('mismatch', `${who} snapshot ${id} but the signed file holds ${meta.snapshot_id}`);
+  if (served !== null && meta.built_at !== null && Date.parse(meta.built_at) < Date.parse(served.built_at))
+    throw new FollowRefusal(
+      'rollback',
+      `rollback: the publication was built at ${meta.built_at}, before the snapshot served (${served.snapshot_id}, built at ${served.built_at})`,
+    );
+}
+
+let known: { file: string; meta: ServedMeta & { file: string } } | null = null;
+/** The id and build time of the snapshot served from `file` (read once per file: a served file never changes). */
+export function servedMeta(file: string): (ServedMeta & { file: string }) | null {
+  if (known?.file === file) return known.meta;
+  try {
+    const { db, meta } = openSnapshotFile(file);
+    db.close();
+    if (meta.snapshot_id === null || meta.built_at === null) return null;
+    known = { file, meta: { snapshot_id: meta.snapshot_id, built_at: meta.built_at, file } };
+    return known.meta;
+  } catch {
+    return null;
+  }
+}

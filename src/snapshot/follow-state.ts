@@ -1,0 +1,63 @@
+// What following a publication shows (/readyz, /metrics) and the small rules it goes by: staleness, the URL as
+// shown, the spread delay of an instance, the validators a conditional request may use.
+import { createHash } from 'node:crypto';
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
+import type { RefusalReason } from './follow-fetch.ts';
+
+export interface FollowRefused {
+  snapshot_id: string;
+  reason: RefusalReason;
+  message: string;
+  at: string;
+}
+
+/** What /readyz and /metrics show of following. */
+export interface FollowState {
+  url: string;
+  interval_ms: number;
+  stale_after_ms: number;
+  delay_ms: number;
+  started_at: string;
+  last_check: string | null;
+  last_success: string | null;
+  last_error: string | null;
+  /** The publication latest.json named at the last check. */
+  publication: { snapshot_id: string; published_at: string; built_at: string } | null;
+  /** The verified publication served (its signed expiry), or null before one is. */
+  served: { snapshot_id: string; expires_at: string | null } | null;
+  refused: FollowRefused | null;
+  /** Publications refused so far, by reason. */
+  refusals: Partial<Record<RefusalReason, number>>;
+}
+
+/** Why the served data is stale (expired, or no successful check for stale_after_ms), or null. */
+export function staleness(s: FollowState, now: number): string | null {
+  if (s.served?.expires_at && Date.parse(s.served.expires_at) <= now) return 'expired';
+  const since = Date.parse(s.last_success ?? s.started_at);
+  return now - since > s.stale_after_ms ? 'no_successful_check' : null;
+}
+
+/** The URL as logs and /readyz show it: no user, password or query (a signed URL's query is a secret). */
+export const shownUrl = (url: string) => {
+  const u = new URL(url);
+  return `${u.protocol}//${u.host}${u.pathname}`;
+};
+
+/** The spread delay of one instance: the same name gives the same delay (0 … spreadMs), so the same replica goes first. */
+export const spreadDelay = (instance: string, spreadMs: number) =>
+  spreadMs <= 0 ? 0 : createHash('sha256').update(instance).digest().readUInt32BE(0) % (spreadMs + 1);
+
+/**
+ * The validators a later request may be conditional on: none while latest.json was modified within the last 2 s, since
+ * a web server's ETag and Last-Modified have a resolution of a second (nginx's ETag is mtime and size): a file replaced
+ * twice within one second by one of the same size would otherwise look unchanged.
+ */
+export function settled(h: IncomingHttpHeaders): OutgoingHttpHeaders {
+  const modified = Date.parse(h['last-modified'] ?? '');
+  const now = Date.parse(h.date ?? '');
+  if (Number.isNaN(modified) || Number.isNaN(now) || now - modified < 2000) return {};
+  return {
+    ...(h.etag ? { 'If-None-Match': h.etag } : {}),
+    'If-Modified-Since': h['last-modified'],
+  };
+}

@@ -1,0 +1,285 @@
+// Following a publication (SNAPSHOT_FOLLOW), in the one owner of the service: polls latest.json with conditional
+// requests, takes each new publication (follow-install.ts), remembers refusals per signature, and keeps the state
+// /readyz and /metrics show (the URL, the last check and success, the publication seen, any refusal, staleness).
+import { createHash } from 'node:crypto';
+import { readdirSync } from 'node:fs';
+import type { OutgoingHttpHeaders } from 'node:http';
+import { basename, dirname, join } from 'node:path';
+import { FollowRefusal, getSmall, removeFile } from './follow-fetch.ts';
+import { type ServedMeta, takePublication } from './follow-install.ts';
+import { type FollowRefused, type FollowState, settled, shownUrl } from './follow-state.ts';
+import { type Latest, type PublicKey, parseLatest, vouchedFor } from './follow-verify.ts';
+import { inodeOf } from './served-file.ts';
+
+export { type FollowRefused, type FollowState, spreadDelay, staleness } from './follow-state.ts';
+
+export interface FollowSettings {
+  url: string;
+  key: PublicKey;
+  intervalMs: number;
+  /** An extra request header for a private bucket or CDN ("Name: value"); never logged. */
+  header?: string;
+  staleMs: number;
+  /** The spread: this replica waits `delayMs` (derived from its instance name) before taking a new publication. */
+  delayMs: number;
+}
+
+export interface FollowTarget {
+  path: string;
+  /** The snapshot served now (null before the first), and the file it is served from. */
+  served(): (ServedMeta & { file: string }) | null;
+  /** The owner looks at the path now; resolves true once the file renamed there is served by every member. */
+  install(): Promise<boolean>;
+  /** Why the owner refused the file at the path, if it did. */
+  refusedBecause(): string | undefined;
+}
+
+const REMEMBERED = 64;
+const PART = (path: string) => `.${basename(path)}.follow-`;
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export class Follower {
+  readonly state: FollowState;
+  private readonly base: URL;
+  private readonly extra: OutgoingHttpHeaders = {};
+  private validators: OutgoingHttpHeaders = {};
+  private readonly refused = new Map<string, FollowRefused>();
+  private takenSig: string | null = null;
+  private running: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private closed = false;
+  /** A refusal that may pass (no free disk): latest.json is read again at the next check, not only once it changes. */
+  private again = false;
+
+  constructor(
+    private readonly settings: FollowSettings,
+    private readonly target: FollowTarget,
+    private readonly opts: {
+      log: (l: Record<string, unknown>) => void;
+      changed(state: FollowState): void;
+      now?: () => number;
+    },
+  ) {
+    this.base = new URL(settings.url);
+    if (settings.header) {
+      const i = settings.header.indexOf(':');
+      this.extra[settings.header.slice(0, i).trim()] = settings.header.slice(i + 1).trim();
+    }
+    this.state = {
+      url: shownUrl(settings.url),
+      interval_ms: settings.intervalMs,
+      stale_after_ms: settings.staleMs,
+      delay_ms: settings.delayMs,
+      started_at: iso(this.now()),
+      last_check: null,
+      last_success: null,
+      last_error: null,
+      publication: null,
+      served: null,
+      refused: null,
+      refusals: {},
+    };
+    // A part left by a process that is gone is not resumed (its server's validator is unknown): removed.
+    for (const name of readdirSync(dirname(target.path)))
+      if (name.startsWith(PART(target.path))) removeFile(join(dirname(target.path), name));
+    opts.log({
+      level: 'info',
+      msg: 'following a publication',
+      url: this.state.url,
+      interval_ms: settings.intervalMs,
+      delay_ms: settings.delayMs,
+    });
+  }
+
+  private now() {
+    return (this.opts.now ?? Date.now)();
+  }
+
+  /** Checks now, then every interval (measured from the end of each check). */
+  start(): void {
+    void this.checkNow();
+  }
+
+  /** One check now (or the one under way). */
+  checkNow(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.running ??= this.check().finally(() => {
+      this.running = null;
+      if (this.timer) clearTimeout(this.timer);
+      if (!this.closed) this.timer = setTimeout(() => void this.checkNow(), this.settings.intervalMs).unref();
+    });
+    return this.running;
+  }
+
+  /**
+   * SIGHUP: forgets the refusals remembered (a file fixed on the server under the same signature is downloaded
+   * again) and checks latest.json now, unconditionally.
+   */
+  lookAgain(): Promise<void> {
+    this.refused.clear();
+    this.validators = {};
+    return this.checkNow();
+  }
+
+  private async check(): Promise<void> {
+    this.state.last_check = iso(this.now());
+    try {
+      await this.follow();
+      this.state.last_success = iso(this.now());
+      this.state.last_error = null;
+    } catch (e) {
+      if (this.closed) return;
+      this.state.last_error = (e as Error).message;
+      this.opts.log({
+        level: 'warn',
+        msg: 'following: the check failed; will try again',
+        url: this.state.url,
+        error: (e as Error).message,
+      });
+    } finally {
+      this.opts.changed(this.state);
+    }
+  }
+
+  /** latest.json, unless unchanged since a final outcome; then the publication it names. */
+  private async follow(): Promise<void> {
+    const r = await getSmall(this.base, { Accept: 'application/json', ...this.validators }, this.extra, 64 * 1024);
+    if (r.status === 304) return;
+    if (r.status !== 200) throw new Error(`${this.state.url}: HTTP ${r.status}`);
+    const validators = settled(r.headers);
+    let latest: Latest;
+    try {
+      latest = parseLatest(r.body.toString('utf8'));
+    } catch (e) {
+      this.validators = validators; // looked at again once it changes
+      return this.refuse({ snapshot_id: '', reason: 'manifest', message: (e as Error).message }, null);
+    }
+    this.state.publication = {
+      snapshot_id: latest.snapshot_id,
+      published_at: latest.published_at,
+      built_at: latest.built_at,
+    };
+    this.again = false;
+    await this.consider(latest);
+    if (!this.again) this.validators = validators;
+  }
+
+  private async consider(latest: Latest): Promise<void> {
+    // Plain names in latest.json's own folder (parseLatest refuses any other: a '/', '%', '..', a URL).
+    const fileUrl = new URL(latest.file, this.base);
+    const sigUrl = new URL(latest.signature, this.base);
+    const served = this.target.served();
+    const sig = await getSmall(sigUrl, {}, this.extra, 16 * 1024);
+    if (sig.status !== 200) throw new Error(`${shownUrl(sigUrl.href)}: HTTP ${sig.status}`);
+    const signature = sig.body.toString('utf8');
+    // A publication is its signature and what latest.json says of its file (a corrected size is another one).
+    const sigKey = createHash('sha256').update(sig.body).update(`\n${latest.file}\n${latest.size}`).digest('hex');
+    const known = this.refused.get(sigKey);
+    if (known !== undefined) {
+      this.state.refused = known; // refused before: not downloaded again
+      return;
+    }
+    if (sigKey === this.takenSig) return;
+    if (served?.snapshot_id === latest.snapshot_id) {
+      // The snapshot served, published (again): its file on disk checked against the signature, not downloaded.
+      const same = await vouchedFor(served.file, signature, this.settings.key);
+      if (same !== null) return this.taken(sigKey, latest, same.expiresAt);
+    }
+    await this.take(latest, fileUrl, signature, sigKey, served);
+  }
+
+  private async take(latest: Latest, fileUrl: URL, signature: string, sigKey: string, served: ServedMeta | null) {
+    await this.wait(this.settings.delayMs);
+    const { log } = this.opts;
+    log({
+      level: 'info',
+      msg: 'following: a new publication; downloading it',
+      snapshot_id: latest.snapshot_id,
+      size: latest.size,
+      delay_ms: this.settings.delayMs,
+    });
+    try {
+      const { expiresAt, seconds, inode } = await takePublication({
+        latest,
+        fileUrl,
+        signature,
+        key: this.settings.key,
+        part: `${join(dirname(this.target.path), PART(this.target.path))}${sigKey.slice(0, 16)}.part`,
+        path: this.target.path,
+        extra: this.extra,
+        served,
+        cut: (bytes, e) =>
+          log({ level: 'warn', msg: 'following: the download was cut; resuming', bytes, error: e.message }),
+        stopped: () => this.closed,
+      });
+      log({
+        level: 'info',
+        msg: 'following: publication downloaded and its signature verified; swapping it in',
+        snapshot_id: latest.snapshot_id,
+        seconds: Math.round(seconds * 1000) / 1000,
+        mib_per_s: Math.round(latest.size / 1048576 / seconds),
+      });
+      if (!(await this.installed(inode)))
+        throw new FollowRefusal(
+          'candidate',
+          `the service's checks refused it: ${this.target.refusedBecause() ?? 'see candidate in /readyz'}`,
+        );
+      this.taken(sigKey, latest, expiresAt);
+    } catch (e) {
+      if (!(e instanceof FollowRefusal)) throw e;
+      this.again = !e.lasting;
+      this.refuse({ snapshot_id: latest.snapshot_id, reason: e.reason, message: e.message }, e.lasting ? sigKey : null);
+    }
+  }
+
+  /**
+   * Whether the file renamed over the path (device:inode) is served once the owner looked at it: a look already
+   * under way (of an earlier file) is waited for, then the path is looked at again.
+   */
+  private async installed(inode: string | null): Promise<boolean> {
+    const serving = () => {
+      const file = this.target.served()?.file;
+      return file !== undefined && inode !== null && inodeOf(file) === inode;
+    };
+    if ((await this.target.install()) && serving()) return true;
+    await this.target.install();
+    return serving();
+  }
+
+  private taken(sigKey: string, latest: Latest, expiresAt: string | null): void {
+    this.takenSig = sigKey;
+    this.state.served = { snapshot_id: latest.snapshot_id, expires_at: expiresAt };
+    this.state.refused = null;
+  }
+
+  /** A refusal: logged (a signature's named as such), shown, and remembered by its signature when lasting. */
+  private refuse(r: Omit<FollowRefused, 'at'>, sigKey: string | null): void {
+    const refused = { ...r, at: iso(this.now()) };
+    this.state.refused = refused;
+    this.state.refusals[r.reason] = (this.state.refusals[r.reason] ?? 0) + 1;
+    if (sigKey !== null) {
+      this.refused.set(sigKey, refused);
+      if (this.refused.size > REMEMBERED) this.refused.delete(this.refused.keys().next().value!);
+    }
+    const serving = this.target.served()?.snapshot_id ?? null;
+    this.opts.log({
+      level: 'error',
+      msg: `following: publication refused (${r.reason === 'signature' ? 'signature refused' : r.reason}); ${serving === null ? 'no snapshot served yet' : `still serving ${serving}`}`,
+      snapshot_id: r.snapshot_id,
+      reason: r.reason,
+      error: r.message,
+    });
+    this.opts.changed(this.state);
+  }
+
+  private wait(ms: number): Promise<void> {
+    if (ms <= 0) return Promise.resolve();
+    return new Promise((resolve) => setTimeout(resolve, ms).unref());
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+}
