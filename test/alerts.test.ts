@@ -8,7 +8,11 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { ROOT, tempDir } from './support/files.ts';
-import { get, missing, spawnService } from './support/processes.ts';
+import { get, missing, spawnService, until } from './support/processes.ts';
+import { rawServer } from './support/server.ts';
+
+/** A minisign public key (any: nothing is verified here). */
+const KEY = 'RWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3';
 
 const DIR = join(ROOT, 'deploy/prometheus');
 const rules = readFileSync(join(DIR, 'alerts.yml'), 'utf8');
@@ -27,6 +31,9 @@ const EXPECTED = [
   'nlr_cluster_worker_drains_cut_total',
   'nlr_cluster_worker_restarts_total',
   'nlr_cluster_workers_behind',
+  'nlr_follow_last_success_time_seconds',
+  'nlr_follow_refused',
+  'nlr_follow_stale',
   'nlr_http_requests_total',
   'nlr_key_store_readable',
   'nlr_snapshot_path_refused',
@@ -82,12 +89,20 @@ describe('Prometheus alerting rules', { skip: missing('/usr/bin/promtool', 'prom
   });
 
   it('name series, and labels, that a live /metrics of the service exports', async () => {
+    // It follows a publication whose latest.json is not valid: the follow series are there, a refusal among them.
+    const publisher = await rawServer((_req, res) => res.end('{"format": 2}'));
     const main = await spawnService({
       WORKERS: '2',
       METRICS_PORT: '0',
       CURSOR_SECRET: 'alerts-test-secret-0123456789',
+      SNAPSHOT_FOLLOW: `${publisher.url}/latest.json`,
+      SNAPSHOT_FOLLOW_PUBLIC_KEY: KEY,
+      SNAPSHOT_FOLLOW_INTERVAL_MS: '100',
     });
     try {
+      await until('a refusal of latest.json', async () =>
+        /nlr_follow_refused\{[^}]*\} 1/.test(await (await fetch(main.metricsUrl!)).text()),
+      );
       assert.equal((await get(`${main.url}/v1/ping`, null)).status, 200); // so that the request counter has a series
       const text = await (await fetch(main.metricsUrl!)).text();
       const live = new Map<string, Set<string>>();
@@ -108,6 +123,7 @@ describe('Prometheus alerting rules', { skip: missing('/usr/bin/promtool', 'prom
       }
     } finally {
       await main.stop();
+      await publisher.close();
     }
   });
 });
