@@ -69,7 +69,7 @@ describe('deploy files for replicas', () => {
     }
   });
 
-  it('the Kubernetes Deployment drains within its grace period and probes /readyz and /livez', () => {
+  it('the Kubernetes Deployment drains within its grace period, probes /readyz and /livez, and follows', () => {
     const text = readFileSync(join(ROOT, 'deploy/k8s/deployment.yaml'), 'utf8');
     const num = (re: RegExp) => Number(re.exec(text)?.[1]);
     const grace = num(/terminationGracePeriodSeconds: (\d+)/);
@@ -81,13 +81,15 @@ describe('deploy files for replicas', () => {
     );
     assert.match(text, /readinessProbe:\n\s+httpGet:\n\s+path: \/readyz/);
     assert.match(text, /livenessProbe:\n\s+httpGet:\n\s+path: \/livez/);
-    assert.match(text, /mountPath: \/srv\/snapshots\n\s+readOnly: true/);
+    // Each pod follows the publication into an emptyDir: nothing shared to mount.
+    assert.match(text, /name: SNAPSHOT_FOLLOW\n\s+value: https:\/\/\S+\/latest\.json/);
+    assert.match(text, /- name: snapshots\n\s+emptyDir:/);
     for (const secret of ['CURSOR_SECRET', 'REDIS_URL'])
       assert.match(text, new RegExp(`name: ${secret}\\n\\s+valueFrom:\\n\\s+secretKeyRef:`));
     const kubectl = spawnSync('kubectl', ['kustomize', join(ROOT, 'deploy/k8s')], { encoding: 'utf8' });
     if (kubectl.error) return; // no kubectl here: the text checks above still ran
     assert.equal(kubectl.status, 0, kubectl.stderr);
-    for (const kind of ['Deployment', 'Service', 'PodDisruptionBudget', 'PersistentVolumeClaim'])
+    for (const kind of ['Deployment', 'Service', 'PodDisruptionBudget'])
       assert.match(kubectl.stdout, new RegExp(`^kind: ${kind}$`, 'm'));
   });
 });
