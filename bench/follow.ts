@@ -1,0 +1,215 @@
+// npm run bench:follow [-- --listings N] [--seed S] [--workers W] [--rounds R]
+// Following a publication at scale: real nginx serves a folder with the snapshot, its minisign signature (the real
+// minisign) and latest.json; a service (WORKERS=W) started with nothing at SNAPSHOT_PATH follows it. Prints the time
+// from latest.json written to every worker serving the id (poll interval 1 s, no spread), the follower's download
+// throughput as a ratio of curl fetching the same file from the same nginx to the same disk, and the peak RSS of the
+// following process (the primary) against the file's size.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import Database from 'better-sqlite3';
+import { createKey, openKeyStore } from '../src/access/key-store.ts';
+import { CACHE, ensureSnapshot, fmt, median, ROOT } from './common.ts';
+
+const say = (s: string) => process.stdout.write(`${s}\n`);
+const sh = (cmd: string, args: string[]) => {
+  const r = spawnSync(cmd, args, { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+};
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+const rssKiB = (pid: number, field = 'VmRSS') =>
+  Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+
+/** nginx serving `root` on a free port; its stop. */
+async function nginx(dir: string, root: string) {
+  const port = await freePort();
+  const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `${t}_temp_path ${dir}/${t};`);
+  writeFileSync(
+    join(dir, 'nginx.conf'),
+    `${process.getuid?.() === 0 ? 'user root;' : ''} pid ${dir}/nginx.pid; error_log ${dir}/error.log;
+events { worker_connections 64; }
+http { access_log off; ${temp.join(' ')} sendfile on; server { listen 127.0.0.1:${port}; root ${root}; } }`,
+  );
+  const child = spawn('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: 'ignore' });
+  await new Promise((r) => setTimeout(r, 500));
+  return { url: `http://127.0.0.1:${port}`, stop: () => child.kill('SIGTERM') };
+}
+
+/** Publishes `snapshot` into `pub` as `snapshot publish` lays it out (minisign signs; latest.json last). */
+function publish(pub: string, snapshot: string, secret: string) {
+  const db = new Database(snapshot, { readonly: true });
+  const m = new Map(
+    (db.prepare('SELECT key, value FROM snapshot_meta').all() as { key: string; value: string }[]).map((r) => [
+      r.key,
+      r.value,
+    ]),
+  );
+  db.close();
+  const id = m.get('snapshot_id')!;
+  const file = join(pub, `${id}.db`);
+  symlinkSync(snapshot, file); // nginx follows it: no second copy of 1.2 GiB
+  const t0 = performance.now();
+  sh('minisign', ['-S', '-s', secret, '-m', file, '-t', `snapshot:${id}`]);
+  const signSeconds = (performance.now() - t0) / 1000;
+  const latest = {
+    format: 1,
+    snapshot_id: id,
+    schema_version: Number(m.get('schema_version')),
+    built_at: m.get('built_at'),
+    published_at: new Date().toISOString(),
+    file: `${id}.db`,
+    signature: `${id}.db.minisig`,
+    size: statSync(snapshot).size,
+    expires_at: null,
+  };
+  return {
+    id,
+    size: latest.size,
+    signSeconds,
+    /** Writes latest.json (by rename); the instant it was written. */
+    announce() {
+      writeFileSync(join(pub, 'latest.json.tmp'), JSON.stringify(latest));
+      renameSync(join(pub, 'latest.json.tmp'), join(pub, 'latest.json'));
+      return performance.now();
+    },
+  };
+}
+
+async function followOnce(o: {
+  work: string;
+  url: string;
+  pubKey: string;
+  keys: string;
+  workers: number;
+  id: string;
+  announce: () => number;
+}) {
+  const path = join(o.work, 'served', 'snapshot.db');
+  rmSync(join(o.work, 'served'), { recursive: true, force: true });
+  mkdirSync(join(o.work, 'served'));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      WORKERS: String(o.workers),
+      SNAPSHOT_PATH: path,
+      KEYS_PATH: o.keys,
+      DEV_KEY: '0',
+      LOG_REQUESTS: '0',
+      CURSOR_SECRET: 'bench-follow-secret-0123456789',
+      SNAPSHOT_FOLLOW: `${o.url}/latest.json`,
+      SNAPSHOT_FOLLOW_PUBLIC_KEY: o.pubKey,
+      SNAPSHOT_FOLLOW_INTERVAL_MS: '1000',
+      SNAPSHOT_FOLLOW_SPREAD_MS: '0',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout! });
+  const seen = (test: (l: Record<string, unknown>) => boolean) =>
+    new Promise<{ at: number; line: Record<string, unknown> }>((resolve) =>
+      lines.on('line', (text) => {
+        let l: Record<string, unknown>;
+        try {
+          l = JSON.parse(text);
+        } catch {
+          return;
+        }
+        if (test(l)) resolve({ at: performance.now(), line: l });
+      }),
+    );
+  const listening = seen((l) => l.msg === 'listening');
+  const everyWorker = o.workers > 1 ? 'snapshot served by every worker' : 'snapshot swapped in';
+  const served = seen((l) => l.msg === everyWorker && l.snapshot_id === o.id);
+  const downloaded = seen((l) => typeof l.mib_per_s === 'number');
+  await listening;
+  const baseRss = rssKiB(child.pid!);
+  let peak = baseRss;
+  const sampler = setInterval(() => {
+    try {
+      peak = Math.max(peak, rssKiB(child.pid!));
+    } catch {
+      /* gone */
+    }
+  }, 50);
+  const t0 = o.announce();
+  const [dl, done] = await Promise.all([downloaded, served]);
+  clearInterval(sampler);
+  peak = Math.max(peak, rssKiB(child.pid!, 'VmHWM'));
+  child.kill('SIGTERM');
+  await new Promise((r) => child.once('exit', r));
+  return { total: (done.at - t0) / 1000, download: dl.line.seconds as number, baseRss, peak };
+}
+
+async function main() {
+  const { values: a } = parseArgs({
+    options: {
+      listings: { type: 'string', default: '1000000' },
+      seed: { type: 'string', default: '1' },
+      workers: { type: 'string', default: '2' },
+      rounds: { type: 'string', default: '3' },
+    },
+  });
+  const snapshot = await ensureSnapshot(Number(a.listings), Number(a.seed));
+  const work = join(CACHE, `follow-${process.pid}`);
+  const pub = join(work, 'pub');
+  mkdirSync(pub, { recursive: true });
+  try {
+    sh('minisign', ['-G', '-W', '-f', '-p', join(work, 'k.pub'), '-s', join(work, 'k.key')]);
+    const p = publish(pub, snapshot, join(work, 'k.key'));
+    const keys = join(work, 'keys.db');
+    const ks = openKeyStore(keys, { create: true });
+    createKey(ks, { name: 'bench' });
+    ks.close();
+    const server = await nginx(work, pub);
+    const mib = p.size / 1048576;
+    say(`snapshot ${p.id}: ${fmt(mib, 0)} MiB (${a.listings} listings); minisign -S took ${fmt(p.signSeconds, 1)} s`);
+    const curl: number[] = [];
+    const runs: Awaited<ReturnType<typeof followOnce>>[] = [];
+    for (let r = 0; r < Number(a.rounds); r++) {
+      const out = join(work, 'curl.db');
+      const t = sh('curl', ['-s', '-o', out, '-w', '%{time_total}', `${server.url}/${p.id}.db`]);
+      rmSync(out);
+      curl.push(Number(t));
+      runs.push(
+        await followOnce({
+          work,
+          url: server.url,
+          pubKey: join(work, 'k.pub'),
+          keys,
+          workers: Number(a.workers),
+          id: p.id,
+          announce: p.announce,
+        }),
+      );
+      rmSync(join(pub, 'latest.json'));
+    }
+    server.stop();
+    const dl = median(runs.map((r) => r.download));
+    say(`${a.rounds} rounds (medians), WORKERS=${a.workers}, latest.json polled every 1 s:`);
+    say(`  latest.json written -> every worker serving the id: ${fmt(median(runs.map((r) => r.total)), 1)} s`);
+    say(`  follower download (streamed to disk, hashed): ${fmt(dl, 1)} s = ${fmt(mib / dl, 0)} MiB/s`);
+    say(
+      `  curl, same nginx, same disk:                   ${fmt(median(curl), 1)} s = ${fmt(mib / median(curl), 0)} MiB/s`,
+    );
+    say(`  throughput ratio follower / curl: ${fmt(median(curl) / dl, 2)}`);
+    say(
+      `  peak RSS of the following process: ${fmt(median(runs.map((r) => r.peak)) / 1024, 0)} MiB (${fmt(median(runs.map((r) => r.baseRss)) / 1024, 0)} MiB before; the file is ${fmt(mib, 0)} MiB)`,
+    );
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+await main();
