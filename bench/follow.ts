@@ -6,6 +6,7 @@
 // following process (the primary) against the file's size.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { get } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -133,12 +134,17 @@ async function followOnce(o: {
   const everyWorker = o.workers > 1 ? 'snapshot served by every worker' : 'snapshot swapped in';
   const served = seen((l) => l.msg === everyWorker && l.snapshot_id === o.id);
   const downloaded = seen((l) => typeof l.mib_per_s === 'number');
+  let downloading = true; // until the download's line: its peak alone, then the checks' and the swap's
+  void downloaded.then(() => (downloading = false));
   await listening;
   const baseRss = rssKiB(child.pid!);
   let peak = baseRss;
+  let peakDownload = baseRss;
   const sampler = setInterval(() => {
     try {
-      peak = Math.max(peak, rssKiB(child.pid!));
+      const rss = rssKiB(child.pid!);
+      peak = Math.max(peak, rss);
+      if (downloading) peakDownload = Math.max(peakDownload, rss);
     } catch {
       /* gone */
     }
@@ -149,7 +155,19 @@ async function followOnce(o: {
   peak = Math.max(peak, rssKiB(child.pid!, 'VmHWM'));
   child.kill('SIGTERM');
   await new Promise((r) => child.once('exit', r));
-  return { total: (done.at - t0) / 1000, download: dl.line.seconds as number, baseRss, peak };
+  return { total: (done.at - t0) / 1000, download: dl.line.seconds as number, baseRss, peak, peakDownload };
+}
+
+/** Seconds for node's own HTTP client to read the file and drop it (no hash, no disk): the floor of any follower. */
+function nodeRead(url: string): Promise<number> {
+  const t0 = performance.now();
+  return new Promise((resolve, reject) =>
+    get(url, (res) => {
+      res.on('data', () => {});
+      res.on('end', () => resolve((performance.now() - t0) / 1000));
+      res.on('error', reject);
+    }).on('error', reject),
+  );
 }
 
 async function main() {
@@ -176,12 +194,14 @@ async function main() {
     const mib = p.size / 1048576;
     say(`snapshot ${p.id}: ${fmt(mib, 0)} MiB (${a.listings} listings); minisign -S took ${fmt(p.signSeconds, 1)} s`);
     const curl: number[] = [];
+    const bare: number[] = [];
     const runs: Awaited<ReturnType<typeof followOnce>>[] = [];
     for (let r = 0; r < Number(a.rounds); r++) {
       const out = join(work, 'curl.db');
       const t = sh('curl', ['-s', '-o', out, '-w', '%{time_total}', `${server.url}/${p.id}.db`]);
       rmSync(out);
       curl.push(Number(t));
+      bare.push(await nodeRead(`${server.url}/${p.id}.db`));
       runs.push(
         await followOnce({
           work,
@@ -203,9 +223,12 @@ async function main() {
     say(
       `  curl, same nginx, same disk:                   ${fmt(median(curl), 1)} s = ${fmt(mib / median(curl), 0)} MiB/s`,
     );
+    say(
+      `  node's HTTP client alone (read, dropped):     ${fmt(median(bare), 1)} s = ${fmt(mib / median(bare), 0)} MiB/s`,
+    );
     say(`  throughput ratio follower / curl: ${fmt(median(curl) / dl, 2)}`);
     say(
-      `  peak RSS of the following process: ${fmt(median(runs.map((r) => r.peak)) / 1024, 0)} MiB (${fmt(median(runs.map((r) => r.baseRss)) / 1024, 0)} MiB before; the file is ${fmt(mib, 0)} MiB)`,
+      `  peak RSS of the following process: ${fmt(median(runs.map((r) => r.peakDownload)) / 1024, 0)} MiB while downloading, ${fmt(median(runs.map((r) => r.peak)) / 1024, 0)} MiB with the checks and the swap (${fmt(median(runs.map((r) => r.baseRss)) / 1024, 0)} MiB before; the file is ${fmt(mib, 0)} MiB)`,
     );
   } finally {
     rmSync(work, { recursive: true, force: true });
