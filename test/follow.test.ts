@@ -5,11 +5,13 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { loadConfig } from '../src/config.ts';
+import { spreadDelay } from '../src/snapshot/follow.ts';
 import { damagedCopy, wrongVersionCopy } from './support/bad-snapshots.ts';
-import { tempDir } from './support/files.ts';
+import { BASIC, tempDir } from './support/files.ts';
 import { missing, until } from './support/processes.ts';
 import { type Keys, metaOf, minisignKeys, publish, type StaticNginx, serveFolder } from './support/publication.ts';
-import { startServer, type TestServer } from './support/server.ts';
+import { rawServer, startBare, startServer, type TestServer } from './support/server.ts';
 import { changedSource, editedSource, fixtureSnapshot } from './support/snapshots.ts';
 
 const skip = missing('/usr/sbin/nginx', 'nginx') ?? missing('/usr/bin/minisign', 'minisign');
@@ -263,5 +265,61 @@ describe('a download cut midway', { skip }, () => {
       proxy.server.close();
       await nginx.stop();
     }
+  });
+});
+
+describe('following settings', () => {
+  it('sends SNAPSHOT_FOLLOW_HEADER and never logs it, nor the query or password of the URL', async () => {
+    const seen: (string | undefined)[] = [];
+    const publisher = await rawServer((req, res) => {
+      seen.push(req.headers.authorization);
+      res.writeHead(404).end();
+    });
+    const url = new URL(`${publisher.url}/latest.json?X-Amz-Signature=query-secret`);
+    url.username = 'user';
+    url.password = 'url-secret';
+    const server = await startServer({
+      SNAPSHOT_PATH: join(tempDir('followed-'), 'snapshot.db'),
+      SNAPSHOT_FOLLOW: url.href,
+      SNAPSHOT_FOLLOW_PUBLIC_KEY: (await minisignKeys()).key,
+      SNAPSHOT_FOLLOW_HEADER: 'Authorization: Bearer header-secret',
+      SNAPSHOT_FOLLOW_INTERVAL_MS: '50',
+    });
+    try {
+      await until('a failed check', () => server.logs.some((l) => String(l.msg).includes('check failed')));
+      assert.equal(seen[0], 'Bearer header-secret');
+      const said = JSON.stringify([server.logs, (await server.get('/readyz')).body]);
+      for (const secret of ['header-secret', 'query-secret', 'url-secret']) assert.ok(!said.includes(secret), secret);
+      assert.match(said, /HTTP 404/);
+    } finally {
+      await server.close();
+      await publisher.close();
+    }
+  });
+
+  it('refuses to start on a public key that is not one, naming the setting', async () => {
+    await assert.rejects(
+      startBare({ SNAPSHOT_FOLLOW: 'http://127.0.0.1:9/latest.json', SNAPSHOT_FOLLOW_PUBLIC_KEY: BASIC }),
+      /^Error: SNAPSHOT_FOLLOW_PUBLIC_KEY: no minisign public key in /,
+    );
+    assert.throws(
+      () => loadConfig({ SNAPSHOT_FOLLOW: 'http://127.0.0.1:9/latest.json' }),
+      /SNAPSHOT_FOLLOW_PUBLIC_KEY: needed/,
+    );
+    assert.throws(
+      () => loadConfig({ SNAPSHOT_FOLLOW: 'ftp://example.com/latest.json' }),
+      /SNAPSHOT_FOLLOW: must be an http/,
+    );
+  });
+
+  it('spreads replicas by a delay derived from the instance name: the same name, the same delay', () => {
+    const delays = ['api-0', 'api-1', 'api-2', 'api-3'].map((n) => spreadDelay(n, 30_000));
+    assert.deepEqual(
+      delays,
+      ['api-0', 'api-1', 'api-2', 'api-3'].map((n) => spreadDelay(n, 30_000)),
+    );
+    assert.ok(delays.every((d) => d >= 0 && d <= 30_000));
+    assert.ok(new Set(delays).size > 1, delays.join(', '));
+    assert.equal(spreadDelay('api-0', 0), 0);
   });
 });

@@ -172,8 +172,11 @@ export class Follower {
     const sig = await getSmall(sigUrl, {}, this.extra, 16 * 1024);
     if (sig.status !== 200) throw new Error(`${shownUrl(sigUrl.href)}: HTTP ${sig.status}`);
     const signature = sig.body.toString('utf8');
-    // A publication is its signature and what latest.json says of its file (a corrected size is another one).
-    const sigKey = createHash('sha256').update(sig.body).update(`\n${latest.file}\n${latest.size}`).digest('hex');
+    // A publication is its signature and what latest.json says of its file (a corrected size or id is another one).
+    const sigKey = createHash('sha256')
+      .update(sig.body)
+      .update(`\n${latest.file}\n${latest.size}\n${latest.snapshot_id}`)
+      .digest('hex');
     const known = this.refused.get(sigKey);
     if (known !== undefined) {
       this.state.refused = known; // refused before: not downloaded again
@@ -189,14 +192,16 @@ export class Follower {
   }
 
   private async take(latest: Latest, fileUrl: URL, signature: string, sigKey: string, served: ServedMeta | null) {
-    await this.wait(this.settings.delayMs);
+    // The spread orders replicas that serve something; one that serves nothing yet takes its first at once.
+    const delayMs = served === null ? 0 : this.settings.delayMs;
+    await this.wait(delayMs);
     const { log } = this.opts;
     log({
       level: 'info',
       msg: 'following: a new publication; downloading it',
       snapshot_id: latest.snapshot_id,
       size: latest.size,
-      delay_ms: this.settings.delayMs,
+      delay_ms: delayMs,
     });
     try {
       const { expiresAt, seconds, inode } = await takePublication({
