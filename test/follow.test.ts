@@ -174,6 +174,13 @@ describe('following a publication (one process)', { skip }, () => {
     const id = (await served()).snapshot.id;
     await publish(pub, damagedCopy(c), keys);
     assert.match((await refused('candidate', id)).message, /the service's checks refused it: .*quick_check/);
+    // The served snapshot is back at the path: a restart opens it, not the refused file.
+    const r = await until('the path holds the served snapshot again', async () => {
+      const body = await served();
+      return body.path_refused === null && body.candidate === null && body;
+    });
+    assert.equal(r.snapshot.id, id);
+    assert.equal(metaOf(path).id, id);
   });
 
   it('says stale (and stays ready) once the publication served has expired', async () => {

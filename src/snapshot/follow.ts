@@ -2,7 +2,7 @@
 // requests, takes each new publication (follow-install.ts), remembers refusals per signature, and keeps the state
 // /readyz and /metrics show (the URL, the last check and success, the publication seen, any refusal, staleness).
 import { createHash } from 'node:crypto';
-import { readdirSync } from 'node:fs';
+import { linkSync, readdirSync, renameSync } from 'node:fs';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { basename, dirname, join } from 'node:path';
 import { FollowRefusal, getSmall, removeFile } from './follow-fetch.ts';
@@ -224,11 +224,11 @@ export class Follower {
         seconds: Math.round(seconds * 1000) / 1000,
         mib_per_s: Math.round(latest.size / 1048576 / seconds),
       });
-      if (!(await this.installed(inode)))
-        throw new FollowRefusal(
-          'candidate',
-          `the service's checks refused it: ${this.target.refusedBecause() ?? 'see candidate in /readyz'}`,
-        );
+      if (!(await this.installed(inode))) {
+        const why = this.target.refusedBecause() ?? 'see candidate in /readyz';
+        await this.putBackServed();
+        throw new FollowRefusal('candidate', `the service's checks refused it: ${why}`);
+      }
       this.taken(sigKey, latest, expiresAt);
     } catch (e) {
       if (!(e instanceof FollowRefusal)) throw e;
@@ -249,6 +249,29 @@ export class Follower {
     if ((await this.target.install()) && serving()) return true;
     await this.target.install();
     return serving();
+  }
+
+  /**
+   * After the owner refused the file renamed over the path, the served snapshot is put back there (a new link to its
+   * inode, renamed over the path; the owner sees the file it serves), so that a restart opens it, not the refused one.
+   */
+  private async putBackServed(): Promise<void> {
+    const file = this.target.served()?.file;
+    if (file === undefined || file === this.target.path) return; // nothing served, or no link kept: left as it is
+    const tmp = `${join(dirname(this.target.path), PART(this.target.path))}served.tmp`;
+    try {
+      removeFile(tmp);
+      linkSync(file, tmp);
+      renameSync(tmp, this.target.path);
+      await this.target.install();
+    } catch (e) {
+      removeFile(tmp);
+      this.opts.log({
+        level: 'warn',
+        msg: 'following: could not put the served snapshot back at SNAPSHOT_PATH',
+        error: (e as Error).message,
+      });
+    }
   }
 
   private taken(sigKey: string, latest: Latest, expiresAt: string | null): void {
