@@ -1,10 +1,11 @@
 // One publication taken: checked against the disk, downloaded beside SNAPSHOT_PATH while hashed, its signature
 // verified before anything opens it, then judged read-only (schema version, rollback, the id latest.json names) and
 // renamed over SNAPSHOT_PATH, where the owner's candidate checks and swap take it.
-import { renameSync } from 'node:fs';
+import { linkSync, renameSync } from 'node:fs';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { SCHEMA_VERSION } from '../../snapshot-format/schema.ts';
 import { openSnapshotFile } from './file.ts';
+import type { FollowTarget } from './follow.ts';
 import { download, FollowRefusal, removeFile, spaceProblem } from './follow-fetch.ts';
 import { type Latest, newHasher, type PublicKey, type Vouched, verifyPublication } from './follow-verify.ts';
 import { inodeOf } from './served-file.ts';
@@ -109,5 +110,42 @@ export function servedMeta(file: string): (ServedMeta & { file: string }) | null
     return known.meta;
   } catch {
     return null;
+  }
+}
+
+/**
+ * Whether the file renamed over the path (device:inode) is served once the owner looked at it: a look already under
+ * way (of an earlier file) is waited for, then the path is looked at again.
+ */
+export async function installed(target: FollowTarget, inode: string | null): Promise<boolean> {
+  const serving = () => {
+    const file = target.served()?.file;
+    return file !== undefined && inode !== null && inodeOf(file) === inode;
+  };
+  if ((await target.install()) && serving()) return true;
+  await target.install();
+  return serving();
+}
+
+/**
+ * After the owner refused the file renamed over the path, the served snapshot is put back there (a new link `tmp` to
+ * its inode, renamed over the path; the owner sees the file it serves), so that a restart opens it, not the refused
+ * one. Nothing served, or no link kept (the path itself is served): left as it is.
+ */
+export async function putBackServed(target: FollowTarget, tmp: string, log: (l: Record<string, unknown>) => void) {
+  const file = target.served()?.file;
+  if (file === undefined || file === target.path) return;
+  try {
+    removeFile(tmp);
+    linkSync(file, tmp);
+    renameSync(tmp, target.path);
+    await target.install();
+  } catch (e) {
+    removeFile(tmp);
+    log({
+      level: 'warn',
+      msg: 'following: could not put the served snapshot back at SNAPSHOT_PATH',
+      error: (e as Error).message,
+    });
   }
 }

@@ -2,14 +2,13 @@
 // requests, takes each new publication (follow-install.ts), remembers refusals per signature, and keeps the state
 // /readyz and /metrics show (the URL, the last check and success, the publication seen, any refusal, staleness).
 import { createHash } from 'node:crypto';
-import { linkSync, readdirSync, renameSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { basename, dirname, join } from 'node:path';
 import { FollowRefusal, getSmall, removeFile } from './follow-fetch.ts';
-import { type ServedMeta, takePublication } from './follow-install.ts';
+import { installed, putBackServed, type ServedMeta, takePublication } from './follow-install.ts';
 import { type FollowRefused, type FollowState, settled, shownUrl } from './follow-state.ts';
 import { type Latest, type PublicKey, parseLatest, vouchedFor } from './follow-verify.ts';
-import { inodeOf } from './served-file.ts';
 
 export { type FollowRefused, type FollowState, spreadDelay, staleness } from './follow-state.ts';
 
@@ -224,9 +223,9 @@ export class Follower {
         seconds: Math.round(seconds * 1000) / 1000,
         mib_per_s: Math.round(latest.size / 1048576 / seconds),
       });
-      if (!(await this.installed(inode))) {
+      if (!(await installed(this.target, inode))) {
         const why = this.target.refusedBecause() ?? 'see candidate in /readyz';
-        await this.putBackServed();
+        await putBackServed(this.target, `${join(dirname(this.target.path), PART(this.target.path))}served.tmp`, log);
         throw new FollowRefusal('candidate', `the service's checks refused it: ${why}`);
       }
       this.taken(sigKey, latest, expiresAt);
@@ -234,43 +233,6 @@ export class Follower {
       if (!(e instanceof FollowRefusal)) throw e;
       this.again = !e.lasting;
       this.refuse({ snapshot_id: latest.snapshot_id, reason: e.reason, message: e.message }, e.lasting ? sigKey : null);
-    }
-  }
-
-  /**
-   * Whether the file renamed over the path (device:inode) is served once the owner looked at it: a look already
-   * under way (of an earlier file) is waited for, then the path is looked at again.
-   */
-  private async installed(inode: string | null): Promise<boolean> {
-    const serving = () => {
-      const file = this.target.served()?.file;
-      return file !== undefined && inode !== null && inodeOf(file) === inode;
-    };
-    if ((await this.target.install()) && serving()) return true;
-    await this.target.install();
-    return serving();
-  }
-
-  /**
-   * After the owner refused the file renamed over the path, the served snapshot is put back there (a new link to its
-   * inode, renamed over the path; the owner sees the file it serves), so that a restart opens it, not the refused one.
-   */
-  private async putBackServed(): Promise<void> {
-    const file = this.target.served()?.file;
-    if (file === undefined || file === this.target.path) return; // nothing served, or no link kept: left as it is
-    const tmp = `${join(dirname(this.target.path), PART(this.target.path))}served.tmp`;
-    try {
-      removeFile(tmp);
-      linkSync(file, tmp);
-      renameSync(tmp, this.target.path);
-      await this.target.install();
-    } catch (e) {
-      removeFile(tmp);
-      this.opts.log({
-        level: 'warn',
-        msg: 'following: could not put the served snapshot back at SNAPSHOT_PATH',
-        error: (e as Error).message,
-      });
     }
   }
 
