@@ -5,16 +5,10 @@ import { linkSync, renameSync } from 'node:fs';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { SCHEMA_VERSION } from '../../snapshot-format/schema.ts';
 import { openSnapshotFile } from './file.ts';
-import type { FollowTarget } from './follow.ts';
 import { download, FollowRefusal, removeFile, spaceProblem } from './follow-fetch.ts';
+import type { FollowTarget, ServedMeta } from './follow-state.ts';
 import { type Latest, newHasher, type PublicKey, type Vouched, verifyPublication } from './follow-verify.ts';
 import { inodeOf } from './served-file.ts';
-
-/** The snapshot served now, as the rollback check compares it. */
-export interface ServedMeta {
-  snapshot_id: string;
-  built_at: string;
-}
 
 export interface Take {
   latest: Latest;

@@ -61,3 +61,19 @@ export function settled(h: IncomingHttpHeaders): OutgoingHttpHeaders {
     'If-Modified-Since': h['last-modified'],
   };
 }
+
+/** The snapshot served now, as the rollback check compares it. */
+export interface ServedMeta {
+  snapshot_id: string;
+  built_at: string;
+}
+
+export interface FollowTarget {
+  path: string;
+  /** The snapshot served now (null before the first), and the file it is served from. */
+  served(): (ServedMeta & { file: string }) | null;
+  /** The owner looks at the path now; resolves true once the file renamed there is served by every member. */
+  install(): Promise<boolean>;
+  /** Why the owner refused the file at the path, if it did. */
+  refusedBecause(): string | undefined;
+}

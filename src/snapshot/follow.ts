@@ -6,11 +6,24 @@ import { readdirSync } from 'node:fs';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { basename, dirname, join } from 'node:path';
 import { FollowRefusal, getSmall, removeFile } from './follow-fetch.ts';
-import { installed, putBackServed, type ServedMeta, takePublication } from './follow-install.ts';
-import { type FollowRefused, type FollowState, settled, shownUrl } from './follow-state.ts';
+import { installed, putBackServed, takePublication } from './follow-install.ts';
+import {
+  type FollowRefused,
+  type FollowState,
+  type FollowTarget,
+  type ServedMeta,
+  settled,
+  shownUrl,
+} from './follow-state.ts';
 import { type Latest, type PublicKey, parseLatest, vouchedFor } from './follow-verify.ts';
 
-export { type FollowRefused, type FollowState, spreadDelay, staleness } from './follow-state.ts';
+export {
+  type FollowRefused,
+  type FollowState,
+  type FollowTarget,
+  spreadDelay,
+  staleness,
+} from './follow-state.ts';
 
 export interface FollowSettings {
   url: string;
@@ -21,16 +34,6 @@ export interface FollowSettings {
   staleMs: number;
   /** The spread: this replica waits `delayMs` (derived from its instance name) before taking a new publication. */
   delayMs: number;
-}
-
-export interface FollowTarget {
-  path: string;
-  /** The snapshot served now (null before the first), and the file it is served from. */
-  served(): (ServedMeta & { file: string }) | null;
-  /** The owner looks at the path now; resolves true once the file renamed there is served by every member. */
-  install(): Promise<boolean>;
-  /** Why the owner refused the file at the path, if it did. */
-  refusedBecause(): string | undefined;
 }
 
 const REMEMBERED = 64;
