@@ -1,7 +1,7 @@
 // The listings' column store: each filter column as a typed array in rid order, price and size order, and each
 // coded column's dictionary, read from the planner's (value, rid) indexes and written as blobs (see schema.sql).
 import type { Database } from 'better-sqlite3';
-import { INDEX_OF } from '../snapshot-format/listing-sql.ts';
+import { INDEX_OF } from '../snapshot-format/listing-filters.ts';
 
 export const CODED_COLUMNS = [
   'city_id',

@@ -1,24 +1,19 @@
 // The listing filters' SQL: one clause per filter, the (value, rid) index of each filter column, the page and
 // match statements per driver, and the plan expectations the compiler checks and the server's planner relies on.
 import type { Database } from 'better-sqlite3';
+import {
+  boundsOf,
+  EQ_FILTERS,
+  type EqColumn,
+  eqColumn,
+  INDEX_OF,
+  type ListingFilters,
+  RANGE_FILTERS,
+  type RangeCol,
+} from './listing-filters.ts';
 
-/** Validated listing filters, as the route passes them (absent = not filtered). */
-export interface ListingFilters {
-  fts?: { expr: string; terms: string[] };
-  location_column?: 'province_id' | 'city_id' | 'neighbourhood_id';
-  location_id?: string;
-  owner_id?: string;
-  min_price?: number;
-  max_price?: number;
-  min_size?: number;
-  max_size?: number;
-  min_rooms?: number;
-  furnishing?: string;
-  property_type?: string;
-}
+export type { ListingFilters, RangeCol };
 
-export type EqKey = 'location_id' | 'owner_id' | 'furnishing' | 'property_type';
-export type RangeCol = 'price_eur' | 'size_m2' | 'rooms';
 /**
  * The share of listings from which a search term gets a precomputed bitmap (listing_term_bitmaps, written by
  * build-snapshot/derive.ts). Any other term has a short FTS document list (under 0.5 %: ~3,700 rows at 751k),
@@ -27,44 +22,23 @@ export type RangeCol = 'price_eur' | 'size_m2' | 'rooms';
  */
 export const BITMAP_MIN_SHARE = 0.005;
 
-export const EQ_KEYS: EqKey[] = ['location_id', 'owner_id', 'property_type', 'furnishing'];
-export const RANGES: { col: RangeCol; min?: keyof ListingFilters; max?: keyof ListingFilters }[] = [
-  { col: 'price_eur', min: 'min_price', max: 'max_price' },
-  { col: 'size_m2', min: 'min_size', max: 'max_size' },
-  { col: 'rooms', min: 'min_rooms' },
-];
-/** The (value, rid) index of each filter column: the planner's drivers, and the compiler's column store (derive.ts). */
-export const INDEX_OF: Record<string, string> = {
-  city_id: 'listings_city',
-  province_id: 'listings_province',
-  neighbourhood_id: 'listings_neighbourhood',
-  owner_id: 'listings_owner',
-  property_type: 'listings_property_type',
-  furnishing: 'listings_furnishing',
-  price_eur: 'listings_price',
-  size_m2: 'listings_size',
-  rooms: 'listings_rooms',
-};
-
 /** How rows are found: walk an (equality column, rid) index or FTS in id order, scan a range and sort, or walk rowids. */
 export type Driver =
   | { kind: 'rowid' }
-  | { kind: 'eq'; col: string }
+  | { kind: 'eq'; col: EqColumn }
   | { kind: 'fts' }
   | { kind: 'range'; col: RangeCol }
   | { kind: 'city_type' };
-
-export const eqColumn = (k: EqKey, f: ListingFilters) => (k === 'location_id' ? f.location_column! : k);
 
 /** The SQL conditions of a filter set, the fts one phrased for a driver that is not FTS itself. */
 function conditions(f: ListingFilters, driver: Driver): string[] {
   const out: string[] = [];
   if (f.fts && driver.kind !== 'fts')
     out.push('EXISTS (SELECT 1 FROM listings_fts x WHERE listings_fts MATCH @fts AND x.rowid = l.rid)');
-  for (const k of EQ_KEYS) if (f[k] !== undefined) out.push(`l.${eqColumn(k, f)} = @${k}`);
-  for (const r of RANGES) {
-    if (r.min && f[r.min] !== undefined) out.push(`l.${r.col} >= @${r.min}`);
-    if (r.max && f[r.max] !== undefined) out.push(`l.${r.col} <= @${r.max}`);
+  for (const e of EQ_FILTERS) if (f[e.key] !== undefined) out.push(`l.${eqColumn(e.key, f)} = @${e.key}`);
+  for (const r of RANGE_FILTERS) {
+    if (f[r.min] !== undefined) out.push(`l.${r.column} >= @${r.min}`);
+    if ('max' in r && f[r.max] !== undefined) out.push(`l.${r.column} <= @${r.max}`);
   }
   return out;
 }
@@ -112,28 +86,23 @@ export function planHasFullScan(plan: string[]): boolean {
   return plan.some((d) => /^SCAN l\b/.test(d) || /^SEARCH l USING INTEGER PRIMARY KEY \(rowid>\?\)$/.test(d));
 }
 
-/** Representative single-filter shapes checked at build time and in tests (values that match nothing). */
-export const HOT_QUERY_SAMPLES: Record<string, ListingFilters> = {
-  'q alone': { fts: { expr: '"zzzunknownword"', terms: ['zzzunknownword'] } },
-  city: { location_column: 'city_id', location_id: 'x' },
-  province: { location_column: 'province_id', location_id: 'x' },
-  neighbourhood: { location_column: 'neighbourhood_id', location_id: 'x' },
-  owner: { owner_id: 'x' },
-  min_price: { min_price: 9_000_000 },
-  max_price: { max_price: 0 },
-  min_size: { min_size: 9_000_000 },
-  max_size: { max_size: 0 },
-  min_rooms: { min_rooms: 100 },
-  furnishing: { furnishing: 'x' },
-  property_type: { property_type: 'x' },
-};
+/** Representative single-filter shapes checked at build time and in tests (values that match nothing), one per column. */
+export const HOT_QUERY_SAMPLES: Record<string, ListingFilters> = Object.fromEntries([
+  ['q alone', { fts: { expr: '"zzzunknownword"', terms: ['zzzunknownword'] } }],
+  ...EQ_FILTERS.flatMap((e) =>
+    Object.keys(e.columns).map((col) => [
+      col.replace(/_id$/, ''),
+      e.key === 'location_id' ? { location_column: col, location_id: 'x' } : { [e.key]: 'x' },
+    ]),
+  ),
+  ...RANGE_FILTERS.flatMap((r) => [[r.min, { [r.min]: 9_000_000 }], ...('max' in r ? [[r.max, { [r.max]: 0 }]] : [])]),
+]);
 
 /** The index that serves a single-filter set on its own (q through FTS, a column through its (value, rid) index). */
 export function indexDriver(f: ListingFilters): Driver {
   if (f.fts) return { kind: 'fts' };
-  for (const k of EQ_KEYS) if (f[k] !== undefined) return { kind: 'eq', col: eqColumn(k, f) };
-  for (const r of RANGES)
-    if ((r.min && f[r.min] !== undefined) || (r.max && f[r.max] !== undefined)) return { kind: 'range', col: r.col };
+  for (const e of EQ_FILTERS) if (f[e.key] !== undefined) return { kind: 'eq', col: eqColumn(e.key, f) };
+  for (const r of RANGE_FILTERS) if (boundsOf(r, f)) return { kind: 'range', col: r.column };
   return { kind: 'rowid' };
 }
 

@@ -1,10 +1,13 @@
 // The README's configuration table is the settings' documentation: every setting of src/config.ts has a row, no row
-// names a setting that does not exist, and each row's default is the one the server applies.
+// names a setting that does not exist, and each row's default is the one the server applies; the endpoint table
+// names the listing search's filters as the route declares them.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { SETTINGS } from '../src/config.ts';
+import { entriesOf } from '../src/http/params.ts';
+import { SearchQuery } from '../src/routes/listings.ts';
 import { ROOT } from './support/files.ts';
 
 /** The rows of the table under "## Configuration": [variables, default cell]. */
@@ -45,5 +48,16 @@ describe('README configuration table', () => {
         else assert.ok(part.includes(`\`${d}\``), `${name}: "${part}" should give the default \`${d}\``);
       });
     }
+  });
+});
+
+describe('README endpoint table', () => {
+  it("names exactly the listing search's filters, as the route declares them", () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const row = readme.split('\n').find((l) => l.startsWith('| `/v1/listings` |'));
+    assert.ok(row, 'README has a row for /v1/listings');
+    const named = [...row.slice(row.indexOf('filters:')).matchAll(/`([a-z_]+)`/g)].map((m) => m[1]);
+    const params = Object.keys(entriesOf(SearchQuery)).filter((k) => !['locale', 'limit', 'cursor'].includes(k));
+    assert.deepEqual([...named].sort(), params.sort());
   });
 });

@@ -1,4 +1,5 @@
 // The planner's numbers and small pure pieces: relative access costs, cache and scan thresholds, a filter set's shape.
+import { EQ_FILTERS, RANGE_FILTERS } from '../../snapshot-format/listing-filters.ts';
 import type { Driver, ListingFilters } from '../../snapshot-format/listing-sql.ts';
 import { statsOf } from '../../snapshot-format/price-stats.ts';
 import type { PrimaryHint, ScanStats } from './scan.ts';
@@ -12,20 +13,15 @@ import type { PrimaryHint, ScanStats } from './scan.ts';
  */
 export const COST = { row: 1, ftsRow: 1.5, ftsCheck: 20, sortRow: 0.2, ftsMergeDoc: 0.005, ftsSkipDoc: 0.014 };
 
+/** The column scan's primary condition for a driver: its filter (an equality's key, a range's name, q). */
 export function hintOf(d: Driver): PrimaryHint {
   switch (d.kind) {
     case 'fts':
       return 'fts';
     case 'eq':
-      return d.col === 'owner_id'
-        ? 'owner_id'
-        : d.col === 'property_type'
-          ? 'property_type'
-          : d.col === 'furnishing'
-            ? 'furnishing'
-            : 'location_id';
+      return EQ_FILTERS.find((e) => d.col in e.columns)!.key;
     case 'range':
-      return d.col === 'price_eur' ? 'price' : d.col === 'size_m2' ? 'size' : 'rooms';
+      return RANGE_FILTERS.find((r) => r.column === d.col)!.name;
     default:
       return null;
   }

@@ -1,16 +1,14 @@
 // Listing filters → SQL from a fixed vocabulary, with the driving index chosen from build-time statistics.
 import type { Database, Statement } from 'better-sqlite3';
+import { boundsOf, EQ_FILTERS, eqColumn, RANGE_FILTERS } from '../../snapshot-format/listing-filters.ts';
 import {
   BITMAP_MIN_SHARE,
   type Driver,
-  EQ_KEYS,
-  eqColumn,
   explainPage,
   type ListingFilters,
   matchSql,
   pageSql,
   params,
-  RANGES,
   type RangeCol,
 } from '../../snapshot-format/listing-sql.ts';
 import {
@@ -105,20 +103,18 @@ export class ListingQueries {
       const merge = f.fts.terms.length > 1 ? sum * COST.ftsMergeDoc : n * before * COST.ftsSkipDoc;
       out.push({ driver: { kind: 'fts' }, n, merge });
     }
-    for (const k of EQ_KEYS) {
-      if (f[k] === undefined) continue;
-      const col = eqColumn(k, f);
-      const value = f[k] as string;
+    for (const e of EQ_FILTERS) {
+      const value = f[e.key];
+      if (value === undefined) continue;
+      const col = eqColumn(e.key, f);
       out.push({
         driver: { kind: 'eq', col },
         n: this.counted(`${col}\u0000${value}`, () => this.valueCount.get(col, value)),
       });
     }
-    for (const r of RANGES) {
-      const lo = r.min ? (f[r.min] as number | undefined) : undefined;
-      const hi = r.max ? (f[r.max] as number | undefined) : undefined;
-      if (lo === undefined && hi === undefined) continue;
-      out.push({ driver: { kind: 'range', col: r.col }, n: this.rangeEstimate(r.col, lo, hi) });
+    for (const r of RANGE_FILTERS) {
+      const b = boundsOf(r, f);
+      if (b) out.push({ driver: { kind: 'range', col: r.column }, n: this.rangeEstimate(r.column, b.lo, b.hi) });
     }
     // City and property type together: one range of (city, type, price) in the composite index.
     if (f.location_column === 'city_id' && f.property_type !== undefined) {

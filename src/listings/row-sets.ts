@@ -1,6 +1,7 @@
 // Row sets of the column scan: the rows matching a predicate as a bitmap, from cached per-value and per-range bitmaps.
 import { eqBits, RangeBins, wordCount } from './bits.ts';
-import { BIT, type Columns, type Pred } from './scan-loops.ts';
+import type { Pred } from './scan-compile.ts';
+import type { Columns } from './scan-loops.ts';
 
 /** The bitmaps of one snapshot's columns, built on first use and kept (see each method for how many). */
 export class RowSets {
@@ -21,20 +22,10 @@ export class RowSets {
       else for (let w = 0; w < W; w++) res[w] &= src[w];
       first = false;
     };
-    if (p.loc) and(this.eqWords(p.loc, p.locCode, c.n));
-    if (p.owner) and(this.eqWords(c.owner_id, p.owner, c.n));
-    if (p.type) and(this.eqWords(c.property_type, p.type, c.n));
-    if (p.furn) and(this.eqWords(c.furnishing, p.furn, c.n));
-    if (p.shape & BIT.price) {
-      this.rangeBins(c.price, c.n).select(p.pLo, p.pHi, tmp);
-      and(tmp);
-    }
-    if (p.shape & BIT.size) {
-      this.rangeBins(c.size, c.n).select(p.sLo, p.sHi, tmp);
-      and(tmp);
-    }
-    if (p.shape & BIT.rooms) {
-      this.rangeBins(c.rooms, c.n).select(p.rLo, Infinity, tmp);
+    for (const e of p.eq) if (e) and(this.eqWords(e.arr, e.code, c.n));
+    for (const r of p.range) {
+      if (!r) continue;
+      this.rangeBins(r.arr, c.n).select(r.lo, r.hi, tmp);
       and(tmp);
     }
     if (p.bits) {

@@ -1,107 +1,183 @@
-// A filter set compiled for the column scan: codes, the primary condition, the residual narrow(); the row test.
-import type { ListingFilters } from '../../snapshot-format/listing-sql.ts';
-import { BIT, type Columns, narrowFor, type Pred, type Primary, type PrimaryHint } from './scan-loops.ts';
+// A filter set compiled for the column scan, from the filter table: codes and bounds, the loop's primary
+// condition, the residual narrow(); the row test.
+import {
+  boundsOf,
+  EQ_FILTERS,
+  eqColumn,
+  type ListingFilters,
+  RANGE_FILTERS,
+} from '../../snapshot-format/listing-filters.ts';
+import type { Columns, Primary, PrimaryHint } from './scan-loops.ts';
 import type { TermRows } from './term-rows.ts';
 
+/** One equality condition: rows whose code in `arr` is `code`. */
+export interface EqCond {
+  arr: Uint16Array | Uint32Array;
+  code: number;
+}
+/** One range condition: rows whose value in `arr` is in [lo, hi] (NaN, no value, never is). */
+export interface RangeCond {
+  arr: Float64Array;
+  lo: number;
+  hi: number;
+}
+
+/** A compiled filter set. `null` from compilePred = matches nothing. */
+export interface Pred {
+  /** The condition the scan loops over (the most selective one by the planner's estimates). */
+  primary: Primary;
+  /** The equality conditions, at their filter's place in EQ_FILTERS (null: not filtered). */
+  eq: (EqCond | null)[];
+  /** The range conditions, at their filter's place in RANGE_FILTERS (null: not filtered). */
+  range: (RangeCond | null)[];
+  /** q's bitmap of rows. */
+  bits: Uint8Array | null;
+  /** narrow() of the conditions the primary loop does not apply (null: none). */
+  narrow: Narrow | null;
+}
+
+/** narrow(cand, k): keeps the candidates passing every residual condition; returns how many. */
+export type Narrow = (cand: Uint32Array, k: number) => number;
+/** A filter's code lookup: 0 for no value, -1 for a value no listing has. */
+export type CodeOf = (column: string, value: string | undefined) => number;
+
 /**
- * A filter set as the scan's predicate: each value's column code (`code`: 0 for no value, -1 for one no listing
- * has, then null is returned), the loop's primary condition (the planner's `hint` when it applies) and the
- * residual conditions' narrow() for the rest.
+ * A filter set as the scan's predicate: each value's column code (`code`: -1 for one no listing has, then null is
+ * returned), the loop's primary condition (the planner's `hint` when it applies) and the residual conditions'
+ * narrow() for the rest.
  */
 export function compilePred(
   f: ListingFilters,
   hint: PrimaryHint,
   c: Columns,
-  code: (column: string, value: string | undefined) => number,
+  code: CodeOf,
   termRows: TermRows,
 ): Pred | null {
-  const locCode = code(f.location_column ?? 'city_id', f.location_id);
-  const owner = code('owner_id', f.owner_id);
-  const type = code('property_type', f.property_type);
-  const furn = code('furnishing', f.furnishing);
-  if (locCode < 0 || owner < 0 || type < 0 || furn < 0) return null; // a value no listing has
+  const eq = eqConds(f, c, code);
+  if (eq === null) return null; // a value no listing has
+  const range = RANGE_FILTERS.map((r) => {
+    const b = boundsOf(r, f);
+    return b && { arr: c[r.name], lo: b.lo, hi: b.hi };
+  });
   const terms = f.fts ? termRows.rows(f.fts.terms, c.n) : null;
   const bits = terms?.bits ?? null;
   // q with a rare term: loop over the rows of its list (a few thousand at most) instead of the bitmap.
-  const ftsPrimary: Primary = terms?.list ? { kind: 'list', rows: terms.list } : { kind: 'bits' };
-  const loc = f.location_id === undefined ? null : c[f.location_column ?? 'city_id'];
-  const hasP = f.min_price !== undefined || f.max_price !== undefined;
-  const hasS = f.min_size !== undefined || f.max_size !== undefined;
-  const hasR = f.min_rooms !== undefined;
-  const shape =
-    (loc ? BIT.loc : 0) |
-    (owner ? BIT.owner : 0) |
-    (type ? BIT.type : 0) |
-    (furn ? BIT.furn : 0) |
-    (hasP ? BIT.price : 0) |
-    (hasS ? BIT.size : 0) |
-    (hasR ? BIT.rooms : 0) |
-    (bits ? BIT.q : 0);
-  // The loop's primary condition, and its bit: the one condition narrow() need not apply again.
-  let primary: Primary = { kind: 'all' },
-    covered = 0;
-  if (hint === 'fts' && bits) {
-    primary = ftsPrimary;
-    covered = BIT.q;
-  } else if (hint === 'location_id' && loc) {
-    primary = { kind: 'eq', arr: loc, code: locCode };
-    covered = BIT.loc;
-  } else if (hint === 'owner_id' && owner) {
-    primary = { kind: 'eq', arr: c.owner_id, code: owner };
-    covered = BIT.owner;
-  } else if (hint === 'property_type' && type) {
-    primary = { kind: 'eq', arr: c.property_type, code: type };
-    covered = BIT.type;
-  } else if (hint === 'furnishing' && furn) {
-    primary = { kind: 'eq', arr: c.furnishing, code: furn };
-    covered = BIT.furn;
-  } else if (hint === 'price' && hasP) {
-    primary = { kind: 'range', arr: c.price, lo: f.min_price ?? -Infinity, hi: f.max_price ?? Infinity };
-    covered = BIT.price;
-  } else if (hint === 'size' && hasS) {
-    primary = { kind: 'range', arr: c.size, lo: f.min_size ?? -Infinity, hi: f.max_size ?? Infinity };
-    covered = BIT.size;
-  } else if (hint === 'rooms' && hasR) {
-    primary = { kind: 'range', arr: c.rooms, lo: f.min_rooms ?? -Infinity, hi: Infinity };
-    covered = BIT.rooms;
-  } else if (bits) {
-    primary = ftsPrimary;
-    covered = BIT.q;
-  } else if (loc) {
-    primary = { kind: 'eq', arr: loc, code: locCode };
-    covered = BIT.loc;
-  }
-  const residual = shape & ~covered;
-  return {
-    primary,
-    loc,
-    locCode,
-    owner,
-    type,
-    furn,
-    pLo: f.min_price ?? -Infinity,
-    pHi: f.max_price ?? Infinity,
-    sLo: f.min_size ?? -Infinity,
-    sHi: f.max_size ?? Infinity,
-    rLo: f.min_rooms ?? -Infinity,
-    bits,
-    shape,
-    narrow: residual ? narrowFor(residual) : null,
+  const q: Primary | null = bits && (terms?.list ? { kind: 'list', rows: terms.list } : { kind: 'bits' });
+  const { primary, covered } = primaryOf(hint, eq, range, q);
+  const residual = {
+    eq: eq.map((e) => (e === covered ? null : e)),
+    range: range.map((r) => (r === covered ? null : r)),
+    bits: covered === 'q' ? null : bits,
   };
+  const any = residual.bits !== null || residual.eq.some((e) => e) || residual.range.some((r) => r);
+  return { primary, eq, range, bits, narrow: any ? narrowFor(residual.eq, residual.range, residual.bits) : null };
+}
+
+/** Each equality filter's condition at its place (null where absent); null when a value is one no listing has. */
+function eqConds(f: ListingFilters, c: Columns, code: CodeOf): (EqCond | null)[] | null {
+  const out: (EqCond | null)[] = [];
+  for (const e of EQ_FILTERS) {
+    const value = f[e.key];
+    if (value === undefined) {
+      out.push(null);
+      continue;
+    }
+    const col = eqColumn(e.key, f);
+    const k = code(col, value);
+    if (k < 0) return null;
+    out.push({ arr: c[col], code: k });
+  }
+  return out;
+}
+
+/**
+ * The loop's primary condition and the condition it covers (narrow() need not apply it again): the hinted filter
+ * when present, else q, else the first equality filter present, else every row.
+ */
+function primaryOf(
+  hint: PrimaryHint,
+  eq: (EqCond | null)[],
+  range: (RangeCond | null)[],
+  q: Primary | null,
+): { primary: Primary; covered: EqCond | RangeCond | 'q' | null } {
+  if (hint === 'fts' && q) return { primary: q, covered: 'q' };
+  const e = EQ_FILTERS.findIndex((x) => x.key === hint);
+  if (e >= 0 && eq[e]) return { primary: { kind: 'eq', ...eq[e] }, covered: eq[e] };
+  const r = RANGE_FILTERS.findIndex((x) => x.name === hint);
+  if (r >= 0 && range[r]) return { primary: { kind: 'range', ...range[r] }, covered: range[r] };
+  if (q) return { primary: q, covered: 'q' };
+  const first = eq.find((x) => x !== null);
+  if (first) return { primary: { kind: 'eq', ...first }, covered: first };
+  return { primary: { kind: 'all' }, covered: null };
 }
 
 /** Does row i match? (NaN never satisfies a bound, so unknown values never match a range filter.) */
-export function testRow(p: Pred, c: Columns, i: number): boolean {
+export function testRow(p: Pred, i: number): boolean {
   // One shared function, not generated per shape: it runs a few thousand times per request (sampling,
   // the median walk), too few for a new shape's code to be optimised, and is warm for every shape.
-  return (
-    (p.loc === null || p.loc[i] === p.locCode) &&
-    (p.owner === 0 || c.owner_id[i] === p.owner) &&
-    (p.type === 0 || c.property_type[i] === p.type) &&
-    (p.furn === 0 || c.furnishing[i] === p.furn) &&
-    ((p.shape & BIT.price) === 0 || (c.price[i] >= p.pLo && c.price[i] <= p.pHi)) &&
-    ((p.shape & BIT.size) === 0 || (c.size[i] >= p.sLo && c.size[i] <= p.sHi)) &&
-    ((p.shape & BIT.rooms) === 0 || c.rooms[i] >= p.rLo) &&
-    (p.bits === null || (p.bits[i >> 3] & (1 << (i & 7))) !== 0)
-  );
+  for (const e of p.eq) if (e !== null && e.arr[i] !== e.code) return false;
+  for (const r of p.range) if (r !== null && !(r.arr[i] >= r.lo && r.arr[i] <= r.hi)) return false;
+  return p.bits === null || (p.bits[i >> 3] & (1 << (i & 7))) !== 0;
+}
+
+const NO_CODES = new Uint16Array(0);
+const NO_VALUES = new Float64Array(0);
+// narrowFor's slots: one per filter of the table (a filter added to the table needs its slot there).
+if (EQ_FILTERS.length !== 4 || RANGE_FILTERS.length !== 3)
+  throw new Error('narrowFor has a slot per filter of EQ_FILTERS (4) and RANGE_FILTERS (3)');
+
+/**
+ * All the residual conditions in one loop: one pass over the candidates for all of them (a pass per condition
+ * costs 2-3 times as much at 751k listings). Each filter of the table has its slot, so a slot's array is always
+ * of one type; a condition that is absent is skipped by a test that is the same for every row; the others are
+ * branchless, as the collectors are.
+ */
+export function narrowFor(eq: (EqCond | null)[], range: (RangeCond | null)[], q: Uint8Array | null): Narrow {
+  const [e0, e1, e2, e3] = eq;
+  const [r0, r1, r2] = range;
+  const use0 = e0 !== null,
+    use1 = e1 !== null,
+    use2 = e2 !== null,
+    use3 = e3 !== null,
+    useR0 = r0 !== null,
+    useR1 = r1 !== null,
+    useR2 = r2 !== null,
+    useBits = q !== null;
+  // Local copies: the loop reads no object per row.
+  const a0 = e0?.arr ?? NO_CODES,
+    k0 = e0?.code ?? 0,
+    a1 = e1?.arr ?? NO_CODES,
+    k1 = e1?.code ?? 0,
+    a2 = e2?.arr ?? NO_CODES,
+    k2 = e2?.code ?? 0,
+    a3 = e3?.arr ?? NO_CODES,
+    k3 = e3?.code ?? 0,
+    v0 = r0?.arr ?? NO_VALUES,
+    lo0 = r0?.lo ?? 0,
+    hi0 = r0?.hi ?? 0,
+    v1 = r1?.arr ?? NO_VALUES,
+    lo1 = r1?.lo ?? 0,
+    hi1 = r1?.hi ?? 0,
+    v2 = r2?.arr ?? NO_VALUES,
+    lo2 = r2?.lo ?? 0,
+    hi2 = r2?.hi ?? 0,
+    bits = q ?? new Uint8Array(0);
+  return (cand, k) => {
+    let m = 0;
+    for (let j = 0; j < k; j++) {
+      const i = cand[j];
+      cand[m] = i;
+      let ok = 1;
+      if (use0) ok &= +(a0[i] === k0);
+      if (use1) ok &= +(a1[i] === k1);
+      if (use2) ok &= +(a2[i] === k2);
+      if (use3) ok &= +(a3[i] === k3);
+      if (useR0) ok &= +(v0[i] >= lo0) & +(v0[i] <= hi0);
+      if (useR1) ok &= +(v1[i] >= lo1) & +(v1[i] <= hi1);
+      if (useR2) ok &= +(v2[i] >= lo2) & +(v2[i] <= hi2);
+      if (useBits) ok &= (bits[i >> 3] >> (i & 7)) & 1;
+      m += ok;
+    }
+    return m;
+  };
 }

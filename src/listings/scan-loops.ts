@@ -1,4 +1,5 @@
-// The column scan's inner loops: branchless row collectors, word-wise AND, stats accumulation, narrow() of a filter shape.
+// The column scan's inner loops: branchless row collectors, word-wise AND, stats accumulation.
+import type { EqKey, RangeName } from '../../snapshot-format/listing-filters.ts';
 
 const NONE = 0xffffffff;
 
@@ -11,16 +12,8 @@ export interface ScanStats {
   median: number | null;
 }
 
-export type PrimaryHint =
-  | 'fts'
-  | 'location_id'
-  | 'owner_id'
-  | 'property_type'
-  | 'furnishing'
-  | 'price'
-  | 'size'
-  | 'rooms'
-  | null;
+/** The filter the column scan loops over (the most selective by the planner's estimates): q, an equality's key or a range's name. */
+export type PrimaryHint = 'fts' | EqKey | RangeName | null;
 
 export const BUCKET_BITS = 10; // price ranks are counted in buckets of 1,024 listings for the median
 
@@ -39,27 +32,6 @@ export interface Columns {
   rank: Uint32Array;
   /** Rows with a size, in size order (for the size range bins). */
   sizeOrder: Uint32Array;
-}
-
-/** A compiled filter set: codes and bounds, plus an optional q bitmap. `null` from compile = matches nothing. */
-export interface Pred {
-  /** The condition the scan loops over (the most selective one by the planner's estimates). */
-  primary: Primary;
-  loc: Uint16Array | null;
-  locCode: number;
-  owner: number;
-  type: number;
-  furn: number;
-  pLo: number;
-  pHi: number;
-  sLo: number;
-  sHi: number;
-  rLo: number;
-  bits: Uint8Array | null;
-  /** Which conditions are present, one bit each in CONDITIONS order. */
-  shape: number;
-  /** narrow() of the conditions the primary loop does not apply (null: none). */
-  narrow: Narrow | null;
 }
 
 export type Primary =
@@ -179,69 +151,4 @@ export function accumulate(
   acc[0] += k;
   acc[1] += priced;
   acc[2] += sum;
-}
-
-export const BIT = { loc: 1, owner: 2, type: 4, furn: 8, price: 16, size: 32, rooms: 64, q: 128 } as const;
-
-/** narrow(c, p, cand, k): keeps the candidates passing every condition of the shape; returns how many. */
-type Narrow = (c: Columns, p: Pred, cand: Uint32Array, k: number) => number;
-
-/**
- * All the shape's conditions in one loop: one pass over the candidates for all residual conditions (a pass per
- * condition costs 2-3 times as much at 751k listings). A condition the shape lacks is skipped by a test that is
- * the same for every row; the others are branchless, as above.
- */
-export function narrowFor(shape: number): Narrow {
-  const hasLoc = (shape & BIT.loc) !== 0,
-    hasOwner = (shape & BIT.owner) !== 0,
-    hasType = (shape & BIT.type) !== 0,
-    hasFurn = (shape & BIT.furn) !== 0,
-    hasPrice = (shape & BIT.price) !== 0,
-    hasSize = (shape & BIT.size) !== 0,
-    hasRooms = (shape & BIT.rooms) !== 0,
-    hasBits = (shape & BIT.q) !== 0;
-  return (c, p, cand, k) => {
-    // Local copies: the loop reads no closure slot per row.
-    const useLoc = hasLoc,
-      useOwner = hasOwner,
-      useType = hasType,
-      useFurn = hasFurn,
-      usePrice = hasPrice,
-      useSize = hasSize,
-      useRooms = hasRooms,
-      useBits = hasBits;
-    const loc = p.loc!,
-      locCode = p.locCode,
-      owner = c.owner_id,
-      ownerCode = p.owner,
-      type = c.property_type,
-      typeCode = p.type,
-      furn = c.furnishing,
-      furnCode = p.furn,
-      price = c.price,
-      pLo = p.pLo,
-      pHi = p.pHi,
-      size = c.size,
-      sLo = p.sLo,
-      sHi = p.sHi,
-      rooms = c.rooms,
-      rLo = p.rLo,
-      bits = p.bits!;
-    let m = 0;
-    for (let j = 0; j < k; j++) {
-      const i = cand[j];
-      cand[m] = i;
-      let ok = 1;
-      if (useLoc) ok &= +(loc[i] === locCode);
-      if (useOwner) ok &= +(owner[i] === ownerCode);
-      if (useType) ok &= +(type[i] === typeCode);
-      if (useFurn) ok &= +(furn[i] === furnCode);
-      if (usePrice) ok &= +(price[i] >= pLo) & +(price[i] <= pHi);
-      if (useSize) ok &= +(size[i] >= sLo) & +(size[i] <= sHi);
-      if (useRooms) ok &= +(rooms[i] >= rLo);
-      if (useBits) ok &= (bits[i >> 3] >> (i & 7)) & 1;
-      m += ok;
-    }
-    return m;
-  };
 }

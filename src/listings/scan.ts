@@ -6,7 +6,7 @@ import { accumulateBits, firstSetRows, popcount } from './bits.ts';
 import { loadColumns } from './columns.ts';
 import { allTotals, groupStats, pricePrefix, priceRangeStats, type Totals } from './price-ranges.ts';
 import { RowSets } from './row-sets.ts';
-import { compilePred, testRow } from './scan-compile.ts';
+import { compilePred, type Pred, testRow } from './scan-compile.ts';
 import {
   accumulate,
   BUCKET_BITS,
@@ -14,7 +14,6 @@ import {
   CHUNK,
   type Columns,
   eqCollect,
-  type Pred,
   type PrimaryHint,
   rangeCollect,
   type ScanStats,
@@ -101,8 +100,8 @@ export class ListingScan {
     return compilePred(f, hint, this.columns(), (column, value) => this.code(column, value), this.terms);
   }
 
-  private test(p: Pred, c: Columns, i: number): boolean {
-    return testRow(p, c, i);
+  private test(p: Pred, i: number): boolean {
+    return testRow(p, i);
   }
 
   /**
@@ -154,7 +153,7 @@ export class ListingScan {
         k = 0;
         for (let i = start; i < end; i++) cand[k++] = i;
       }
-      if (k && narrow) k = narrow(c, p, cand, k);
+      if (k && narrow) k = narrow(cand, k);
       if (k && cb(cand, k)) return;
     }
   }
@@ -202,7 +201,7 @@ export class ListingScan {
    */
   private spanOfFour(p: Pred, c: Columns, from: number): number {
     let seen = 0;
-    for (let i = from; i < c.n; i += 128) if (this.test(p, c, i) && ++seen >= 4) return i - from + 128;
+    for (let i = from; i < c.n; i += 128) if (this.test(p, i) && ++seen >= 4) return i - from + 128;
     return -1;
   }
 
@@ -219,7 +218,7 @@ export class ListingScan {
     if (onlyPrice) return this.priceRange(c, f.min_price ?? -Infinity, f.max_price ?? Infinity);
     const buckets = (this.bucketsBuf ??= new Uint32Array((c.order.length >> BUCKET_BITS) + 1)).fill(0);
     const acc = this.accBuf.fill(0); // count, priced, sum
-    let inSet: (i: number) => boolean = (i) => this.test(p, c, i);
+    let inSet: (i: number) => boolean = (i) => this.test(p, i);
     if (p.primary.kind !== 'list') {
       // The matching rows as a bitmap, then whichever side is smaller accumulated a set bit at a time.
       const res = this.rowSets().rowSet(p, c);

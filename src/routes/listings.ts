@@ -1,7 +1,13 @@
 // /v1/listings: search, detail, similar, stats. Filters go through the planner in ../listings/planner.ts.
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
-import type { ListingFilters } from '../../snapshot-format/listing-sql.ts';
+import {
+  EQ_FILTERS,
+  type FilterParam,
+  type ListingFilters,
+  RANGE_FILTERS,
+  statsScope,
+} from '../../snapshot-format/listing-filters.ts';
 import { Localised } from '../http/content-language.ts';
 import { notFound } from '../http/errors.ts';
 import { cursor, documented, id120, int, limit, locale, minMax, oneOf, qOver, str } from '../http/params.ts';
@@ -18,8 +24,8 @@ const FURNISHING = ['SHELL', 'FURNISHED', 'UPHOLSTERED'] as const;
 /** A listing filter on a number: listings without that value never match it. */
 const range = (max: number, description: string, example: number) =>
   documented(v.optional(int(0, max)), `${description} A listing without this value never matches.`, example);
-const filterEntries = {
-  locale,
+/** Each listing filter's parameter: the filter table's (snapshot-format/listing-filters.ts) HTTP half, one for one. */
+const FILTER_PARAMS = {
   q: qOver(
     'the title and description in every language, the street, the postcode and the names of the neighbourhood, city and province in every language',
     'balcony',
@@ -45,22 +51,17 @@ const filterEntries = {
     'Only listings of this property type (exact match, e.g. apartment, house, studio, room).',
     'apartment',
   ),
-};
+} satisfies Record<FilterParam, v.GenericSchema>;
+const filterEntries = { locale, ...FILTER_PARAMS };
 const FilterObject = v.strictObject(filterEntries);
 const SearchObject = v.strictObject({ ...filterEntries, limit: limit(100, 20), cursor });
 /** The validated filters, as the schema gives them (the one description of what a filter is). */
 type Filters = v.InferOutput<typeof FilterObject>;
 type Search = v.InferOutput<typeof SearchObject>;
-export const SearchQuery = v.pipe(
-  SearchObject,
-  minMax<Search>('min_price', 'max_price'),
-  minMax<Search>('min_size', 'max_size'),
-);
-export const StatsQuery = v.pipe(
-  FilterObject,
-  minMax<Filters>('min_price', 'max_price'),
-  minMax<Filters>('min_size', 'max_size'),
-);
+/** A range filter's minimum must not exceed its maximum. */
+const BOUNDS = RANGE_FILTERS.flatMap((r) => ('max' in r ? [minMax<Filters>(r.min, r.max)] : []));
+export const SearchQuery = v.pipe(SearchObject, ...(BOUNDS as v.GenericPipeAction<Search, Search>[]));
+export const StatsQuery = v.pipe(FilterObject, ...BOUNDS);
 const DetailQuery = v.strictObject({ locale });
 const SimilarQuery = v.strictObject({ locale, limit: limit(20, 10) });
 
@@ -96,16 +97,12 @@ interface ListingStats {
 
 /** Validated query → planner filters; an unknown location_id matches nothing (it names no level). */
 export function toFilters(st: Stmts, f: Filters): ListingFilters {
-  const out: ListingFilters = {
-    owner_id: f.owner_id,
-    min_price: f.min_price,
-    max_price: f.max_price,
-    min_size: f.min_size,
-    max_size: f.max_size,
-    min_rooms: f.min_rooms,
-    furnishing: f.furnishing,
-    property_type: f.property_type,
-  };
+  const out: ListingFilters = {};
+  for (const e of EQ_FILTERS) if (e.key !== 'location_id') out[e.key] = f[e.key];
+  for (const r of RANGE_FILTERS) {
+    out[r.min] = f[r.min];
+    if ('max' in r) out[r.max] = f[r.max];
+  }
   if (f.q !== undefined) out.fts = ftsQuery(f.q);
   if (f.location_id !== undefined) {
     const type = st.locationType.get(f.location_id);
@@ -135,25 +132,18 @@ function similar(st: Stmts, id: string, n: number, locale: string) {
 
 export function stats(st: Stmts, f: Filters) {
   const filters = toFilters(st, f);
-  const keys = Object.entries(filters)
-    .filter(([, x]) => x !== undefined)
-    .map(([k]) => k);
-  // Precomputed at build time: no filter, one location (any level), or one property type, furnishing or owner.
-  const onlyLocation = keys.every((k) => k === 'location_id' || k === 'location_column');
-  const single =
-    keys.length === 1 && ['property_type', 'furnishing', 'owner_id'].includes(keys[0])
-      ? (keys[0] as 'property_type' | 'furnishing' | 'owner_id')
-      : null;
-  if (onlyLocation || single) {
-    const scope = single
-      ? `${single}:${filters[single]}`
-      : filters.location_id === undefined
-        ? ''
-        : `location:${filters.location_id}`;
-    const pre = st.precomputed.get(scope);
-    if (pre) return pre;
-    return { count: 0, min_price_eur: null, max_price_eur: null, average_price_eur: null, median_price_eur: null }; // a value no listing has
-  }
+  // Precomputed at build time: no filter, or one equality filter alone (listing-filters.ts' statsScope).
+  const scope = statsScope(filters);
+  if (scope !== null)
+    return (
+      st.precomputed.get(scope) ?? {
+        count: 0,
+        min_price_eur: null,
+        max_price_eur: null,
+        average_price_eur: null,
+        median_price_eur: null,
+      }
+    ); // a value no listing has
   const s = st.planner.stats(filters);
   return {
     count: s.count,
