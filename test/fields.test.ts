@@ -6,11 +6,11 @@ import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { mulberry32 } from '../generate/random.ts';
 import { IN_ENGLISH, IN_LOCALE } from '../src/http/content-language.ts';
-import { itemJson, itemSelect, itemSql, itemText, parseJson, rowJson } from '../src/routes/support/fields.ts';
+import { F, itemJson, itemSelect, itemSql, itemText, parseJson, rowJson } from '../src/routes/support/fields.ts';
 import { itemOf, smallSearch } from '../src/routes/support/small-search.ts';
 
 describe('itemJson', () => {
-  const toJson = itemJson({ id: 'value', n: 'value', x: 'value', flag: 'bool', list: 'json', obj: 'json' });
+  const toJson = itemJson({ id: F.str, n: F.str, x: F.str, flag: F.bool, list: F.strs, obj: F.strs });
   const rows = [
     { id: 'a"b\\c\u2028\ud800', n: 12.5, x: null, flag: 1, list: '["é","\\u0001"]', obj: '{"a":{"b":[1,2.5,null]}}' },
     { id: 'plain', n: -0, x: 'text', flag: 0, list: null, obj: '{}' },
@@ -29,7 +29,7 @@ describe('itemJson', () => {
       assert.equal(toJson(r), JSON.stringify(object));
     });
   it('writes null for a field the row does not have', () => {
-    assert.equal(itemJson({ a: 'value', b: 'json', c: 'bool' })({}), '{"a":null,"b":null,"c":null}');
+    assert.equal(itemJson({ a: F.str, b: F.strs, c: F.bool })({}), '{"a":null,"b":null,"c":null}');
   });
 });
 
@@ -48,7 +48,7 @@ describe('itemSql', () => {
   const insert = db.prepare('INSERT INTO t (rid, id, s, n, flag, list) VALUES (@rid, @id, @s, @n, @flag, @list)');
   for (const r of rows) insert.run(r);
   db.prepare("INSERT INTO t_i18n VALUES (4 * 8 + 1, 4, 'nl', ?)").run(`Nederlands ${odd}`);
-  const fields = { id: 'value', s: 'value', n: 'value', flag: 'bool', list: 'json' } as const;
+  const fields = { id: F.str, s: F.str, n: F.str, flag: F.bool, list: F.strs } as const;
   const toJson = itemJson(fields);
   it('writes each row as itemJson does: strings, integers, booleans, stored JSON and nulls', () => {
     const sql = db.prepare(`${itemSelect(db, 't', 'x', fields)} ORDER BY x.rid`);
@@ -102,7 +102,7 @@ describe('itemSql', () => {
     mem.exec('CREATE TABLE t (rid INTEGER PRIMARY KEY, id TEXT, r REAL, n INTEGER)');
     const ins = mem.prepare('INSERT INTO t VALUES (?, ?, ?, ?)');
     for (const [i, x] of reals.entries()) ins.run(i + 1, `r${i}`, x, x);
-    const fieldsR = { id: 'value', r: 'value', n: 'value' } as const;
+    const fieldsR = { id: F.str, r: F.str, n: F.str } as const;
     const got = (mem.prepare(`${itemSelect(mem, 't', 'x', fieldsR)} ORDER BY x.rid`).all() as { json: string }[]).map(
       (r) => itemText(r.json),
     );
@@ -111,7 +111,7 @@ describe('itemSql', () => {
     assert.ok(got.includes('{"id":"r0","r":100,"n":100}'));
   });
   it('refuses an unknown column', () => {
-    assert.throws(() => itemSql(db, 't', 'x', { nope: 'value' }), /t has no column nope/);
+    assert.throws(() => itemSql(db, 't', 'x', { nope: F.str }), /t has no column nope/);
   });
 });
 
@@ -135,7 +135,7 @@ describe('smallSearch with json (items made once per snapshot and locale)', () =
     if (rid % 2) tr.run(rid, 1, rid, 'nl', `tekst ${rid}`);
     if (rid % 9 === 0) tr.run(rid, 2, rid, 'de', `Text ${rid}`);
   }
-  const fields = { id: 'value', s: 'value', kind: 'value', r: 'value' } as const;
+  const fields = { id: F.str, s: F.str, kind: F.str, r: F.str } as const;
   const opts = {
     select: itemSelect(db, 't', 'x', fields, ['s']),
     alias: 'x',

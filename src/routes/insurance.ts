@@ -6,7 +6,7 @@ import { cursor, documented, id120, limit, locale, qOver, str } from '../http/pa
 import { detail } from '../http/respond.ts';
 import { defineRoute } from '../http/route.ts';
 import { EXAMPLES } from './support/examples.ts';
-import { itemSelect, J, rowJson } from './support/fields.ts';
+import { F, itemSelect, J, rowJson, schemasOf } from './support/fields.ts';
 import { searchPageJson, smallSearch } from './support/small-search.ts';
 import { termClause, termIndex, termSearchPage } from './support/term-index.ts';
 
@@ -35,21 +35,21 @@ const PROVIDER_SELECT = `SELECT p.id, p.slug, p.name, p.website_url, p.logo_url,
   p.last_verified_at, p.updated_at FROM insurance_providers p`;
 
 const PRODUCT_FIELDS = {
-  id: 'value',
-  slug: 'value',
-  provider_id: 'value',
-  name: 'value',
-  official_name: 'value',
-  insurance_type: 'value',
-  product_kind: 'value',
-  availability: 'value',
-  official_url: 'value',
-  quote_url: 'value',
-  headline: 'value',
-  summary: 'value',
-  last_verified_at: 'value',
-  updated_at: 'value',
-} as const;
+  id: F.id,
+  slug: F.str,
+  provider_id: F.str,
+  name: F.str,
+  official_name: F.str,
+  insurance_type: F.str,
+  product_kind: F.str,
+  availability: F.str,
+  official_url: F.str,
+  quote_url: F.str,
+  headline: F.str,
+  summary: F.str,
+  last_verified_at: F.ts,
+  updated_at: F.ts,
+};
 
 export function prepare(db: Database) {
   return {
@@ -71,25 +71,7 @@ export function prepare(db: Database) {
   };
 }
 type Row = Record<string, any>;
-const PRODUCT = J.object(
-  {
-    id: { type: 'string' },
-    slug: J.str,
-    provider_id: J.str,
-    name: J.str,
-    official_name: J.str,
-    insurance_type: J.str,
-    product_kind: J.str,
-    availability: J.str,
-    official_url: J.str,
-    quote_url: J.str,
-    headline: J.str,
-    summary: J.str,
-    last_verified_at: J.ts,
-    updated_at: J.ts,
-  },
-  { example: EXAMPLES.insuranceProduct },
-);
+const PRODUCT = J.object(schemasOf(PRODUCT_FIELDS), { example: EXAMPLES.insuranceProduct });
 const PROVIDER = J.object(
   {
     id: { type: 'string' },

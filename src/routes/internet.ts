@@ -7,7 +7,7 @@ import { cursor, documented, id120, int, limit, locale, num, qOver, str } from '
 import { detailJson } from '../http/respond.ts';
 import { defineRoute } from '../http/route.ts';
 import { EXAMPLES } from './support/examples.ts';
-import { type ItemRow, itemJson, itemSelect, J, rowJson } from './support/fields.ts';
+import { F, type ItemRow, itemJson, itemSelect, J, rowJson, schemasOf } from './support/fields.ts';
 import { i18nJoin, tr } from './support/i18n-sql.ts';
 import { searchPageJson, smallSearch } from './support/small-search.ts';
 
@@ -48,23 +48,23 @@ const PLAN_SELECT = `SELECT p.id, p.provider_id, p.name, p.connection_type, p.do
   FROM internet_plans p ${i18nJoin('internet_plans', 'p')}`;
 
 const PROVIDER_FIELDS = {
-  id: 'value',
-  slug: 'value',
-  name: 'value',
-  website_url: 'value',
-  postcode_check_url: 'value',
-  logo_url: 'value',
-  customer_service_url: 'value',
-  support_languages: 'json',
-  description: 'value',
-  last_verified_at: 'value',
-  updated_at: 'value',
+  id: F.id,
+  slug: F.str,
+  name: F.str,
+  website_url: F.str,
+  postcode_check_url: F.str,
+  logo_url: F.str,
+  customer_service_url: F.str,
+  support_languages: F.strs,
+  description: F.str,
+  last_verified_at: F.ts,
+  updated_at: F.ts,
 } as const;
 const PROVIDER_DETAIL_FIELDS = {
   ...PROVIDER_FIELDS,
-  support_details: 'value',
-  strengths: 'json',
-  considerations: 'json',
+  support_details: F.str,
+  strengths: F.strs,
+  considerations: F.strs,
 } as const;
 
 export function prepare(db: Database) {
@@ -95,64 +95,29 @@ export function prepare(db: Database) {
     }),
   };
 }
-const planJson = itemJson({
-  id: 'value',
-  provider_id: 'value',
-  name: 'value',
-  connection_type: 'value',
-  download_mbps: 'value',
-  upload_mbps: 'value',
-  minimum_contract_months: 'value',
-  regular_monthly_price_cents: 'value',
-  intro_monthly_price_cents: 'value',
-  intro_duration_months: 'value',
-  activation_fee_cents: 'value',
-  installation_fee_cents: 'value',
-  currency: 'value',
-  official_url: 'value',
-  postcode_check_url: 'value',
-  availability_status: 'value',
-  description: 'value',
-  last_verified_at: 'value',
-  updated_at: 'value',
-});
-const PROVIDER = {
-  id: { type: 'string' },
-  slug: J.str,
-  name: J.str,
-  website_url: J.str,
-  postcode_check_url: J.str,
-  logo_url: J.str,
-  customer_service_url: J.str,
-  support_languages: J.strs,
-  description: J.str,
-  last_verified_at: J.ts,
-  updated_at: J.ts,
+const PLAN_FIELDS = {
+  id: F.id,
+  provider_id: F.str,
+  name: F.str,
+  connection_type: F.str,
+  download_mbps: F.num,
+  upload_mbps: F.num,
+  minimum_contract_months: F.num,
+  regular_monthly_price_cents: F.int,
+  intro_monthly_price_cents: F.int,
+  intro_duration_months: F.int,
+  activation_fee_cents: F.int,
+  installation_fee_cents: F.int,
+  currency: F.str,
+  official_url: F.str,
+  postcode_check_url: F.str,
+  availability_status: F.str,
+  description: F.str,
+  last_verified_at: F.ts,
+  updated_at: F.ts,
 };
-const PLAN = J.object(
-  {
-    id: { type: 'string' },
-    provider_id: J.str,
-    name: J.str,
-    connection_type: J.str,
-    download_mbps: J.num,
-    upload_mbps: J.num,
-    minimum_contract_months: J.num,
-    regular_monthly_price_cents: J.int,
-    intro_monthly_price_cents: J.int,
-    intro_duration_months: J.int,
-    activation_fee_cents: J.int,
-    installation_fee_cents: J.int,
-    currency: J.str,
-    official_url: J.str,
-    postcode_check_url: J.str,
-    availability_status: J.str,
-    description: J.str,
-    last_verified_at: J.ts,
-    updated_at: J.ts,
-  },
-  { example: EXAMPLES.internetPlan },
-);
+const planJson = itemJson(PLAN_FIELDS);
+const PLAN = J.object(schemasOf(PLAN_FIELDS), { example: EXAMPLES.internetPlan });
 
 export const routes = () => [
   defineRoute<v.InferOutput<typeof ProviderQuery>>({
@@ -160,7 +125,7 @@ export const routes = () => [
     tag: 'Internet',
     kind: 'collection',
     query: ProviderQuery,
-    item: J.object(PROVIDER, { example: EXAMPLES.internetProviderSummary }),
+    item: J.object(schemasOf(PROVIDER_FIELDS), { example: EXAMPLES.internetProviderSummary }),
     summary: 'Search internet providers',
     description: 'Home internet providers in ascending id order; their plans are at /v1/internet/plans?provider_id=….',
     handle(ctx) {
@@ -173,10 +138,7 @@ export const routes = () => [
     tag: 'Internet',
     kind: 'detail',
     query: DetailQuery,
-    item: J.object(
-      { ...PROVIDER, support_details: J.str, strengths: J.strs, considerations: J.strs },
-      { example: EXAMPLES.internetProviderDetail },
-    ),
+    item: J.object(schemasOf(PROVIDER_DETAIL_FIELDS), { example: EXAMPLES.internetProviderDetail }),
     summary: 'One internet provider by id',
     description:
       'The search fields plus support details, strengths and considerations, in the requested locale where translated.',

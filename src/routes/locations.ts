@@ -7,7 +7,7 @@ import { cursor, documented, id120, limit, locale, oneOf, qOver } from '../http/
 import { detail } from '../http/respond.ts';
 import { defineRoute } from '../http/route.ts';
 import { EXAMPLES } from './support/examples.ts';
-import { itemJson, J, parseJson } from './support/fields.ts';
+import { F, type Fields, itemJson, J, parseJson, schemasOf } from './support/fields.ts';
 import { i18nJoin, tr } from './support/i18n-sql.ts';
 import { searchPageJson, smallSearch } from './support/small-search.ts';
 
@@ -49,16 +49,17 @@ export function prepare(db: Database) {
   };
 }
 type Row = Record<string, any>;
-const locationJson = itemJson({
-  id: 'value',
-  slug: 'value',
-  type: 'value',
-  name: 'value',
-  parent_id: 'value',
-  latitude: 'value',
-  longitude: 'value',
-  postcode_prefixes: 'json',
-});
+const LOCATION_FIELDS = {
+  id: F.id,
+  slug: F.str,
+  type: { kind: 'value', schema: { type: 'string', enum: ['province', 'city', 'neighbourhood'] } },
+  name: F.str,
+  parent_id: F.str,
+  latitude: F.num,
+  longitude: F.num,
+  postcode_prefixes: F.strs,
+} as const satisfies Fields;
+const locationJson = itemJson(LOCATION_FIELDS);
 const location = (r: Row) => ({
   id: r.id,
   slug: r.slug,
@@ -69,16 +70,7 @@ const location = (r: Row) => ({
   longitude: r.longitude,
   postcode_prefixes: parseJson(r.postcode_prefixes),
 });
-const LOCATION = {
-  id: { type: 'string' },
-  slug: J.str,
-  type: { type: 'string', enum: ['province', 'city', 'neighbourhood'] },
-  name: J.str,
-  parent_id: J.str,
-  latitude: J.num,
-  longitude: J.num,
-  postcode_prefixes: J.strs,
-};
+const LOCATION = schemasOf(LOCATION_FIELDS);
 const PARENT = J.object({ id: { type: 'string' }, slug: J.str, type: { type: 'string' }, name: J.str });
 
 export const routes = () => [

@@ -7,7 +7,7 @@ import { cursor, documented, limit, locale, qOver, str } from '../http/params.ts
 import { detailJson } from '../http/respond.ts';
 import { defineRoute } from '../http/route.ts';
 import { EXAMPLES } from './support/examples.ts';
-import { type ItemRow, itemSelect, J, rowJson } from './support/fields.ts';
+import { F, type ItemRow, itemSelect, J, rowJson, schemasOf } from './support/fields.ts';
 import { searchPageJson, smallSearch } from './support/small-search.ts';
 
 const SearchQuery = v.strictObject({
@@ -30,19 +30,20 @@ const AREAS = {
 };
 
 const SUMMARY_FIELDS = {
-  id: 'value',
-  slug: 'value',
-  name: 'value',
-  type: 'value',
-  website_url: 'value',
-  image_url: 'value',
-  phone_numbers: 'json',
-  emails: 'json',
-  areas_served: 'json',
-  certifications: 'json',
-  description_short: 'value',
-  updated_at: 'value',
-} as const;
+  id: F.id,
+  slug: F.str,
+  name: F.str,
+  type: F.str,
+  website_url: F.str,
+  image_url: F.str,
+  phone_numbers: F.strs,
+  emails: F.strs,
+  areas_served: F.strs,
+  certifications: F.strs,
+  description_short: F.str,
+  updated_at: F.ts,
+};
+const DETAIL_FIELDS = { ...SUMMARY_FIELDS, description: F.str };
 
 export function prepare(db: Database) {
   return {
@@ -55,27 +56,13 @@ export function prepare(db: Database) {
       json: rowJson,
     }),
     byId: db.prepare(
-      `${itemSelect(db, 'owners', 'o', { ...SUMMARY_FIELDS, description: 'value' }, [AREAS, 'description_short', 'description'])} WHERE o.id = @id`,
+      `${itemSelect(db, 'owners', 'o', DETAIL_FIELDS, [AREAS, 'description_short', 'description'])} WHERE o.id = @id`,
     ),
   };
 }
 
 /** The spec's rule for owners, stated in the schema. */
 const NULLABLE = 'Every field but id may be null, including the arrays: null means the source does not say.';
-const SUMMARY = {
-  id: { type: 'string' },
-  slug: J.str,
-  name: J.str,
-  type: J.str,
-  website_url: J.str,
-  image_url: J.str,
-  phone_numbers: J.strs,
-  emails: J.strs,
-  areas_served: J.strs,
-  certifications: J.strs,
-  description_short: J.str,
-  updated_at: J.ts,
-};
 
 export const routes = () => [
   defineRoute<v.InferOutput<typeof SearchQuery>>({
@@ -83,7 +70,7 @@ export const routes = () => [
     tag: 'Owners',
     kind: 'collection',
     query: SearchQuery,
-    item: J.object(SUMMARY, { description: NULLABLE, example: EXAMPLES.ownerSummary }),
+    item: J.object(schemasOf(SUMMARY_FIELDS), { description: NULLABLE, example: EXAMPLES.ownerSummary }),
     summary: 'Search owners and agencies',
     description:
       'Owners and agencies that offer listings, in ascending id order. A listing names its owner by owner_id; the owner of a listing may be missing here when it is not public.',
@@ -97,7 +84,7 @@ export const routes = () => [
     tag: 'Owners',
     kind: 'detail',
     query: DetailQuery,
-    item: J.object({ ...SUMMARY, description: J.str }, { description: NULLABLE, example: EXAMPLES.ownerDetail }),
+    item: J.object(schemasOf(DETAIL_FIELDS), { description: NULLABLE, example: EXAMPLES.ownerDetail }),
     summary: 'One owner or agency by id',
     description: 'The search fields plus the long description, in the requested locale where translated.',
     handle(ctx) {

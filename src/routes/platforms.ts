@@ -7,7 +7,7 @@ import { cursor, documented, limit, locale, qOver, str } from '../http/params.ts
 import { detailJson } from '../http/respond.ts';
 import { defineRoute } from '../http/route.ts';
 import { EXAMPLES } from './support/examples.ts';
-import { type ItemRow, itemSelect, J, rowJson } from './support/fields.ts';
+import { F, type ItemRow, itemSelect, J, rowJson, schemasOf } from './support/fields.ts';
 import { searchPageJson, smallSearch } from './support/small-search.ts';
 
 const SearchQuery = v.strictObject({
@@ -21,29 +21,29 @@ const SearchQuery = v.strictObject({
 const DetailQuery = v.strictObject({ locale });
 
 const SUMMARY_FIELDS = {
-  id: 'value',
-  slug: 'value',
-  name: 'value',
-  url: 'value',
-  logo_url: 'value',
-  type: 'value',
-  category: 'value',
-  registration_required: 'bool',
-  registration_fee_amount: 'value',
-  subscription_fee_from: 'value',
-  fee_currency: 'value',
-  headline: 'value',
-  features: 'json',
-  last_verified_at: 'value',
-  updated_at: 'value',
-} as const;
+  id: F.id,
+  slug: F.str,
+  name: F.str,
+  url: F.str,
+  logo_url: F.str,
+  type: F.str,
+  category: F.str,
+  registration_required: F.bool,
+  registration_fee_amount: F.num,
+  subscription_fee_from: F.num,
+  fee_currency: F.str,
+  headline: F.str,
+  features: F.strs,
+  last_verified_at: F.ts,
+  updated_at: F.ts,
+};
 const DETAIL_FIELDS = {
   ...SUMMARY_FIELDS,
-  attributes: 'json',
-  description: 'value',
-  pricing_details: 'value',
-  content: 'value',
-} as const;
+  attributes: F.obj,
+  description: F.str,
+  pricing_details: F.str,
+  content: F.str,
+};
 
 export function prepare(db: Database) {
   return {
@@ -60,23 +60,6 @@ export function prepare(db: Database) {
     ),
   };
 }
-const SUMMARY = {
-  id: { type: 'string' },
-  slug: J.str,
-  name: J.str,
-  url: J.str,
-  logo_url: J.str,
-  type: J.str,
-  category: J.str,
-  registration_required: J.bool,
-  registration_fee_amount: J.num,
-  subscription_fee_from: J.num,
-  fee_currency: J.str,
-  headline: J.str,
-  features: J.strs,
-  last_verified_at: J.ts,
-  updated_at: J.ts,
-};
 
 export const routes = () => [
   defineRoute<v.InferOutput<typeof SearchQuery>>({
@@ -84,7 +67,7 @@ export const routes = () => [
     tag: 'Platforms',
     kind: 'collection',
     query: SearchQuery,
-    item: J.object(SUMMARY, { example: EXAMPLES.platformSummary }),
+    item: J.object(schemasOf(SUMMARY_FIELDS), { example: EXAMPLES.platformSummary }),
     summary: 'Search rental platforms',
     description:
       'Sites and services where rental homes are advertised, in ascending id order, with their fees and features. Fees are amounts in fee_currency.',
@@ -98,10 +81,7 @@ export const routes = () => [
     tag: 'Platforms',
     kind: 'detail',
     query: DetailQuery,
-    item: J.object(
-      { ...SUMMARY, attributes: J.obj, description: J.str, pricing_details: J.str, content: J.str },
-      { example: EXAMPLES.platformDetail },
-    ),
+    item: J.object(schemasOf(DETAIL_FIELDS), { example: EXAMPLES.platformDetail }),
     summary: 'One rental platform by id',
     description:
       'The search fields plus attributes (an object whose structure is not fixed), the description, pricing details and the long content (Markdown).',

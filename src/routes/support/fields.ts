@@ -32,6 +32,30 @@ export const J = {
   },
 };
 
+/**
+ * A response field, declared once per route: how its stored column becomes its API value (FieldKind) and its JSON
+ * Schema in the OpenAPI document (schemasOf).
+ */
+export interface Field {
+  kind: FieldKind;
+  schema: Record<string, unknown>;
+}
+/** The fields of J as stored columns: a plain value, stored JSON text (arrays, objects) or an SQLite 0/1. */
+export const F = {
+  id: { kind: 'value', schema: { type: 'string' } },
+  str: { kind: 'value', schema: J.str },
+  num: { kind: 'value', schema: J.num },
+  int: { kind: 'value', schema: J.int },
+  ts: { kind: 'value', schema: J.ts },
+  bool: { kind: 'bool', schema: J.bool },
+  strs: { kind: 'json', schema: J.strs },
+  obj: { kind: 'json', schema: J.obj },
+} as const satisfies Record<string, Field>;
+export type Fields = Record<string, Field>;
+/** The JSON Schema properties of a route's fields, in their order. */
+export const schemasOf = (fields: Fields): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(fields).map(([name, f]) => [name, f.schema]));
+
 export const parseJson = <T = unknown>(s: string | null): T | null => (s === null ? null : (JSON.parse(s) as T));
 
 /**
@@ -46,8 +70,8 @@ export type FieldKind = 'value' | 'json' | 'bool';
  * Parsing the JSON columns into objects only to serialise them again (and the objects around them) was a third
  * of an owners page's CPU.
  */
-export function itemJson(fields: Record<string, FieldKind>): (row: Record<string, any>) => string {
-  const parts = Object.entries(fields).map(([name, kind], i) => ({
+export function itemJson(fields: Fields): (row: Record<string, any>) => string {
+  const parts = Object.entries(fields).map(([name, { kind }], i) => ({
     name,
     kind,
     key: `${i === 0 ? '{' : ','}${JSON.stringify(name)}:`,
@@ -88,7 +112,7 @@ export function itemSql(
   db: Database,
   table: string,
   alias: string,
-  fields: Record<string, FieldKind>,
+  fields: Fields,
   translated: readonly Translated[] = [],
 ): string {
   const names = translated.map(colOf);
@@ -96,7 +120,7 @@ export function itemSql(
     (db.pragma(`table_info(${table})`) as { name: string; type: string }[]).map((c) => [c.name, c.type.toUpperCase()]),
   );
   const mark = `char(${REAL.charCodeAt(0)})`;
-  const args = Object.entries(fields).flatMap(([name, kind], i) => {
+  const args = Object.entries(fields).flatMap(([name, { kind }], i) => {
     const type = types.get(name);
     if (type === undefined) throw new Error(`itemSql: ${table} has no column ${name}`);
     const at = names.includes(name) ? trValue(alias, name) : `${alias}.${name}`;
@@ -138,7 +162,7 @@ export function itemSelect(
   db: Database,
   table: string,
   alias: string,
-  fields: Record<string, FieldKind>,
+  fields: Fields,
   translated: readonly Translated[] = [],
 ): string {
   const json = itemSql(db, table, alias, fields, translated);
