@@ -1,9 +1,11 @@
 // The derive phases: which derived tables are made before the indexes and which from them, plus the location
-// tables (closure, owners' areas by locale). The column store, statistics, full text and cohorts have files of their own.
+// tables (closure, owners' areas by locale). The column store, statistics, the near filter's points, full text and cohorts have
+// files of their own.
 import type { Database } from 'better-sqlite3';
 import { LOCALE_CODE, TRANSLATED_LOCALES } from '../snapshot-format/locales.ts';
 import { type CohortCollector, deriveCohorts } from './cohorts.ts';
 import { readColumnStore, writeColumnStore } from './column-store.ts';
+import { deriveGeo } from './geo-columns.ts';
 import { deriveListingStats } from './listing-stats.ts';
 import { deriveFullText, deriveTerms } from './text-index.ts';
 
@@ -28,6 +30,7 @@ export function deriveFromIndexes(db: Database, listingsFtsDone: boolean) {
   const store = readColumnStore(db);
   deriveListingStats(db, store);
   writeColumnStore(db, store);
+  deriveGeo(db, store.n);
   if (!listingsFtsDone) deriveTerms(db, store.n);
 }
 

@@ -1,5 +1,5 @@
 // The listing filters, each declared once: its parameters, its column, index and stats scope, by kind (equality,
-// range, q). The SQL (listing-sql.ts), the column scan and planner (src/listings/), the compiler's
+// range, near a point, q). The SQL (listing-sql.ts), the column scan and planner (src/listings/), the compiler's
 // column store and statistics (build-snapshot/) and the route's validation (src/routes/listings.ts) read this table.
 
 /**
@@ -28,6 +28,27 @@ export const RANGE_FILTERS = [
   { name: 'rooms', column: 'rooms', index: 'listings_rooms', min: 'min_rooms' },
 ] as const;
 
+/**
+ * Listings within `radius_km` (more than 0, at most maxKm) of the point `near` (<lat>,<lon> in decimal degrees), by
+ * great-circle distance on a sphere (geo.ts); a listing without coordinates never matches. The compiler stores each
+ * listing's point as a unit vector (`columns`, in the column store) and counts listings per cell of `cellDegrees`
+ * (listing_geo_cells, the planner's estimate); no index drives it: the column scan reads a band of the vectors, and an
+ * index plan driven by another filter checks it per row (geo.ts' near_within).
+ */
+export const NEAR_FILTER = {
+  key: 'near',
+  params: ['near', 'radius_km'],
+  columns: ['geo_x', 'geo_y', 'geo_z'],
+  cellDegrees: 0.01,
+  maxKm: 50,
+} as const;
+
+/** near's form: two decimal numbers (an optional minus, digits, an optional fraction) and a comma, nothing else. */
+export const NEAR_FORM = /^-?\d+(?:\.\d+)?,-?\d+(?:\.\d+)?$/;
+/** near's whole rule as one pattern (the OpenAPI document's): NEAR_FORM with a latitude within ±90 and a longitude within ±180. */
+export const NEAR_PATTERN =
+  /^-?0*(?:90(?:\.0+)?|[1-8]?\d(?:\.\d+)?),-?0*(?:180(?:\.0+)?|(?:1[0-7]\d|[1-9]?\d)(?:\.\d+)?)$/;
+
 export type EqKey = (typeof EQ_FILTERS)[number]['key'];
 type ColumnsOf<E> = E extends { columns: infer C } ? keyof C : never;
 export type EqColumn = ColumnsOf<(typeof EQ_FILTERS)[number]>;
@@ -36,13 +57,20 @@ export type RangeCol = RangeEntry['column'];
 export type RangeName = RangeEntry['name'];
 export type RangeParam = RangeEntry['min'] | Extract<RangeEntry, { max: string }>['max'];
 /** Every query parameter of a listing search that filters (beside locale, limit and cursor). */
-export type FilterParam = 'q' | EqKey | RangeParam;
+export type FilterParam = 'q' | EqKey | RangeParam | (typeof NEAR_FILTER)['params'][number];
 
 export type LocationColumn = keyof (typeof EQ_FILTERS)[0]['columns'];
+/** A point and a radius: listings within km kilometres of (lat, lon). */
+export interface Near {
+  lat: number;
+  lon: number;
+  km: number;
+}
 /** Validated listing filters, as the route passes them (absent = not filtered). */
 export type ListingFilters = {
   fts?: { expr: string; terms: string[] };
   location_column?: LocationColumn;
+  near?: Near;
 } & { [K in EqKey]?: string } & { [K in RangeParam]?: number };
 
 /** The column an equality filter compares (location_id's is the route's choice). */

@@ -1,6 +1,7 @@
 // The listing filters' SQL: one clause per filter, the (value, rid) index of each filter column, the page and
 // match statements per driver, and the plan expectations the compiler checks and the server's planner relies on.
 import type { Database } from 'better-sqlite3';
+import { NEAR_FUNCTION } from './geo.ts';
 import {
   boundsOf,
   EQ_FILTERS,
@@ -28,7 +29,9 @@ export type Driver =
   | { kind: 'eq'; col: EqColumn }
   | { kind: 'fts' }
   | { kind: 'range'; col: RangeCol }
-  | { kind: 'city_type' };
+  | { kind: 'city_type' }
+  /** Not an index: the near filter's estimate, which only the column scan can drive (see NEAR_FILTER). */
+  | { kind: 'near' };
 
 /** The SQL conditions of a filter set, the fts one phrased for a driver that is not FTS itself. */
 function conditions(f: ListingFilters, driver: Driver): string[] {
@@ -40,13 +43,20 @@ function conditions(f: ListingFilters, driver: Driver): string[] {
     if (f[r.min] !== undefined) out.push(`l.${r.column} >= @${r.min}`);
     if ('max' in r && f[r.max] !== undefined) out.push(`l.${r.column} <= @${r.max}`);
   }
+  if (f.near) out.push(`${NEAR_FUNCTION}(l.rid, @near_lat, @near_lon, @near_km)`);
   return out;
 }
 
 export function params(f: ListingFilters): Record<string, unknown> {
   const p: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(f))
-    if (v !== undefined && k !== 'location_column') p[k] = k === 'fts' ? (v as { expr: string }).expr : v;
+    if (v !== undefined && k !== 'location_column' && k !== 'near')
+      p[k] = k === 'fts' ? (v as { expr: string }).expr : v;
+  if (f.near) {
+    p.near_lat = f.near.lat;
+    p.near_lon = f.near.lon;
+    p.near_km = f.near.km;
+  }
   return p;
 }
 
@@ -58,6 +68,8 @@ function source(driver: Driver): string {
       return 'listings_fts f CROSS JOIN listings l ON l.rid = f.rowid';
     case 'rowid':
       return 'listings l NOT INDEXED';
+    case 'near':
+      throw new Error('the near filter drives no index plan');
     default:
       return `listings l INDEXED BY ${INDEX_OF[driver.col]}`;
   }

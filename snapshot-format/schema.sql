@@ -377,6 +377,14 @@ CREATE TABLE listing_value_counts (
   n      INTEGER NOT NULL,
   PRIMARY KEY (column, value)
 ) WITHOUT ROWID;
+-- Listings per cell of 0.01 degrees of latitude and longitude (cell = floor(degrees * 100)): the planner's
+-- estimate of the near filter.
+CREATE TABLE listing_geo_cells (
+  lat_cell INTEGER NOT NULL,
+  lon_cell INTEGER NOT NULL,
+  n        INTEGER NOT NULL,
+  PRIMARY KEY (lat_cell, lon_cell)
+) WITHOUT ROWID;
 CREATE TABLE listing_quantiles (
   column  TEXT NOT NULL,
   k       INTEGER NOT NULL,
@@ -390,7 +398,8 @@ CREATE TABLE listing_quantiles (
 -- city, province, neighbourhood, property_type, furnishing as uint16 and owner as uint32 dictionary
 -- codes (0 = null); price_order: uint32 row indexes of priced listings sorted by price; price_rank:
 -- uint32 position of each row in price_order (0xFFFFFFFF = no price); size_order: uint32 row indexes
--- of the listings with a size, sorted by size.
+-- of the listings with a size, sorted by size; geo_x, geo_y, geo_z: float64, each listing's point as a unit
+-- vector (snapshot-format/geo.ts; NaN = no coordinates).
 CREATE TABLE listing_columns (
   name TEXT PRIMARY KEY,
   data BLOB NOT NULL

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 
 /** The layout version written by the compiler and required by the server; bump it with any change to schema.sql. */
-export const SCHEMA_VERSION = 14;
+export const SCHEMA_VERSION = 15;
 
 /** The name of schema.sql inside the single executable. */
 export const SCHEMA_ASSET = 'schema.sql';

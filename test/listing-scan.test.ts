@@ -26,6 +26,7 @@ const HINTS: PrimaryHint[] = [
   'price',
   'size',
   'rooms',
+  'near',
 ];
 
 describe('column scan agrees with the index plans', () => {
@@ -50,6 +51,13 @@ describe('column scan agrees with the index plans', () => {
     ];
     const types = [...col('SELECT DISTINCT property_type FROM listings WHERE property_type IS NOT NULL'), 'castle'];
     const words = ['bright', 'balcony', 'sauna', 'garden', 'amsterdam', 'zzzz', 'bright balcony'];
+    const points = (
+      db.prepare("SELECT s_latitude, s_longitude FROM listing_summary WHERE s_latitude <> 'null'").raw().all() as [
+        string,
+        string,
+      ][]
+    ).map(([lat, lon]) => [Number(lat), Number(lon)]);
+    const rn = mulberry32(43); // near's own sequence: the other filters' sets stay as they were
     const r = mulberry32(20261122); // seeded: the same random filter sets on every run
     for (let k = 0; k < 300; k++) {
       const f: ListingFilters = {};
@@ -68,6 +76,14 @@ describe('column scan agrees with the index plans', () => {
       if (r() < 0.2) f.max_size = (f.min_size ?? 0) + Math.floor(r() * 150);
       if (r() < 0.2) f.min_rooms = Math.floor(r() * 6);
       if (r() < 0.25) f.fts = ftsQuery(pick(r, words));
+      if (rn() < 0.3) {
+        const [lat, lon] = pick(rn, points);
+        f.near = {
+          lat: lat + (rn() - 0.5) * 0.04,
+          lon: lon + (rn() - 0.5) * 0.06,
+          km: pick(rn, [0.5, 1, 2, 5, 20, 50]),
+        };
+      }
       sets.push(f);
     }
   });

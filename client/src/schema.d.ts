@@ -33,7 +33,7 @@ export interface paths {
         };
         /**
          * Search active, published rental listings
-         * @description Active, published rental listings, ordered by ascending id (not by date, price or relevance). Every filter given must hold. location_id may name a province, city or neighbourhood and covers everything inside it.
+         * @description Active, published rental listings, ordered by ascending id (not by date, price or relevance). Every filter given must hold. location_id may name a province, city or neighbourhood and covers everything inside it; near with radius_km keeps the listings within that distance of a point.
          */
         get: operations["listings"];
         put?: never;
@@ -711,6 +711,10 @@ export interface operations {
                 furnishing?: "SHELL" | "FURNISHED" | "UPHOLSTERED";
                 /** @description Only listings of this property type (exact match, e.g. apartment, house, studio, room). 1 to 120 characters. Example: apartment. */
                 property_type?: string;
+                /** @description Only listings within radius_km kilometres of this point: latitude,longitude in decimal degrees, a comma and no space. Distance is the great-circle distance on a sphere of radius 6,371.0088 km; a listing without coordinates never matches. Requires radius_km. Example: 52.3676,4.9041. */
+                near?: string;
+                /** @description The distance from near, in kilometres. Requires near. A number greater than 0, at most 50. Example: 2. */
+                radius_km?: number;
                 /** @description Number of items per page. An integer from 1 to 100. Default 20. Example: 10. */
                 limit?: number;
                 /** @description Opaque position to continue from: the pagination.next_cursor of the previous page, passed unchanged with the same endpoint, filters, locale and limit (anything else is a 400). Omit it for the first page. It expires after 24 hours. 1 to 4096 characters. Example: eyJhIjoiYXJ0XzAwMjAiLCJzIjoiNGpUOG1PMnhRekszUHZYaFl3RmNCQSIsImUiOjE3OTQwMDAwMDB9.rcZ6lpu-vQ6OCQYyvv0Tg81ZaH1x2Rcu6bs3N4FFXas. */
@@ -848,6 +852,10 @@ export interface operations {
                 furnishing?: "SHELL" | "FURNISHED" | "UPHOLSTERED";
                 /** @description Only listings of this property type (exact match, e.g. apartment, house, studio, room). 1 to 120 characters. Example: apartment. */
                 property_type?: string;
+                /** @description Only listings within radius_km kilometres of this point: latitude,longitude in decimal degrees, a comma and no space. Distance is the great-circle distance on a sphere of radius 6,371.0088 km; a listing without coordinates never matches. Requires radius_km. Example: 52.3676,4.9041. */
+                near?: string;
+                /** @description The distance from near, in kilometres. Requires near. A number greater than 0, at most 50. Example: 2. */
+                radius_km?: number;
             };
             header?: never;
             path?: never;

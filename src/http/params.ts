@@ -107,6 +107,18 @@ export function minMax<T>(min: keyof T & string, max: keyof T & string): v.Gener
   ) as never;
 }
 
+/** A check that `a` is given only with `b`, reported on `a`; the pipe's output type is kept. */
+export function together<T>(a: keyof T & string, b: keyof T & string): v.GenericPipeAction<T, T> {
+  return v.forward(
+    v.partialCheck(
+      [[a], [b]] as never,
+      (input: Record<string, unknown>) => input[a] === undefined || input[b] !== undefined,
+      `must be given with ${b}`,
+    ),
+    [a] as never,
+  ) as never;
+}
+
 type ObjectSchema = v.StrictObjectSchema<v.ObjectEntries, undefined>;
 export type QuerySchema = ObjectSchema | v.SchemaWithPipe<readonly [ObjectSchema, ...v.PipeItem<any, any, any>[]]>;
 

@@ -39,5 +39,8 @@ export function loadColumns(db: Database): Columns {
     order: u32('price_order'),
     rank: u32('price_rank'),
     sizeOrder: u32('size_order'),
+    geo_x: f64('geo_x'),
+    geo_y: f64('geo_y'),
+    geo_z: f64('geo_z'),
   };
 }

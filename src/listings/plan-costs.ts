@@ -11,7 +11,15 @@ import type { PrimaryHint, ScanStats } from './scan.ts';
  * seek a rowid in). The ratios are measured on the 1M snapshot (npm run bench:queries; the figures are
  * in docs/performance.md): a residual q check costs about as much as reading 20 rows.
  */
-export const COST = { row: 1, ftsRow: 1.5, ftsCheck: 20, sortRow: 0.2, ftsMergeDoc: 0.005, ftsSkipDoc: 0.014 };
+export const COST = {
+  row: 1,
+  ftsRow: 1.5,
+  ftsCheck: 20,
+  sortRow: 0.2,
+  ftsMergeDoc: 0.005,
+  ftsSkipDoc: 0.014,
+  nearCheck: 0.15,
+};
 
 /** The column scan's primary condition for a driver: its filter (an equality's key, a range's name, q). */
 export function hintOf(d: Driver): PrimaryHint {
@@ -22,6 +30,8 @@ export function hintOf(d: Driver): PrimaryHint {
       return EQ_FILTERS.find((e) => d.col in e.columns)!.key;
     case 'range':
       return RANGE_FILTERS.find((r) => r.column === d.col)!.name;
+    case 'near':
+      return 'near';
     default:
       return null;
   }

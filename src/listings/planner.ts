@@ -1,6 +1,7 @@
 // Listing filters → SQL from a fixed vocabulary, with the driving index chosen from build-time statistics.
 import type { Database, Statement } from 'better-sqlite3';
-import { boundsOf, EQ_FILTERS, eqColumn, RANGE_FILTERS } from '../../snapshot-format/listing-filters.ts';
+import { type Circle, circleOf, NEAR_FUNCTION, within } from '../../snapshot-format/geo.ts';
+import { boundsOf, EQ_FILTERS, eqColumn, type Near, RANGE_FILTERS } from '../../snapshot-format/listing-filters.ts';
 import {
   BITMAP_MIN_SHARE,
   type Driver,
@@ -11,6 +12,7 @@ import {
   params,
   type RangeCol,
 } from '../../snapshot-format/listing-sql.ts';
+import { NearCounts } from './near-counts.ts';
 import {
   COST,
   hintOf,
@@ -23,6 +25,17 @@ import {
 import { ListingScan, type PrimaryHint, rememberedIn, type ScanStats } from './scan.ts';
 
 export { shapeKey, statsFromPrices } from './plan-costs.ts';
+
+/**
+ * A filter's estimated matches as a driver (`n`), what FTS reads whatever the page size (`merge`), and the rows the
+ * column scan's loop reads over it when that is more than its matches (`loop`: near's band of latitudes).
+ */
+interface Estimate {
+  driver: Driver;
+  n: number;
+  merge?: number;
+  loop?: number;
+}
 
 interface Quantiles {
   values: Float64Array;
@@ -37,8 +50,10 @@ export class ListingQueries {
   private readonly termDocs: Statement;
   private readonly quantiles = new Map<string, Quantiles>();
   readonly scan: ListingScan;
+  private near: NearCounts | null = null;
   constructor(private readonly db: Database) {
     this.scan = new ListingScan(db);
+    registerNear(db, this.scan);
     this.total =
       (db.prepare("SELECT count FROM listing_stats WHERE scope = ''").pluck().get() as number | undefined) ?? 0;
     this.valueCount = db.prepare('SELECT n FROM listing_value_counts WHERE column = ? AND value = ?').pluck();
@@ -87,8 +102,8 @@ export class ListingQueries {
    * (`merge`): every document of the terms to intersect several, or the documents of one term before
    * the page's position (`afterRid`, a cursor's), which it steps over one by one.
    */
-  estimates(f: ListingFilters, afterRid = 0): { driver: Driver; n: number; merge?: number }[] {
-    const out: { driver: Driver; n: number; merge?: number }[] = [];
+  estimates(f: ListingFilters, afterRid = 0): Estimate[] {
+    const out: Estimate[] = [];
     if (f.fts) {
       let n = this.total;
       let sum = 0;
@@ -131,6 +146,10 @@ export class ListingQueries {
       }
       out.push({ driver: { kind: 'city_type' }, n });
     }
+    if (f.near) {
+      this.near ??= new NearCounts(this.db);
+      out.push({ driver: { kind: 'near' }, n: this.near.estimate(f.near), loop: this.near.band(f.near) });
+    }
     return out;
   }
 
@@ -168,7 +187,9 @@ export class ListingQueries {
       1e-9,
     );
     const perRow = (d: Driver) =>
-      (d.kind === 'fts' ? COST.ftsRow : COST.row) + (f.fts && d.kind !== 'fts' ? COST.ftsCheck : 0);
+      (d.kind === 'fts' ? COST.ftsRow : COST.row) +
+      (f.fts && d.kind !== 'fts' ? COST.ftsCheck : 0) +
+      (f.near ? COST.nearCheck : 0);
     const read = (n: number, ordered: boolean) =>
       limit === null ? n : ordered ? Math.min(n, (limit * n) / matches) : n;
     let best: Driver = { kind: 'rowid' };
@@ -181,22 +202,23 @@ export class ListingQueries {
       const ordered = e.driver.kind === 'eq' || e.driver.kind === 'fts';
       const cost =
         read(e.n, ordered) * perRow(e.driver) + (ordered || limit === null ? 0 : e.n * COST.sortRow) + (e.merge ?? 0);
-      if (cost < bestCost) {
+      // near drives no index plan (only the scan's loop): its estimate counts in `matches` and the hint.
+      if (e.driver.kind !== 'near' && cost < bestCost) {
         best = e.driver;
         bestCost = cost;
         bestN = e.n;
         bestMerge = e.merge ?? 0;
       }
       const h = hintOf(e.driver);
-      if (h && e.n < hintN) {
+      if (h && (e.loop ?? e.n) < hintN) {
         hint = h;
-        hintN = e.n;
+        hintN = e.loop ?? e.n;
       }
     }
     // q checked per row through FTS costs about a millisecond a row for common words: never do that,
     // the scan checks q against a bitmap instead.
     if (f.fts && best.kind !== 'fts') return { driver: best, cost: bestCost, worst: Infinity, hint };
-    const alone = est.length === 1 && limit !== null && best.kind !== 'range' && best.kind !== 'city_type';
+    const alone = est.length === 1 && limit !== null && best.kind !== 'range' && best.kind !== 'city_type' && !f.near;
     const worst = alone
       ? bestCost
       : bestN * perRow(best) +
@@ -207,6 +229,8 @@ export class ListingQueries {
 
   /** The statement for a shape (which filters, which driver, and the page size), from a bounded LRU cache. */
   private stmt(kind: 'page' | 'match', f: ListingFilters, driver: Driver, limit?: number): Statement {
+    // near_within reads the scan's points: loaded here, since a statement that is running cannot read them.
+    if (f.near) this.scan.points();
     const key = `${kind}|${driver.kind}|${'col' in driver ? driver.col : ''}|${shapeKey(f)}|${limit ?? ''}`;
     let s = this.cache.get(key);
     if (s) {
@@ -278,4 +302,20 @@ export class ListingQueries {
 /** EXPLAIN QUERY PLAN detail lines of the page statement the planner picks for a filter set. */
 export function planOf(db: Database, f: ListingFilters, limit = 21): string[] {
   return explainPage(db, f, new ListingQueries(db).choose(f, limit), limit);
+}
+
+/**
+ * near_within(rid, lat, lon, km) on the connection (snapshot-format/geo.ts' NEAR_FUNCTION), over the scan's points:
+ * an index plan checks near with the very test the column scan applies. The last circle is kept (a statement's
+ * rows share it).
+ */
+function registerNear(db: Database, scan: ListingScan): void {
+  let last: (Near & { circle: Circle }) | null = null;
+  db.function(NEAR_FUNCTION, { deterministic: true }, (rid: number, lat: number, lon: number, km: number) => {
+    if (last === null || last.lat !== lat || last.lon !== lon || last.km !== km)
+      last = { lat, lon, km, circle: circleOf({ lat, lon, km }) };
+    const c = scan.points();
+    const i = rid - 1;
+    return within(last.circle, c.geo_x[i], c.geo_y[i], c.geo_z[i]) ? 1 : 0;
+  });
 }

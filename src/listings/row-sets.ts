@@ -1,7 +1,34 @@
 // Row sets of the column scan: the rows matching a predicate as a bitmap, from cached per-value and per-range bitmaps.
+
+import { within } from '../../snapshot-format/geo.ts';
 import { eqBits, RangeBins, wordCount } from './bits.ts';
-import type { Pred } from './scan-compile.ts';
+import type { NearCond, Pred } from './scan-compile.ts';
 import type { Columns } from './scan-loops.ts';
+
+/** The rows within near's circle, as a bitmap: one pass over the points (branchless; geo.ts' within, written out). */
+function nearWords(near: NearCond, n: number, out: Uint32Array): void {
+  const { x, y, z } = near;
+  const { x: cx, y: cy, z: cz, cos, zLo, zHi } = near.circle;
+  out.fill(0);
+  for (let i = 0; i < n; i++) {
+    const zi = z[i];
+    out[i >>> 5] |= (+(zi >= zLo) & +(zi <= zHi) & +(x[i] * cx + y[i] * cy + zi * cz >= cos)) << (i & 31);
+  }
+}
+
+/** Clears the rows of `res` outside near's circle, testing only the rows it holds (other conditions ANDed first). */
+function keepNear(near: NearCond, res: Uint32Array): void {
+  const { circle, x, y, z } = near;
+  for (let w = 0; w < res.length; w++) {
+    let bits = res[w];
+    while (bits !== 0) {
+      const t = bits & -bits;
+      bits ^= t;
+      const i = (w << 5) + 31 - Math.clz32(t);
+      if (!within(circle, x[i], y[i], z[i])) res[w] &= ~t;
+    }
+  }
+}
 
 /** The bitmaps of one snapshot's columns, built on first use and kept (see each method for how many). */
 export class RowSets {
@@ -10,7 +37,8 @@ export class RowSets {
   /**
    * The rows matching every condition, as a bitmap (valid until the next call): an equality is a
    * cached per-value bitmap, a range the difference of two cumulative bin bitmaps plus a row test in
-   * the bins it cuts through, q its term bitmap; they are ANDed a word (32 rows) at a time.
+   * the bins it cuts through, q its term bitmap; they are ANDed a word (32 rows) at a time; near then tests
+   * the rows left (or every row's point when it is the only condition).
    */
   rowSet(p: Pred, c: Columns): Uint32Array {
     const W = wordCount(c.n);
@@ -33,7 +61,10 @@ export class RowSets {
       new Uint8Array(tmp.buffer).set(p.bits);
       and(tmp);
     }
-    if (first) res.fill(-1);
+    if (p.near) {
+      if (first) nearWords(p.near, c.n, res);
+      else keepNear(p.near, res);
+    } else if (first) res.fill(-1);
     return res;
   }
   private resBuf: Uint32Array | null = null;

@@ -1,5 +1,7 @@
 // A filter set compiled for the column scan, from the filter table: codes and bounds, the loop's primary
 // condition, the residual narrow(); the row test.
+
+import { type Circle, circleOf, within } from '../../snapshot-format/geo.ts';
 import {
   boundsOf,
   EQ_FILTERS,
@@ -22,6 +24,14 @@ export interface RangeCond {
   hi: number;
 }
 
+/** The near condition: rows whose point (x, y, z) is within the circle (snapshot-format/geo.ts' within). */
+export interface NearCond {
+  circle: Circle;
+  x: Float64Array;
+  y: Float64Array;
+  z: Float64Array;
+}
+
 /** A compiled filter set. `null` from compilePred = matches nothing. */
 export interface Pred {
   /** The condition the scan loops over (the most selective one by the planner's estimates). */
@@ -32,6 +42,8 @@ export interface Pred {
   range: (RangeCond | null)[];
   /** q's bitmap of rows. */
   bits: Uint8Array | null;
+  /** The near filter's circle, and the points. */
+  near: NearCond | null;
   /** narrow() of the conditions the primary loop does not apply (null: none). */
   narrow: Narrow | null;
 }
@@ -63,14 +75,19 @@ export function compilePred(
   const bits = terms?.bits ?? null;
   // q with a rare term: loop over the rows of its list (a few thousand at most) instead of the bitmap.
   const q: Primary | null = bits && (terms?.list ? { kind: 'list', rows: terms.list } : { kind: 'bits' });
-  const { primary, covered } = primaryOf(hint, eq, range, q);
+  const circle = f.near ? circleOf(f.near) : null;
+  const near: NearCond | null = circle && { circle, x: c.geo_x, y: c.geo_y, z: c.geo_z };
+  // near as the loop's condition: the rows in its band of z (the latitudes it spans); narrow() tests the circle.
+  const band: RangeCond | null = circle && { arr: c.geo_z, lo: circle.zLo, hi: circle.zHi };
+  const { primary, covered } = primaryOf(hint, eq, range, q, band);
   const residual = {
     eq: eq.map((e) => (e === covered ? null : e)),
     range: range.map((r) => (r === covered ? null : r)),
     bits: covered === 'q' ? null : bits,
   };
-  const any = residual.bits !== null || residual.eq.some((e) => e) || residual.range.some((r) => r);
-  return { primary, eq, range, bits, narrow: any ? narrowFor(residual.eq, residual.range, residual.bits) : null };
+  const any = residual.bits !== null || near !== null || residual.eq.some((e) => e) || residual.range.some((r) => r);
+  const narrow = any ? narrowFor(residual.eq, residual.range, residual.bits, near) : null;
+  return { primary, eq, range, bits, near, narrow };
 }
 
 /** Each equality filter's condition at its place (null where absent); null when a value is one no listing has. */
@@ -99,8 +116,10 @@ function primaryOf(
   eq: (EqCond | null)[],
   range: (RangeCond | null)[],
   q: Primary | null,
+  band: RangeCond | null,
 ): { primary: Primary; covered: EqCond | RangeCond | 'q' | null } {
   if (hint === 'fts' && q) return { primary: q, covered: 'q' };
+  if (hint === 'near' && band) return { primary: { kind: 'range', ...band }, covered: null };
   const e = EQ_FILTERS.findIndex((x) => x.key === hint);
   if (e >= 0 && eq[e]) return { primary: { kind: 'eq', ...eq[e] }, covered: eq[e] };
   const r = RANGE_FILTERS.findIndex((x) => x.name === hint);
@@ -117,11 +136,14 @@ export function testRow(p: Pred, i: number): boolean {
   // the median walk), too few for a new shape's code to be optimised, and is warm for every shape.
   for (const e of p.eq) if (e !== null && e.arr[i] !== e.code) return false;
   for (const r of p.range) if (r !== null && !(r.arr[i] >= r.lo && r.arr[i] <= r.hi)) return false;
+  const n = p.near;
+  if (n !== null && !within(n.circle, n.x[i], n.y[i], n.z[i])) return false;
   return p.bits === null || (p.bits[i >> 3] & (1 << (i & 7))) !== 0;
 }
 
 const NO_CODES = new Uint16Array(0);
 const NO_VALUES = new Float64Array(0);
+const NO_CIRCLE = circleOf({ lat: 0, lon: 0, km: 1 });
 // narrowFor's slots: one per filter of the table (a filter added to the table needs its slot there).
 if (EQ_FILTERS.length !== 4 || RANGE_FILTERS.length !== 3)
   throw new Error('narrowFor has a slot per filter of EQ_FILTERS (4) and RANGE_FILTERS (3)');
@@ -132,7 +154,12 @@ if (EQ_FILTERS.length !== 4 || RANGE_FILTERS.length !== 3)
  * of one type; a condition that is absent is skipped by a test that is the same for every row; the others are
  * branchless, as the collectors are.
  */
-export function narrowFor(eq: (EqCond | null)[], range: (RangeCond | null)[], q: Uint8Array | null): Narrow {
+export function narrowFor(
+  eq: (EqCond | null)[],
+  range: (RangeCond | null)[],
+  q: Uint8Array | null,
+  near: NearCond | null,
+): Narrow {
   const [e0, e1, e2, e3] = eq;
   const [r0, r1, r2] = range;
   const use0 = e0 !== null,
@@ -142,7 +169,8 @@ export function narrowFor(eq: (EqCond | null)[], range: (RangeCond | null)[], q:
     useR0 = r0 !== null,
     useR1 = r1 !== null,
     useR2 = r2 !== null,
-    useBits = q !== null;
+    useBits = q !== null,
+    useNear = near !== null;
   // Local copies: the loop reads no object per row.
   const a0 = e0?.arr ?? NO_CODES,
     k0 = e0?.code ?? 0,
@@ -161,7 +189,11 @@ export function narrowFor(eq: (EqCond | null)[], range: (RangeCond | null)[], q:
     v2 = r2?.arr ?? NO_VALUES,
     lo2 = r2?.lo ?? 0,
     hi2 = r2?.hi ?? 0,
-    bits = q ?? new Uint8Array(0);
+    bits = q ?? new Uint8Array(0),
+    gx = near?.x ?? NO_VALUES,
+    gy = near?.y ?? NO_VALUES,
+    gz = near?.z ?? NO_VALUES,
+    { x: cx, y: cy, z: cz, cos, zLo, zHi } = near?.circle ?? NO_CIRCLE;
   return (cand, k) => {
     let m = 0;
     for (let j = 0; j < k; j++) {
@@ -176,6 +208,8 @@ export function narrowFor(eq: (EqCond | null)[], range: (RangeCond | null)[], q:
       if (useR1) ok &= +(v1[i] >= lo1) & +(v1[i] <= hi1);
       if (useR2) ok &= +(v2[i] >= lo2) & +(v2[i] <= hi2);
       if (useBits) ok &= (bits[i >> 3] >> (i & 7)) & 1;
+      // geo.ts' within(), written out: z in the band, then the dot product with the centre.
+      if (useNear) ok &= +(gz[i] >= zLo) & +(gz[i] <= zHi) & +(gx[i] * cx + gy[i] * cy + gz[i] * cz >= cos);
       m += ok;
     }
     return m;

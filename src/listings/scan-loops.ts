@@ -12,8 +12,8 @@ export interface ScanStats {
   median: number | null;
 }
 
-/** The filter the column scan loops over (the most selective by the planner's estimates): q, an equality's key or a range's name. */
-export type PrimaryHint = 'fts' | EqKey | RangeName | null;
+/** The filter the column scan loops over (the most selective by the planner's estimates): q, an equality's key, a range's name or near. */
+export type PrimaryHint = 'fts' | EqKey | RangeName | 'near' | null;
 
 export const BUCKET_BITS = 10; // price ranks are counted in buckets of 1,024 listings for the median
 
@@ -32,6 +32,10 @@ export interface Columns {
   rank: Uint32Array;
   /** Rows with a size, in size order (for the size range bins). */
   sizeOrder: Uint32Array;
+  /** Each row's point as a unit vector (NaN: no coordinates), the near filter's (snapshot-format/geo.ts). */
+  geo_x: Float64Array;
+  geo_y: Float64Array;
+  geo_z: Float64Array;
 }
 
 export type Primary =

@@ -80,6 +80,11 @@ export class ListingScan {
   }
   private readonly codes = new Map<string, number>();
 
+  /** The columns with every listing's point (the near filter's), loaded on first use. */
+  points(): Columns {
+    return this.columns();
+  }
+
   private sets: RowSets | null = null;
   private rowSets(): RowSets {
     this.sets ??= new RowSets(this.columns());

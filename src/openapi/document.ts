@@ -67,6 +67,10 @@ function envelopeExample(r: RouteDef): unknown {
 function ruleText(s: Record<string, any>, name: string, names: string[]): string {
   const out: string[] = [];
   if (s.enum) out.push(`One of ${s.enum.join(', ')} (case-sensitive).`);
+  else if ((s.type === 'integer' || s.type === 'number') && s.exclusiveMinimum !== undefined)
+    out.push(
+      `${s.type === 'integer' ? 'An integer' : 'A number'} greater than ${s.exclusiveMinimum}, at most ${s.maximum}.`,
+    );
   else if (s.type === 'integer' || s.type === 'number')
     out.push(`${s.type === 'integer' ? 'An integer' : 'A number'} from ${s.minimum} to ${s.maximum}.`);
   else if (s.format === 'date') out.push('A date, YYYY-MM-DD.');

@@ -1,16 +1,20 @@
 // /v1/listings: search, detail, similar, stats. Filters go through the planner in ../listings/planner.ts.
 import type { Database } from 'better-sqlite3';
 import * as v from 'valibot';
+import { EARTH_RADIUS_KM } from '../../snapshot-format/geo.ts';
 import {
   EQ_FILTERS,
   type FilterParam,
   type ListingFilters,
+  NEAR_FILTER,
+  NEAR_FORM,
+  NEAR_PATTERN,
   RANGE_FILTERS,
   statsScope,
 } from '../../snapshot-format/listing-filters.ts';
 import { Localised } from '../http/content-language.ts';
 import { notFound } from '../http/errors.ts';
-import { cursor, documented, id120, int, limit, locale, minMax, oneOf, qOver, str } from '../http/params.ts';
+import { cursor, documented, id120, int, limit, locale, minMax, oneOf, qOver, str, together } from '../http/params.ts';
 import { boundedJson, collectionJson, detail, detailJson } from '../http/respond.ts';
 import { type Ctx, defineRoute } from '../http/route.ts';
 import { ListingQueries } from '../listings/planner.ts';
@@ -24,6 +28,18 @@ const FURNISHING = ['SHELL', 'FURNISHED', 'UPHOLSTERED'] as const;
 /** A listing filter on a number: listings without that value never match it. */
 const range = (max: number, description: string, example: number) =>
   documented(v.optional(int(0, max)), `${description} A listing without this value never matches.`, example);
+const RADIUS_RULE = `must be a number of kilometres greater than 0 and at most ${NEAR_FILTER.maxKm}`;
+/** near: the checks name what is wrong; the last is the pattern the OpenAPI document shows (the same rule as a whole). */
+const nearPoint = v.pipe(
+  v.string(),
+  v.check(
+    (s) => NEAR_FORM.test(s),
+    'must be a latitude and a longitude in decimal degrees, separated by a comma without spaces (e.g. 52.3676,4.9041)',
+  ),
+  v.check((s) => Math.abs(Number(s.split(',')[0])) <= 90, 'must have a latitude from -90 to 90'),
+  v.check((s) => Math.abs(Number(s.split(',')[1])) <= 180, 'must have a longitude from -180 to 180'),
+  v.regex(NEAR_PATTERN, 'must be a latitude from -90 to 90 and a longitude from -180 to 180, comma-separated'),
+);
 /** Each listing filter's parameter: the filter table's (snapshot-format/listing-filters.ts) HTTP half, one for one. */
 const FILTER_PARAMS = {
   q: qOver(
@@ -51,6 +67,16 @@ const FILTER_PARAMS = {
     'Only listings of this property type (exact match, e.g. apartment, house, studio, room).',
     'apartment',
   ),
+  near: documented(
+    v.optional(nearPoint),
+    `Only listings within radius_km kilometres of this point: latitude,longitude in decimal degrees, a comma and no space. Distance is the great-circle distance on a sphere of radius ${EARTH_RADIUS_KM.toLocaleString('en', { maximumFractionDigits: 4 })} km; a listing without coordinates never matches. Requires radius_km.`,
+    '52.3676,4.9041',
+  ),
+  radius_km: documented(
+    v.optional(v.pipe(v.number(RADIUS_RULE), v.gtValue(0, RADIUS_RULE), v.maxValue(NEAR_FILTER.maxKm, RADIUS_RULE))),
+    'The distance from near, in kilometres. Requires near.',
+    2,
+  ),
 } satisfies Record<FilterParam, v.GenericSchema>;
 const filterEntries = { locale, ...FILTER_PARAMS };
 const FilterObject = v.strictObject(filterEntries);
@@ -58,10 +84,14 @@ const SearchObject = v.strictObject({ ...filterEntries, limit: limit(100, 20), c
 /** The validated filters, as the schema gives them (the one description of what a filter is). */
 type Filters = v.InferOutput<typeof FilterObject>;
 type Search = v.InferOutput<typeof SearchObject>;
-/** A range filter's minimum must not exceed its maximum. */
-const BOUNDS = RANGE_FILTERS.flatMap((r) => ('max' in r ? [minMax<Filters>(r.min, r.max)] : []));
-export const SearchQuery = v.pipe(SearchObject, ...(BOUNDS as v.GenericPipeAction<Search, Search>[]));
-export const StatsQuery = v.pipe(FilterObject, ...BOUNDS);
+/** A range filter's minimum must not exceed its maximum; near and radius_km go together. */
+const RULES = [
+  ...RANGE_FILTERS.flatMap((r) => ('max' in r ? [minMax<Filters>(r.min, r.max)] : [])),
+  together<Filters>('near', 'radius_km'),
+  together<Filters>('radius_km', 'near'),
+];
+export const SearchQuery = v.pipe(SearchObject, ...(RULES as v.GenericPipeAction<Search, Search>[]));
+export const StatsQuery = v.pipe(FilterObject, ...RULES);
 const DetailQuery = v.strictObject({ locale });
 const SimilarQuery = v.strictObject({ locale, limit: limit(20, 10) });
 
@@ -104,6 +134,10 @@ export function toFilters(st: Stmts, f: Filters): ListingFilters {
     if ('max' in r) out[r.max] = f[r.max];
   }
   if (f.q !== undefined) out.fts = ftsQuery(f.q);
+  if (f.near !== undefined && f.radius_km !== undefined) {
+    const comma = f.near.indexOf(',');
+    out.near = { lat: Number(f.near.slice(0, comma)), lon: Number(f.near.slice(comma + 1)), km: f.radius_km };
+  }
   if (f.location_id !== undefined) {
     const type = st.locationType.get(f.location_id);
     out.location_column =
@@ -213,7 +247,7 @@ export const routes = () => [
     item: LISTING_SUMMARY,
     summary: 'Search active, published rental listings',
     description:
-      'Active, published rental listings, ordered by ascending id (not by date, price or relevance). Every filter given must hold. location_id may name a province, city or neighbourhood and covers everything inside it.',
+      'Active, published rental listings, ordered by ascending id (not by date, price or relevance). Every filter given must hold. location_id may name a province, city or neighbourhood and covers everything inside it; near with radius_km keeps the listings within that distance of a point.',
     handle(ctx) {
       const st = ctx.snap.use(prepare);
       const filters = toFilters(st, ctx.query);

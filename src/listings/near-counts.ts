@@ -1,0 +1,79 @@
+// The planner's estimate of the near filter: listings per cell of latitude and longitude (the compiler's
+// listing_geo_cells), summed over the cells a circle's bounding box covers with a 2-D prefix sum.
+import type { Database } from 'better-sqlite3';
+import { EARTH_RADIUS_KM } from '../../snapshot-format/geo.ts';
+import { NEAR_FILTER, type Near } from '../../snapshot-format/listing-filters.ts';
+
+/** The most grid cells held (8 bytes each): a wider spread of listings is counted in coarser cells. */
+const MAX_GRID = 4_000_000;
+
+export class NearCounts {
+  private readonly lat0: number;
+  private readonly lon0: number;
+  private readonly rows: number;
+  private readonly cols: number;
+  /** Cells of the grid per cell of the table, on each axis. */
+  private readonly k: number;
+  /** sums[(r + 1) * (cols + 1) + (c + 1)]: listings in grid rows <= r and columns <= c. */
+  private readonly sums: Float64Array;
+
+  constructor(db: Database) {
+    const cells = db.prepare('SELECT lat_cell, lon_cell, n FROM listing_geo_cells').raw().all() as number[][];
+    let latMin = Infinity,
+      latMax = -Infinity,
+      lonMin = Infinity,
+      lonMax = -Infinity;
+    for (const [la, lo] of cells) {
+      latMin = Math.min(latMin, la);
+      latMax = Math.max(latMax, la);
+      lonMin = Math.min(lonMin, lo);
+      lonMax = Math.max(lonMax, lo);
+    }
+    if (cells.length === 0) latMin = latMax = lonMin = lonMax = 0;
+    const area = (latMax - latMin + 1) * (lonMax - lonMin + 1);
+    this.k = Math.max(1, Math.ceil(Math.sqrt(area / MAX_GRID)));
+    this.lat0 = latMin;
+    this.lon0 = lonMin;
+    this.rows = Math.floor((latMax - latMin) / this.k) + 1;
+    this.cols = Math.floor((lonMax - lonMin) / this.k) + 1;
+    const W = this.cols + 1;
+    const sums = new Float64Array((this.rows + 1) * W);
+    for (const [la, lo, n] of cells)
+      sums[(Math.floor((la - latMin) / this.k) + 1) * W + Math.floor((lo - lonMin) / this.k) + 1] += n;
+    for (let r = 1; r <= this.rows; r++)
+      for (let c = 1; c <= this.cols; c++)
+        sums[r * W + c] += sums[(r - 1) * W + c] + sums[r * W + c - 1] - sums[(r - 1) * W + c - 1];
+    this.sums = sums;
+  }
+
+  /**
+   * Listings estimated within the circle: those of the cells its bounding box touches, times the share of the box
+   * the circle covers (π/4). Cells are 0.01° (about 1.1 by 0.7 km in the Netherlands), so a small circle's estimate
+   * is high by up to the cells around it.
+   */
+  estimate(near: Near): number {
+    return Math.ceil(this.inBox(near, false) * (Math.PI / 4));
+  }
+
+  /** Listings estimated in the circle's band of latitudes, every longitude: what the column scan's loop reads. */
+  band(near: Near): number {
+    return this.inBox(near, true);
+  }
+
+  private inBox(near: Near, band: boolean): number {
+    const perDegree = 1 / NEAR_FILTER.cellDegrees;
+    const dLat = (near.km / EARTH_RADIUS_KM) * (180 / Math.PI);
+    const cos = Math.cos((near.lat * Math.PI) / 180);
+    const dLon = cos > 1e-6 ? Math.min(180, dLat / cos) : 180;
+    const row = (lat: number) => Math.floor((Math.floor(lat * perDegree) - this.lat0) / this.k);
+    const col = (lon: number) => Math.floor((Math.floor(lon * perDegree) - this.lon0) / this.k);
+    const r0 = Math.max(0, row(near.lat - dLat)),
+      r1 = Math.min(this.rows - 1, row(near.lat + dLat)),
+      c0 = band ? 0 : Math.max(0, col(near.lon - dLon)),
+      c1 = band ? this.cols - 1 : Math.min(this.cols - 1, col(near.lon + dLon));
+    if (r0 > r1 || c0 > c1) return 0;
+    const W = this.cols + 1,
+      s = this.sums;
+    return s[(r1 + 1) * W + c1 + 1] - s[r0 * W + c1 + 1] - s[(r1 + 1) * W + c0] + s[r0 * W + c0];
+  }
+}
