@@ -335,6 +335,13 @@ describe('a page of the column scan reads a first chunk sized from a sample, the
         { location_column: 'city_id', location_id: c },
         { location_column: 'city_id', location_id: c, furnishing: 'FURNISHED', min_price: 900 },
       );
+    // near around the biggest cities' centres: the scan's loop over the latitude band, narrow() testing the circle.
+    const centre = db.prepare('SELECT latitude AS lat, longitude AS lon FROM locations WHERE id = ?');
+    for (const c of (cities.all() as string[]).slice(0, 2)) {
+      const { lat, lon } = centre.get(c) as { lat: number; lon: number };
+      for (const km of [2, 10, 50])
+        sets.push({ near: { lat, lon, km } }, { near: { lat, lon, km }, furnishing: 'FURNISHED', max_price: 1800 });
+    }
     let pages = 0;
     for (const f of sets) {
       const all = q.matchingRids(f);
