@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
-import { type Driver, type ListingFilters, matchSql, pageSql } from '../snapshot-format/listing-sql.ts';
+import { type Driver, type ListingFilters, matchSql, pageSql, params } from '../snapshot-format/listing-sql.ts';
 import { statsOf } from '../snapshot-format/price-stats.ts';
 import { shapeKey } from '../src/listings/planner.ts';
 import { ftsQuery } from '../src/routes/support/full-text.ts';
@@ -125,14 +125,6 @@ function measure(
 
 const driverName = (d: Driver) => (d.kind === 'eq' || d.kind === 'range' ? `${d.kind}:${d.col}` : d.kind);
 
-/** Named parameters of the planner's statements (params() in snapshot-format/listing-sql.ts), for EXPLAIN. */
-function sqlParams(f: ListingFilters): Record<string, unknown> {
-  const p: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(f))
-    if (v !== undefined && k !== 'location_column') p[k] = k === 'fts' ? (v as { expr: string }).expr : v;
-  return p;
-}
-
 // ------------------------------------------------------------------------------------------ value pools
 
 interface Pools {
@@ -142,6 +134,8 @@ interface Pools {
   words: { common: string[]; mid: string[]; rare: string[]; absent: string[] };
   prices: number[];
   sizes: number[];
+  /** City centres (latitude, longitude), by listings descending: near's points. */
+  centres: [number, number][];
   small: Record<string, { words: string[]; values: Record<string, (string | number)[]> }>;
 }
 
@@ -232,6 +226,13 @@ function pools(db: Database.Database, listingWords: boolean): Pools {
     words,
     prices: quantiles('price_eur'),
     sizes: quantiles('size_m2'),
+    centres: db
+      .prepare(
+        `SELECT l.latitude, l.longitude FROM locations l JOIN listing_value_counts c ON c.column = 'city_id' AND c.value = l.id
+         WHERE l.latitude IS NOT NULL ORDER BY c.n DESC`,
+      )
+      .raw()
+      .all() as [number, number][],
     small,
   };
 }
@@ -269,6 +270,15 @@ function listingQuery(r: Rng, p: Pools): Query {
     min_rooms: () => (r.chance(0.85) ? r.int(0, 8) : r.pick([0, 20, 100])),
     furnishing: () => r.pick(['SHELL', 'FURNISHED', 'UPHOLSTERED']),
     property_type: () => (r.chance(0.1) ? 'castle' : r.pick(PROPERTY_TYPES.map((t) => t.code))),
+    // A big city's centre (the densest areas) or any city's, moved up to ~3 km; or anywhere over the country.
+    near: () => {
+      if (r.chance(0.15) || !p.centres.length)
+        return `${(50.7 + r.next() * 2.9).toFixed(4)},${(3.3 + r.next() * 4).toFixed(4)}`;
+      const [lat, lon] = r.chance(0.5) ? r.pick(p.centres.slice(0, 3)) : r.pick(p.centres);
+      return `${(lat + (r.next() - 0.5) * 0.05).toFixed(5)},${(lon + (r.next() - 0.5) * 0.08).toFixed(5)}`;
+    },
+    // The largest radius most often: the worst case.
+    radius_km: () => (r.chance(0.4) ? 50 : r.pick([0.5, 1, 2, 5, 10, 20, 35])),
   };
   const prob: Record<string, number> = {
     q: 0.3,
@@ -281,11 +291,18 @@ function listingQuery(r: Rng, p: Pools): Query {
     min_rooms: 0.2,
     furnishing: 0.3,
     property_type: 0.3,
+    near: 0.2,
+    radius_km: 0.2,
   };
   const names = Object.keys(gens);
   const chosen = r.chance(0.2) ? [r.pick(names)] : names.filter((k) => r.chance(prob[k]));
   const out: Query = {};
   for (const k of chosen) out[k] = gens[k]();
+  // near and radius_km go together (one alone is a 400).
+  if ((out.near === undefined) !== (out.radius_km === undefined)) {
+    out.near ??= gens.near();
+    out.radius_km ??= gens.radius_km();
+  }
   fixMinMax(out, 'min_price', 'max_price');
   fixMinMax(out, 'min_size', 'max_size');
   return out;
@@ -692,12 +709,12 @@ function explainSlowest(db: Database.Database, reports: EndpointReport[], capS: 
       const f = toListingFilters(ls, s.query);
       const planned = planOf(planner, f, kind === 'page' ? 21 : null);
       const sql = kind === 'page' ? pageSql(f, planned.driver) : matchSql(f, planned.driver);
-      const params = kind === 'page' ? { ...sqlParams(f), after: 0, limit: 21 } : sqlParams(f);
+      const bound = kind === 'page' ? { ...params(f), after: 0, limit: 21 } : params(f);
       s.estimates = planner
         .estimates(f)
         .map((e) => `${driverName(e.driver)}≈${e.n}`)
         .join(', ');
-      const eqp = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as { detail: string }[]).map((r) => r.detail);
+      const eqp = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(bound) as { detail: string }[]).map((r) => r.detail);
       s.plan = planned.scan
         ? ['in-memory column scan (ListingScan); the index plan it replaces:', sql, ...eqp]
         : [sql, ...eqp];

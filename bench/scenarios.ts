@@ -42,7 +42,16 @@ export interface Picks {
   article: string | null;
   /** The latest snapshot of the change history (built with --previous), for /v1/changes?since=; null without one. */
   changes_since: string | null;
+  /** The centres of NEAR_CITIES as the snapshot's locations give them (cities the source lacks are left out). */
+  centres: { name: string; lat: number; lon: number }[];
 }
+
+/** The cities whose centres the near scenarios search around: the largest city and a mid-sized one next to it. */
+const NEAR_CITIES = ['Amsterdam', 'Utrecht'];
+/** The radii of the near scenarios, in km: a neighbourhood's walk, a city and its edges. */
+const NEAR_KM = [2, 10];
+/** The other filters a near scenario also runs with: a common property type and a price band. */
+const NEAR_WITH = { property_type: 'apartment', min_price: 1000, max_price: 2000 };
 
 export const RARE_WORD = 'sauna';
 export const COMMON_WORD = 'bright';
@@ -115,6 +124,12 @@ export function pick(dbPath: string): Picks {
       platform: one('SELECT id FROM platforms ORDER BY id LIMIT 1'),
       platform_type: mostCommon('platforms', 'type'),
       article: one('SELECT id FROM articles ORDER BY id LIMIT 1'),
+      centres: NEAR_CITIES.flatMap((city) => {
+        const at = db
+          .prepare("SELECT latitude AS lat, longitude AS lon FROM locations WHERE type = 'city' AND name = ?")
+          .get(city) as { lat: number; lon: number } | undefined;
+        return at ? [{ name: city, ...at }] : [];
+      }),
       changes_since: db.prepare("SELECT 1 FROM sqlite_schema WHERE name = 'change_history'").get()
         ? one('SELECT snapshot_id FROM change_history ORDER BY step DESC LIMIT 1')
         : null,
@@ -305,6 +320,7 @@ export function scenarios(p: Picks): Scenario[] {
         bases: (x) => grid(S, { location_id: x.cities, property_type: x.propertyTypes, min_price: seq(1000, 6, 500) }),
       },
     ),
+    ...nearScenarios(p),
     s('similar', 'similar', `${L}/${encodeURIComponent(p.listing_id)}/similar`, {
       bases: (x) => ids(L, '/similar')(x.priced),
     }),
@@ -401,3 +417,37 @@ export function scenarios(p: Picks): Scenario[] {
         )),
   ];
 }
+
+/**
+ * Listings and their stats near a city's centre: every centre and radius, alone and with NEAR_WITH. The distinct
+ * traffic moves the point around the centre (up to ~1.5 km) and varies the radius by 10 % either side.
+ */
+function nearScenarios(p: Picks): Scenario[] {
+  const out: Scenario[] = [];
+  const around = (c: { lat: number; lon: number }) =>
+    [-0.01, 0, 0.01].flatMap((dy) => [-0.015, 0, 0.015].map((dx) => `${c.lat + dy},${c.lon + dx}`));
+  for (const c of p.centres)
+    for (const km of NEAR_KM)
+      for (const extra of [{}, NEAR_WITH]) {
+        const q = { near: `${c.lat},${c.lon}`, radius_km: km, ...extra };
+        const label = `near ${c.name} ${km} km${Object.keys(extra).length ? '+type+price' : ''}`;
+        const vary = { near: around(c), radius_km: [km * 0.9, km, km * 1.1], ...toGrid(extra) };
+        out.push(
+          {
+            name: `search ${label}`,
+            group: 'search',
+            path: `/v1/listings${qs(q)}`,
+            bases: () => grid('/v1/listings', vary),
+            walk: true,
+          },
+          {
+            name: `stats ${label}`,
+            group: 'stats',
+            path: `/v1/listings/stats${qs(q)}`,
+            bases: () => grid('/v1/listings/stats', vary),
+          },
+        );
+      }
+  return out;
+}
+const toGrid = (o: Record<string, string | number>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, [v]]));

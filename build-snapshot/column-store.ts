@@ -1,17 +1,7 @@
 // The listings' column store: each filter column as a typed array in rid order, price and size order, and each
 // coded column's dictionary, read from the planner's (value, rid) indexes and written as blobs (see schema.sql).
 import type { Database } from 'better-sqlite3';
-import { INDEX_OF } from '../snapshot-format/listing-filters.ts';
-
-export const CODED_COLUMNS = [
-  'city_id',
-  'province_id',
-  'neighbourhood_id',
-  'property_type',
-  'furnishing',
-  'owner_id',
-] as const;
-export const FLOAT_COLUMNS = ['price_eur', 'size_m2', 'rooms'] as const;
+import { CODED_COLUMNS, FLOAT_COLUMNS, INDEX_OF } from '../snapshot-format/listing-filters.ts';
 
 /** The column store in memory: what the listing statistics are computed from before it is written. */
 export interface ColumnStore {

@@ -1,24 +1,12 @@
 // Everything precomputed about listing prices and filter values, from the column store (no per-value arrays,
 // nothing collected while loading): listing_stats, listing_value_counts and listing_quantiles.
 import type { Database } from 'better-sqlite3';
+import { FLOAT_COLUMNS, VALUE_STATS_COLUMNS } from '../snapshot-format/listing-filters.ts';
 import { round2 } from '../snapshot-format/price-stats.ts';
-import { type ColumnStore, FLOAT_COLUMNS } from './column-store.ts';
+import type { ColumnStore } from './column-store.ts';
 
 /** Quantiles kept per range filter column for the planner's estimates. */
 export const QUANTILES = 1024;
-
-/**
- * Columns whose single-value filters get precomputed statistics, and the scope prefix they are stored
- * under: 'location:<id>' for a location at any level (ids are unique across levels), '<column>:<value>'.
- */
-const VALUE_STATS_COLUMNS: [column: string, prefix: string][] = [
-  ['city_id', 'location'],
-  ['province_id', 'location'],
-  ['neighbourhood_id', 'location'],
-  ['property_type', 'property_type'],
-  ['furnishing', 'furnishing'],
-  ['owner_id', 'owner_id'],
-];
 
 /**
  * - statistics for all listings (scope '') and for every value of the single-filter columns (scopeStats);

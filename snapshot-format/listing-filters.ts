@@ -86,7 +86,10 @@ export const INDEX_OF: Record<string, string> = Object.fromEntries([
 export const CODED_COLUMNS = EQ_FILTERS.flatMap((e) => Object.keys(e.columns)) as EqColumn[];
 /** The float columns (range filters), in table order. */
 export const FLOAT_COLUMNS = RANGE_FILTERS.map((r) => r.column);
-/** Each coded column and the scope prefix of its precomputed statistics. */
+/**
+ * Each coded column and the scope prefix of its precomputed statistics: 'location:<id>' for a location at any level
+ * (ids are unique across levels), '<key>:<value>' for the others.
+ */
 export const VALUE_STATS_COLUMNS: [column: string, prefix: string][] = EQ_FILTERS.flatMap((e) =>
   Object.keys(e.columns).map((c): [string, string] => [c, e.scope]),
 );
