@@ -1,6 +1,6 @@
 // The derive phases: which derived tables are made before the indexes and which from them, plus the location
-// tables (closure, owners' areas by locale). The column store, statistics, the near filter's points, full text and cohorts have
-// files of their own.
+// tables (closure, owners' areas by locale). The column store, statistics, the near filter's points, full text
+// and cohorts have files of their own.
 import type { Database } from 'better-sqlite3';
 import { LOCALE_CODE, TRANSLATED_LOCALES } from '../snapshot-format/locales.ts';
 import { type CohortCollector, deriveCohorts } from './cohorts.ts';

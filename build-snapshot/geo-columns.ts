@@ -1,24 +1,26 @@
-// The near filter's compiled data: each listing's point as a unit vector in the column store, and listings per
-// cell of latitude and longitude for the planner's estimate (snapshot-format/listing-filters.ts' NEAR_FILTER).
+// The near filter's compiled data: each listing's point as a unit vector in the column store, the listings per
+// cell of latitude and longitude (the planner's estimate) and the rows in cell order (the scan's cell runs), for
+// snapshot-format/listing-filters.ts' NEAR_FILTER.
 import type { Database } from 'better-sqlite3';
 import { unitVector } from '../snapshot-format/geo.ts';
-import { NEAR_FILTER } from '../snapshot-format/listing-filters.ts';
+import { NEAR_FILTER, nearCell } from '../snapshot-format/listing-filters.ts';
 
-const blob = (a: Float64Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+const blob = (a: ArrayBufferView) => Buffer.from(a.buffer, a.byteOffset, a.byteLength);
 
 /**
  * Reads the coordinates from listing_summary (where they are stored, as the JSON text of their numbers: the
- * same doubles) in one pass, and writes geo_x, geo_y and geo_z (NaN without coordinates) to listing_columns and
- * the per-cell counts to listing_geo_cells. About 4 s at 1M listings (751k rows), most of it reading the table.
+ * same doubles) in one pass; writes geo_x, geo_y and geo_z (NaN without coordinates) and geo_cell_order (the rows
+ * with coordinates by cell, (lat_cell, lon_cell) ascending, rows ascending within a cell) to listing_columns, and
+ * each cell's count to listing_geo_cells. About 4 s at 1M listings (751k rows), most of it reading the table.
  */
 export function deriveGeo(db: Database, n: number): void {
   const [x, y, z] = NEAR_FILTER.columns.map(() => new Float64Array(n).fill(Number.NaN));
-  const cells = new Map<string, number>();
+  const cellOf = new Int32Array(n).fill(-1);
+  const keys = new Map<string, number>();
   const rows = db
     .prepare('SELECT rid, s_latitude, s_longitude FROM listing_summary')
     .raw()
     .iterate() as IterableIterator<[number, string, string]>;
-  const perDegree = Math.round(1 / NEAR_FILTER.cellDegrees);
   for (const [rid, latText, lonText] of rows) {
     const lat = JSON.parse(latText) as number | null,
       lon = JSON.parse(lonText) as number | null;
@@ -27,17 +29,36 @@ export function deriveGeo(db: Database, n: number): void {
     x[rid - 1] = v[0];
     y[rid - 1] = v[1];
     z[rid - 1] = v[2];
-    const cell = `${Math.floor(lat * perDegree)},${Math.floor(lon * perDegree)}`;
-    cells.set(cell, (cells.get(cell) ?? 0) + 1);
+    const key = `${nearCell(lat)},${nearCell(lon)}`;
+    let k = keys.get(key);
+    if (k === undefined) keys.set(key, (k = keys.size));
+    cellOf[rid - 1] = k;
   }
   const put = db.prepare('INSERT INTO listing_columns (name, data) VALUES (?, ?)');
   const vectors = [x, y, z];
   NEAR_FILTER.columns.forEach((name, i) => {
     put.run(name, blob(vectors[i]));
   });
-  const cell = db.prepare('INSERT INTO listing_geo_cells (lat_cell, lon_cell, n) VALUES (?, ?, ?)');
-  for (const [key, count] of cells) {
+  put.run(NEAR_FILTER.cellOrder, blob(writeCells(db, keys, cellOf)));
+}
+
+/** Writes listing_geo_cells in (lat_cell, lon_cell) order and returns the rows in that order (a counting sort). */
+function writeCells(db: Database, keys: Map<string, number>, cellOf: Int32Array): Uint32Array {
+  const cells = [...keys].map(([key, k]) => {
     const [la, lo] = key.split(',').map(Number);
-    cell.run(la, lo, count);
+    return { la, lo, k, n: 0, at: 0 };
+  });
+  for (let i = 0; i < cellOf.length; i++) if (cellOf[i] >= 0) cells[cellOf[i]].n++;
+  const byKey = [...cells];
+  cells.sort((a, b) => a.la - b.la || a.lo - b.lo);
+  const put = db.prepare('INSERT INTO listing_geo_cells (lat_cell, lon_cell, n) VALUES (?, ?, ?)');
+  let total = 0;
+  for (const c of cells) {
+    put.run(c.la, c.lo, c.n);
+    c.at = total;
+    total += c.n;
   }
+  const order = new Uint32Array(total);
+  for (let i = 0; i < cellOf.length; i++) if (cellOf[i] >= 0) order[byKey[cellOf[i]].at++] = i;
+  return order;
 }

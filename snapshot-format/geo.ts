@@ -21,6 +21,11 @@ export function unitVector(lat: number | null, lon: number | null): [x: number, 
  * which the column scan reads first. The band is widened by a nanometre's worth against rounding.
  */
 export interface Circle {
+  /** The bounding box in degrees, widened by a microdegree (every longitude near a pole or across ±180°). */
+  latLo: number;
+  latHi: number;
+  lonLo: number;
+  lonHi: number;
   x: number;
   y: number;
   z: number;
@@ -35,12 +40,28 @@ export function circleOf(n: Near): Circle {
   const lo = n.lat * RAD - angle,
     hi = n.lat * RAD + angle;
   return {
+    ...boxOf(n, angle),
     x,
     y,
     z,
     cos: Math.cos(angle),
     zLo: lo <= -Math.PI / 2 ? -1 : Math.sin(lo) - 1e-9,
     zHi: hi >= Math.PI / 2 ? 1 : Math.sin(hi) + 1e-9,
+  };
+}
+
+/** The degrees a circle of `angle` radians around `n` spans, a microdegree more each way (~0.1 m). */
+function boxOf(n: Near, angle: number): { latLo: number; latHi: number; lonLo: number; lonHi: number } {
+  const dLat = angle / RAD + 1e-6;
+  const cos = Math.cos(n.lat * RAD);
+  const full = n.lat - dLat <= -90 || n.lat + dLat >= 90 || Math.sin(angle) >= cos;
+  const dLon = full ? 360 : Math.asin(Math.sin(angle) / cos) / RAD + 1e-6;
+  const wraps = n.lon - dLon < -180 || n.lon + dLon > 180;
+  return {
+    latLo: Math.max(-90, n.lat - dLat),
+    latHi: Math.min(90, n.lat + dLat),
+    lonLo: wraps ? -180 : n.lon - dLon,
+    lonHi: wraps ? 180 : n.lon + dLon,
   };
 }
 

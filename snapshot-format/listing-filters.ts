@@ -31,14 +31,17 @@ export const RANGE_FILTERS = [
 /**
  * Listings within `radius_km` (more than 0, at most maxKm) of the point `near` (<lat>,<lon> in decimal degrees), by
  * great-circle distance on a sphere (geo.ts); a listing without coordinates never matches. The compiler stores each
- * listing's point as a unit vector (`columns`, in the column store) and counts listings per cell of `cellDegrees`
- * (listing_geo_cells, the planner's estimate); no index drives it: the column scan reads a band of the vectors, and an
- * index plan driven by another filter checks it per row (geo.ts' near_within).
+ * listing's point as a unit vector (`columns`, in the column store), counts listings per cell of `cellDegrees`
+ * (listing_geo_cells, the planner's estimate) and lists the rows cell by cell (`cellOrder`: the rows of the cells a
+ * circle's box covers are a run per row of cells). No index drives it: the column scan's loop reads a band of the
+ * vectors, its row sets the box's cell runs, and an index plan driven by another filter checks it per row (geo.ts'
+ * near_within).
  */
 export const NEAR_FILTER = {
   key: 'near',
   params: ['near', 'radius_km'],
   columns: ['geo_x', 'geo_y', 'geo_z'],
+  cellOrder: 'geo_cell_order',
   cellDegrees: 0.01,
   maxKm: 50,
 } as const;
@@ -48,6 +51,9 @@ export const NEAR_FORM = /^-?\d+(?:\.\d+)?,-?\d+(?:\.\d+)?$/;
 /** near's whole rule as one pattern (the OpenAPI document's): NEAR_FORM with a latitude within ±90 and a longitude within ±180. */
 export const NEAR_PATTERN =
   /^-?0*(?:90(?:\.0+)?|[1-8]?\d(?:\.\d+)?),-?0*(?:180(?:\.0+)?|(?:1[0-7]\d|[1-9]?\d)(?:\.\d+)?)$/;
+
+/** The cell of a latitude or longitude in listing_geo_cells: floor(degrees / cellDegrees). */
+export const nearCell = (degrees: number): number => Math.floor(degrees * Math.round(1 / NEAR_FILTER.cellDegrees));
 
 export type EqKey = (typeof EQ_FILTERS)[number]['key'];
 type ColumnsOf<E> = E extends { columns: infer C } ? keyof C : never;

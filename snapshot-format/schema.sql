@@ -399,7 +399,8 @@ CREATE TABLE listing_quantiles (
 -- codes (0 = null); price_order: uint32 row indexes of priced listings sorted by price; price_rank:
 -- uint32 position of each row in price_order (0xFFFFFFFF = no price); size_order: uint32 row indexes
 -- of the listings with a size, sorted by size; geo_x, geo_y, geo_z: float64, each listing's point as a unit
--- vector (snapshot-format/geo.ts; NaN = no coordinates).
+-- vector (snapshot-format/geo.ts; NaN = no coordinates); geo_cell_order: uint32 row indexes of the listings with
+-- coordinates by listing_geo_cells' cell, in (lat_cell, lon_cell) order, ascending within a cell.
 CREATE TABLE listing_columns (
   name TEXT PRIMARY KEY,
   data BLOB NOT NULL

@@ -1,6 +1,7 @@
 // The listing filter columns, read once from the snapshot into typed arrays (see ListingScan).
 import type { Database } from 'better-sqlite3';
-import type { Columns } from './scan-loops.ts';
+import { NEAR_FILTER } from '../../snapshot-format/listing-filters.ts';
+import type { Columns, GeoCells } from './scan-loops.ts';
 
 /** Every filter column of listing_columns, copied into fresh (aligned) typed arrays. */
 export function loadColumns(db: Database): Columns {
@@ -42,5 +43,23 @@ export function loadColumns(db: Database): Columns {
     geo_x: f64('geo_x'),
     geo_y: f64('geo_y'),
     geo_z: f64('geo_z'),
+    geoCells: geoCells(db, u32(NEAR_FILTER.cellOrder)),
   };
+}
+
+/** listing_geo_cells in (lat_cell, lon_cell) order, with where each cell's rows start in the cell order. */
+function geoCells(db: Database, order: Uint32Array): GeoCells {
+  const rows = db
+    .prepare('SELECT lat_cell, lon_cell, n FROM listing_geo_cells ORDER BY lat_cell, lon_cell')
+    .raw()
+    .all() as number[][];
+  const lat = new Int32Array(rows.length),
+    lon = new Int32Array(rows.length),
+    start = new Uint32Array(rows.length + 1);
+  rows.forEach(([la, lo, n], k) => {
+    lat[k] = la;
+    lon[k] = lo;
+    start[k + 1] = start[k] + n;
+  });
+  return { lat, lon, start, order };
 }

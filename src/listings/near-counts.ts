@@ -1,8 +1,8 @@
 // The planner's estimate of the near filter: listings per cell of latitude and longitude (the compiler's
 // listing_geo_cells), summed over the cells a circle's bounding box covers with a 2-D prefix sum.
 import type { Database } from 'better-sqlite3';
-import { EARTH_RADIUS_KM } from '../../snapshot-format/geo.ts';
-import { NEAR_FILTER, type Near } from '../../snapshot-format/listing-filters.ts';
+import { circleOf } from '../../snapshot-format/geo.ts';
+import { type Near, nearCell } from '../../snapshot-format/listing-filters.ts';
 
 /** The most grid cells held (8 bytes each): a wider spread of listings is counted in coarser cells. */
 const MAX_GRID = 4_000_000;
@@ -61,16 +61,13 @@ export class NearCounts {
   }
 
   private inBox(near: Near, band: boolean): number {
-    const perDegree = 1 / NEAR_FILTER.cellDegrees;
-    const dLat = (near.km / EARTH_RADIUS_KM) * (180 / Math.PI);
-    const cos = Math.cos((near.lat * Math.PI) / 180);
-    const dLon = cos > 1e-6 ? Math.min(180, dLat / cos) : 180;
-    const row = (lat: number) => Math.floor((Math.floor(lat * perDegree) - this.lat0) / this.k);
-    const col = (lon: number) => Math.floor((Math.floor(lon * perDegree) - this.lon0) / this.k);
-    const r0 = Math.max(0, row(near.lat - dLat)),
-      r1 = Math.min(this.rows - 1, row(near.lat + dLat)),
-      c0 = band ? 0 : Math.max(0, col(near.lon - dLon)),
-      c1 = band ? this.cols - 1 : Math.min(this.cols - 1, col(near.lon + dLon));
+    const box = circleOf(near);
+    const row = (lat: number) => Math.floor((nearCell(lat) - this.lat0) / this.k);
+    const col = (lon: number) => Math.floor((nearCell(lon) - this.lon0) / this.k);
+    const r0 = Math.max(0, row(box.latLo)),
+      r1 = Math.min(this.rows - 1, row(box.latHi)),
+      c0 = band ? 0 : Math.max(0, col(box.lonLo)),
+      c1 = band ? this.cols - 1 : Math.min(this.cols - 1, col(box.lonHi));
     if (r0 > r1 || c0 > c1) return 0;
     const W = this.cols + 1,
       s = this.sums;

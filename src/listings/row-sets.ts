@@ -1,20 +1,10 @@
 // Row sets of the column scan: the rows matching a predicate as a bitmap, from cached per-value and per-range bitmaps.
 
 import { within } from '../../snapshot-format/geo.ts';
-import { eqBits, RangeBins, wordCount } from './bits.ts';
+import { eqBits, popcount, RangeBins, wordCount } from './bits.ts';
+import { boxRows, nearRows } from './near-rows.ts';
 import type { NearCond, Pred } from './scan-compile.ts';
 import type { Columns } from './scan-loops.ts';
-
-/** The rows within near's circle, as a bitmap: one pass over the points (branchless; geo.ts' within, written out). */
-function nearWords(near: NearCond, n: number, out: Uint32Array): void {
-  const { x, y, z } = near;
-  const { x: cx, y: cy, z: cz, cos, zLo, zHi } = near.circle;
-  out.fill(0);
-  for (let i = 0; i < n; i++) {
-    const zi = z[i];
-    out[i >>> 5] |= (+(zi >= zLo) & +(zi <= zHi) & +(x[i] * cx + y[i] * cy + zi * cz >= cos)) << (i & 31);
-  }
-}
 
 /** Clears the rows of `res` outside near's circle, testing only the rows it holds (other conditions ANDed first). */
 function keepNear(near: NearCond, res: Uint32Array): void {
@@ -37,8 +27,8 @@ export class RowSets {
   /**
    * The rows matching every condition, as a bitmap (valid until the next call): an equality is a
    * cached per-value bitmap, a range the difference of two cumulative bin bitmaps plus a row test in
-   * the bins it cuts through, q its term bitmap; they are ANDed a word (32 rows) at a time; near then tests
-   * the rows left (or every row's point when it is the only condition).
+   * the bins it cuts through, q its term bitmap; they are ANDed a word (32 rows) at a time; then near, from
+   * the cells its box covers (near-rows.ts) or by testing the rows left, whichever reads fewer.
    */
   rowSet(p: Pred, c: Columns): Uint32Array {
     const W = wordCount(c.n);
@@ -62,8 +52,14 @@ export class RowSets {
       and(tmp);
     }
     if (p.near) {
-      if (first) nearWords(p.near, c.n, res);
-      else keepNear(p.near, res);
+      // The box's cell runs, or, when the other conditions left fewer rows than the box holds, those rows.
+      const g = c.geoCells;
+      if (first) nearRows(p.near, g, res);
+      else if (popcount(res, c.n) <= boxRows(p.near, g)) keepNear(p.near, res);
+      else {
+        nearRows(p.near, g, tmp);
+        and(tmp);
+      }
     } else if (first) res.fill(-1);
     return res;
   }

@@ -36,6 +36,18 @@ export interface Columns {
   geo_x: Float64Array;
   geo_y: Float64Array;
   geo_z: Float64Array;
+  geoCells: GeoCells;
+}
+
+/**
+ * The listing_geo_cells cells in (lat_cell, lon_cell) order, and their rows: cell k's rows are
+ * order[start[k]..start[k + 1]).
+ */
+export interface GeoCells {
+  lat: Int32Array;
+  lon: Int32Array;
+  start: Uint32Array;
+  order: Uint32Array;
 }
 
 export type Primary =

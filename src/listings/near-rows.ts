@@ -1,0 +1,56 @@
+// The near filter's row set: the rows of the cells its circle's box covers (one run of the cell order per row of
+// cells), each tested against the circle; cost follows the box's listings, not all of them.
+import { within } from '../../snapshot-format/geo.ts';
+import { nearCell } from '../../snapshot-format/listing-filters.ts';
+import type { NearCond } from './scan-compile.ts';
+import type { GeoCells } from './scan-loops.ts';
+
+/** The first cell at or after (la, lo) in (lat_cell, lon_cell) order. */
+function firstCell(g: GeoCells, la: number, lo: number): number {
+  let a = 0,
+    b = g.lat.length;
+  while (a < b) {
+    const m = (a + b) >>> 1;
+    if (g.lat[m] < la || (g.lat[m] === la && g.lon[m] < lo)) a = m + 1;
+    else b = m;
+  }
+  return a;
+}
+
+/** Calls run(from, to) with each run of the cell order inside the circle's box (a row of cells each). */
+function eachRun(near: NearCond, g: GeoCells, run: (from: number, to: number) => void): void {
+  const { latLo, latHi, lonLo, lonHi } = near.circle;
+  const la1 = nearCell(latHi),
+    lo0 = nearCell(lonLo),
+    lo1 = nearCell(lonHi);
+  let k = firstCell(g, nearCell(latLo), lo0);
+  while (k < g.lat.length && g.lat[k] <= la1) {
+    const la = g.lat[k];
+    if (g.lon[k] < lo0) k = firstCell(g, la, lo0);
+    const end = firstCell(g, la, lo1 + 1);
+    if (k < end) run(g.start[k], g.start[end]);
+    k = firstCell(g, la + 1, lo0);
+  }
+}
+
+/** How many listings the circle's box holds: what nearRows reads. */
+export function boxRows(near: NearCond, g: GeoCells): number {
+  let n = 0;
+  eachRun(near, g, (from, to) => {
+    n += to - from;
+  });
+  return n;
+}
+
+/** Sets in `out` (cleared first) the rows within the circle. */
+export function nearRows(near: NearCond, g: GeoCells, out: Uint32Array): void {
+  out.fill(0);
+  const { circle, x, y, z } = near;
+  const order = g.order;
+  eachRun(near, g, (from, to) => {
+    for (let j = from; j < to; j++) {
+      const i = order[j];
+      if (within(circle, x[i], y[i], z[i])) out[i >>> 5] |= 1 << (i & 31);
+    }
+  });
+}
