@@ -32,8 +32,8 @@ export const RANGE_FILTERS = [
  * Listings within `radius_km` (more than 0, at most maxKm) of the point `near` (<lat>,<lon> in decimal degrees), by
  * great-circle distance on a sphere (geo.ts); a listing without coordinates never matches. The compiler stores each
  * listing's point as a unit vector (`columns`, in the column store), counts listings per cell of `cellDegrees`
- * (listing_geo_cells, the planner's estimate) and lists the rows cell by cell (`cellOrder`: the rows of the cells a
- * circle's box covers are a run per row of cells). No index drives it: the column scan's loop reads a band of the
+ * (listing_geo_cells, the planner's estimate) and lists the rows cell by cell (`cellOrder`, with their points in that
+ * order: `cellColumns`; the rows of the cells a circle's box covers are a run per row of cells). No index drives it: the column scan's loop reads a band of the
  * vectors, its row sets the box's cell runs, and an index plan driven by another filter checks it per row (geo.ts'
  * near_within).
  */
@@ -42,6 +42,7 @@ export const NEAR_FILTER = {
   params: ['near', 'radius_km'],
   columns: ['geo_x', 'geo_y', 'geo_z'],
   cellOrder: 'geo_cell_order',
+  cellColumns: ['geo_cell_x', 'geo_cell_y', 'geo_cell_z'],
   cellDegrees: 0.01,
   maxKm: 50,
 } as const;

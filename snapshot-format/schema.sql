@@ -400,7 +400,8 @@ CREATE TABLE listing_quantiles (
 -- uint32 position of each row in price_order (0xFFFFFFFF = no price); size_order: uint32 row indexes
 -- of the listings with a size, sorted by size; geo_x, geo_y, geo_z: float64, each listing's point as a unit
 -- vector (snapshot-format/geo.ts; NaN = no coordinates); geo_cell_order: uint32 row indexes of the listings with
--- coordinates by listing_geo_cells' cell, in (lat_cell, lon_cell) order, ascending within a cell.
+-- coordinates by listing_geo_cells' cell, in (lat_cell, lon_cell) order, ascending within a cell; geo_cell_x,
+-- geo_cell_y, geo_cell_z: float64, the same points in geo_cell_order's order.
 CREATE TABLE listing_columns (
   name TEXT PRIMARY KEY,
   data BLOB NOT NULL

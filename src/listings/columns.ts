@@ -1,7 +1,7 @@
 // The listing filter columns, read once from the snapshot into typed arrays (see ListingScan).
 import type { Database } from 'better-sqlite3';
 import { NEAR_FILTER } from '../../snapshot-format/listing-filters.ts';
-import type { Columns, GeoCells } from './scan-loops.ts';
+import type { Columns, GeoCells, GeoColumns } from './scan-loops.ts';
 
 /** Every filter column of listing_columns, copied into fresh (aligned) typed arrays. */
 export function loadColumns(db: Database): Columns {
@@ -40,15 +40,28 @@ export function loadColumns(db: Database): Columns {
     order: u32('price_order'),
     rank: u32('price_rank'),
     sizeOrder: u32('size_order'),
-    geo_x: f64('geo_x'),
-    geo_y: f64('geo_y'),
-    geo_z: f64('geo_z'),
-    geoCells: geoCells(db, u32(NEAR_FILTER.cellOrder)),
   };
 }
 
+/** The near filter's columns: the points in row order and in cell order, and listing_geo_cells (see GeoCells). */
+export function loadGeo(db: Database): GeoColumns {
+  const get = db.prepare('SELECT data FROM listing_columns WHERE name = ?').pluck();
+  const f64 = (name: string) => {
+    const b = get.get(name) as Buffer;
+    const a = new Float64Array(b.byteLength / 8);
+    new Uint8Array(a.buffer).set(b);
+    return a;
+  };
+  const b = get.get(NEAR_FILTER.cellOrder) as Buffer;
+  const order = new Uint32Array(b.byteLength / 4);
+  new Uint8Array(order.buffer).set(b);
+  const [x, y, z] = NEAR_FILTER.columns.map(f64);
+  const [cx, cy, cz] = NEAR_FILTER.cellColumns.map(f64);
+  return { x, y, z, cells: { ...geoCells(db), order, x: cx, y: cy, z: cz } };
+}
+
 /** listing_geo_cells in (lat_cell, lon_cell) order, with where each cell's rows start in the cell order. */
-function geoCells(db: Database, order: Uint32Array): GeoCells {
+function geoCells(db: Database): Pick<GeoCells, 'lat' | 'lon' | 'start'> {
   const rows = db
     .prepare('SELECT lat_cell, lon_cell, n FROM listing_geo_cells ORDER BY lat_cell, lon_cell')
     .raw()
@@ -61,5 +74,5 @@ function geoCells(db: Database, order: Uint32Array): GeoCells {
     lon[k] = lo;
     start[k + 1] = start[k] + n;
   });
-  return { lat, lon, start, order };
+  return { lat, lon, start };
 }

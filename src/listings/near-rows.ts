@@ -42,15 +42,35 @@ export function boxRows(near: NearCond, g: GeoCells): number {
   return n;
 }
 
-/** Sets in `out` (cleared first) the rows within the circle. */
-export function nearRows(near: NearCond, g: GeoCells, out: Uint32Array): void {
+/**
+ * Sets in `out` (cleared first) the rows within the circle: from the box's cell runs, or, when the box holds more
+ * than a third of the listings, in one pass over every row's point (sequential, branchless: as fast as the runs
+ * there, measured at 1M).
+ */
+export function nearRows(near: NearCond, g: GeoCells, out: Uint32Array, box = boxRows(near, g)): void {
   out.fill(0);
-  const { circle, x, y, z } = near;
-  const order = g.order;
+  if (box * 3 > near.x.length) allRows(near, out);
+  else cellRows(near, g, out);
+}
+
+function cellRows(near: NearCond, g: GeoCells, out: Uint32Array): void {
+  const circle = near.circle;
+  const { order, x, y, z } = g;
   eachRun(near, g, (from, to) => {
     for (let j = from; j < to; j++) {
+      if (!within(circle, x[j], y[j], z[j])) continue;
       const i = order[j];
-      if (within(circle, x[i], y[i], z[i])) out[i >>> 5] |= 1 << (i & 31);
+      out[i >>> 5] |= 1 << (i & 31);
     }
   });
+}
+
+/** geo.ts' within() over every row, written out branchless. */
+function allRows(near: NearCond, out: Uint32Array): void {
+  const { x, y, z } = near;
+  const { x: cx, y: cy, z: cz, cos, zLo, zHi } = near.circle;
+  for (let i = 0; i < x.length; i++) {
+    const zi = z[i];
+    out[i >>> 5] |= (+(zi >= zLo) & +(zi <= zHi) & +(x[i] * cx + y[i] * cy + zi * cz >= cos)) << (i & 31);
+  }
 }

@@ -314,8 +314,8 @@ function registerNear(db: Database, scan: ListingScan): void {
   db.function(NEAR_FUNCTION, { deterministic: true }, (rid: number, lat: number, lon: number, km: number) => {
     if (last === null || last.lat !== lat || last.lon !== lon || last.km !== km)
       last = { lat, lon, km, circle: circleOf({ lat, lon, km }) };
-    const c = scan.points();
+    const g = scan.points();
     const i = rid - 1;
-    return within(last.circle, c.geo_x[i], c.geo_y[i], c.geo_z[i]) ? 1 : 0;
+    return within(last.circle, g.x[i], g.y[i], g.z[i]) ? 1 : 0;
   });
 }

@@ -53,11 +53,12 @@ export class RowSets {
     }
     if (p.near) {
       // The box's cell runs, or, when the other conditions left fewer rows than the box holds, those rows.
-      const g = c.geoCells;
-      if (first) nearRows(p.near, g, res);
-      else if (popcount(res, c.n) <= boxRows(p.near, g)) keepNear(p.near, res);
+      const g = p.near.cells;
+      const box = boxRows(p.near, g);
+      if (first) nearRows(p.near, g, res, box);
+      else if (popcount(res, c.n) <= box) keepNear(p.near, res);
       else {
-        nearRows(p.near, g, tmp);
+        nearRows(p.near, g, tmp, box);
         and(tmp);
       }
     } else if (first) res.fill(-1);

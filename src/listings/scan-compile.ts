@@ -9,7 +9,7 @@ import {
   type ListingFilters,
   RANGE_FILTERS,
 } from '../../snapshot-format/listing-filters.ts';
-import type { Columns, Primary, PrimaryHint } from './scan-loops.ts';
+import type { Columns, GeoCells, GeoColumns, Primary, PrimaryHint } from './scan-loops.ts';
 import type { TermRows } from './term-rows.ts';
 
 /** One equality condition: rows whose code in `arr` is `code`. */
@@ -30,6 +30,7 @@ export interface NearCond {
   x: Float64Array;
   y: Float64Array;
   z: Float64Array;
+  cells: GeoCells;
 }
 
 /** A compiled filter set. `null` from compilePred = matches nothing. */
@@ -64,6 +65,7 @@ export function compilePred(
   c: Columns,
   code: CodeOf,
   termRows: TermRows,
+  geo: () => GeoColumns,
 ): Pred | null {
   const eq = eqConds(f, c, code);
   if (eq === null) return null; // a value no listing has
@@ -76,9 +78,10 @@ export function compilePred(
   // q with a rare term: loop over the rows of its list (a few thousand at most) instead of the bitmap.
   const q: Primary | null = bits && (terms?.list ? { kind: 'list', rows: terms.list } : { kind: 'bits' });
   const circle = f.near ? circleOf(f.near) : null;
-  const near: NearCond | null = circle && { circle, x: c.geo_x, y: c.geo_y, z: c.geo_z };
+  const g = circle && geo();
+  const near: NearCond | null = circle && g && { circle, x: g.x, y: g.y, z: g.z, cells: g.cells };
   // near as the loop's condition: the rows in its band of z (the latitudes it spans); narrow() tests the circle.
-  const band: RangeCond | null = circle && { arr: c.geo_z, lo: circle.zLo, hi: circle.zHi };
+  const band: RangeCond | null = circle && g && { arr: g.z, lo: circle.zLo, hi: circle.zHi };
   const { primary, covered } = primaryOf(hint, eq, range, q, band);
   const residual = {
     eq: eq.map((e) => (e === covered ? null : e)),

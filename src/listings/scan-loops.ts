@@ -32,22 +32,30 @@ export interface Columns {
   rank: Uint32Array;
   /** Rows with a size, in size order (for the size range bins). */
   sizeOrder: Uint32Array;
-  /** Each row's point as a unit vector (NaN: no coordinates), the near filter's (snapshot-format/geo.ts). */
-  geo_x: Float64Array;
-  geo_y: Float64Array;
-  geo_z: Float64Array;
-  geoCells: GeoCells;
+}
+
+/** The near filter's columns (snapshot-format/geo.ts), loaded on its first use: ~50 bytes a listing. */
+export interface GeoColumns {
+  /** Each row's point as a unit vector (NaN: no coordinates). */
+  x: Float64Array;
+  y: Float64Array;
+  z: Float64Array;
+  cells: GeoCells;
 }
 
 /**
- * The listing_geo_cells cells in (lat_cell, lon_cell) order, and their rows: cell k's rows are
- * order[start[k]..start[k + 1]).
+ * The listing_geo_cells cells in (lat_cell, lon_cell) order and their rows: cell k's rows are order[start[k]..start[k
+ * + 1]), and x, y, z hold the same points as GeoColumns in that order (a box's runs are read in sequence: the rows'
+ * own places are scattered, and reading them there cost 3-4 times the whole pass at 1M).
  */
 export interface GeoCells {
   lat: Int32Array;
   lon: Int32Array;
   start: Uint32Array;
   order: Uint32Array;
+  x: Float64Array;
+  y: Float64Array;
+  z: Float64Array;
 }
 
 export type Primary =

@@ -3,7 +3,7 @@ import type { Database, Statement } from 'better-sqlite3';
 import type { ListingFilters } from '../../snapshot-format/listing-sql.ts';
 import { round2 } from '../../snapshot-format/price-stats.ts';
 import { accumulateBits, firstSetRows, popcount } from './bits.ts';
-import { loadColumns } from './columns.ts';
+import { loadColumns, loadGeo } from './columns.ts';
 import { allTotals, groupStats, pricePrefix, priceRangeStats, type Totals } from './price-ranges.ts';
 import { RowSets } from './row-sets.ts';
 import { compilePred, type Pred, testRow } from './scan-compile.ts';
@@ -14,6 +14,7 @@ import {
   CHUNK,
   type Columns,
   eqCollect,
+  type GeoColumns,
   type PrimaryHint,
   rangeCollect,
   type ScanStats,
@@ -80,10 +81,12 @@ export class ListingScan {
   }
   private readonly codes = new Map<string, number>();
 
-  /** The columns with every listing's point (the near filter's), loaded on first use. */
-  points(): Columns {
-    return this.columns();
+  /** The near filter's columns (every listing's point, and the cells), loaded on its first use. */
+  points(): GeoColumns {
+    this.geo ??= loadGeo(this.db);
+    return this.geo;
   }
+  private geo: GeoColumns | null = null;
 
   private sets: RowSets | null = null;
   private rowSets(): RowSets {
@@ -102,7 +105,14 @@ export class ListingScan {
   private readonly accBuf = new Float64Array(3);
 
   private compile(f: ListingFilters, hint: PrimaryHint = null): Pred | null {
-    return compilePred(f, hint, this.columns(), (column, value) => this.code(column, value), this.terms);
+    return compilePred(
+      f,
+      hint,
+      this.columns(),
+      (column, value) => this.code(column, value),
+      this.terms,
+      () => this.points(),
+    );
   }
 
   private test(p: Pred, i: number): boolean {
