@@ -68,7 +68,8 @@ function boxOf(n: Near, angle: number): { latLo: number; latHi: number; lonLo: n
 /**
  * Whether the point (x, y, z) is within the circle: in its z band, and no farther than its radius along the
  * sphere (the angle between two unit vectors is at most r exactly when their dot product is at least cos r).
- * NaN (no coordinates) is never within. Every path (scan loop, row set, row test, SQL) decides with this.
+ * NaN (no coordinates) is never within. Every path (scan loop, row set, row test, SQL) decides with this test; the
+ * hot loops write it out over local copies of the circle, the same operations in the same order.
  */
 export function within(c: Circle, x: number, y: number, z: number): boolean {
   return z >= c.zLo && z <= c.zHi && x * c.x + y * c.y + z * c.z >= c.cos;

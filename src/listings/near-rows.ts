@@ -1,6 +1,5 @@
 // The near filter's row set: the rows of the cells its circle's box covers (one run of the cell order per row of
 // cells), each tested against the circle; cost follows the box's listings, not all of them.
-import { within } from '../../snapshot-format/geo.ts';
 import { nearCell } from '../../snapshot-format/listing-filters.ts';
 import type { NearCond } from './scan-compile.ts';
 import type { GeoCells } from './scan-loops.ts';
@@ -54,13 +53,17 @@ export function nearRows(near: NearCond, g: GeoCells, out: Uint32Array, box = bo
 }
 
 function cellRows(near: NearCond, g: GeoCells, out: Uint32Array): void {
-  const circle = near.circle;
+  const { x: cx, y: cy, z: cz, cos, zLo, zHi } = near.circle;
   const { order, x, y, z } = g;
+  // geo.ts' within(), written out over locals: calling it with the circle per row cost ~5 times as much (7.2 against
+  // 1.5 ms for the 178k listings of a 10 km box at 1M).
   eachRun(near, g, (from, to) => {
     for (let j = from; j < to; j++) {
-      if (!within(circle, x[j], y[j], z[j])) continue;
-      const i = order[j];
-      out[i >>> 5] |= 1 << (i & 31);
+      const zj = z[j];
+      if (zj >= zLo && zj <= zHi && x[j] * cx + y[j] * cy + zj * cz >= cos) {
+        const i = order[j];
+        out[i >>> 5] |= 1 << (i & 31);
+      }
     }
   });
 }
