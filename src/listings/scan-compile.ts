@@ -1,7 +1,7 @@
 // A filter set compiled for the column scan, from the filter table: codes and bounds, the loop's primary
 // condition, the residual narrow(); the row test.
 
-import { type Circle, circleOf, within } from '../../snapshot-format/geo.ts';
+import { type Circle, circleOf } from '../../snapshot-format/geo.ts';
 import {
   boundsOf,
   EQ_FILTERS,
@@ -137,10 +137,23 @@ function primaryOf(
 export function testRow(p: Pred, i: number): boolean {
   // One shared function, not generated per shape: it runs a few thousand times per request (sampling,
   // the median walk), too few for a new shape's code to be optimised, and is warm for every shape.
-  for (const e of p.eq) if (e !== null && e.arr[i] !== e.code) return false;
-  for (const r of p.range) if (r !== null && !(r.arr[i] >= r.lo && r.arr[i] <= r.hi)) return false;
-  const n = p.near;
-  if (n !== null && !within(n.circle, n.x[i], n.y[i], n.z[i])) return false;
+  const eq = p.eq,
+    range = p.range,
+    n = p.near;
+  for (let k = 0; k < eq.length; k++) {
+    const e = eq[k];
+    if (e !== null && e.arr[i] !== e.code) return false;
+  }
+  for (let k = 0; k < range.length; k++) {
+    const r = range[k];
+    if (r !== null && !(r.arr[i] >= r.lo && r.arr[i] <= r.hi)) return false;
+  }
+  if (n !== null) {
+    // geo.ts' within(), written out (as in narrowFor and the row sets).
+    const c = n.circle,
+      z = n.z[i];
+    if (!(z >= c.zLo && z <= c.zHi && n.x[i] * c.x + n.y[i] * c.y + z * c.z >= c.cos)) return false;
+  }
   return p.bits === null || (p.bits[i >> 3] & (1 << (i & 7))) !== 0;
 }
 
