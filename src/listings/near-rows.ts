@@ -2,6 +2,9 @@
 // cells), each tested against the circle; cost follows the box's listings, not all of them.
 import { nearCell } from '../../snapshot-format/listing-filters.ts';
 import type { NearCond } from './scan-compile.ts';
+
+export type { NearCond };
+
 import type { GeoCells } from './scan-loops.ts';
 
 /** The first cell at or after (la, lo) in (lat_cell, lon_cell) order. */
@@ -16,8 +19,15 @@ function firstCell(g: GeoCells, la: number, lo: number): number {
   return a;
 }
 
-/** Calls run(from, to) with each run of the cell order inside the circle's box (a row of cells each). */
-function eachRun(near: NearCond, g: GeoCells, run: (from: number, to: number) => void): void {
+/**
+ * Calls run(from, to, k0, k1) with each run of the cell order inside the circle's box (a row of cells each: cells
+ * k0..k1 - 1, their rows order[from..to)).
+ */
+export function eachRun(
+  near: NearCond,
+  g: GeoCells,
+  run: (from: number, to: number, k0: number, k1: number) => void,
+): void {
   const { latLo, latHi, lonLo, lonHi } = near.circle;
   const la1 = nearCell(latHi),
     lo0 = nearCell(lonLo),
@@ -27,7 +37,7 @@ function eachRun(near: NearCond, g: GeoCells, run: (from: number, to: number) =>
     const la = g.lat[k];
     if (g.lon[k] < lo0) k = firstCell(g, la, lo0);
     const end = firstCell(g, la, lo1 + 1);
-    if (k < end) run(g.start[k], g.start[end]);
+    if (k < end) run(g.start[k], g.start[end], k, end);
     k = firstCell(g, la + 1, lo0);
   }
 }

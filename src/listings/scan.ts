@@ -4,6 +4,7 @@ import type { ListingFilters } from '../../snapshot-format/listing-sql.ts';
 import { round2 } from '../../snapshot-format/price-stats.ts';
 import { accumulateBits, firstSetRows, popcount } from './bits.ts';
 import { loadColumns, loadGeo } from './columns.ts';
+import { type CellPrices, cellPrices, nearStats } from './near-stats.ts';
 import { allTotals, groupStats, pricePrefix, priceRangeStats, type Totals } from './price-ranges.ts';
 import { RowSets } from './row-sets.ts';
 import { compilePred, type Pred, testRow } from './scan-compile.ts';
@@ -22,6 +23,9 @@ import {
 } from './scan-loops.ts';
 import { SimilarIndex } from './similar.ts';
 import { TermRows } from './term-rows.ts';
+
+/** Whether near is the only filter (nearStats' case). */
+const onlyNear = (f: ListingFilters) => Object.entries(f).every(([k, v]) => v === undefined || k === 'near');
 
 /** The filters cityTypeStats answers. */
 const CITY_TYPE_KEYS = new Set(['location_column', 'location_id', 'property_type', 'min_price', 'max_price']);
@@ -231,6 +235,11 @@ export class ListingScan {
       (f.min_price !== undefined || f.max_price !== undefined) &&
       Object.entries(f).every(([k, v]) => v === undefined || k === 'min_price' || k === 'max_price');
     if (onlyPrice) return this.priceRange(c, f.min_price ?? -Infinity, f.max_price ?? Infinity);
+    if (p.near && onlyNear(f)) {
+      this.cellPriceRanks ??= cellPrices(c, p.near.cells);
+      const fromCells = nearStats(p.near, c, p.near.cells, this.cellPriceRanks);
+      if (fromCells) return fromCells;
+    }
     const buckets = (this.bucketsBuf ??= new Uint32Array((c.order.length >> BUCKET_BITS) + 1)).fill(0);
     const acc = this.accBuf.fill(0); // count, priced, sum
     let inSet: (i: number) => boolean = (i) => this.test(p, i);
@@ -278,6 +287,8 @@ export class ListingScan {
     return priceRangeStats(c, lo, hi, this.prefix);
   }
   private prefix: Float64Array | null = null;
+  /** Each near cell's priced listings, price sum and sorted price ranks (near-stats.ts), built on first use (~3 MB). */
+  private cellPriceRanks: CellPrices | null = null;
 
   /**
    * Stats of one city and property type, within a price range or not, from the similar index's group (its
