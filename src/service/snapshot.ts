@@ -17,8 +17,8 @@ export function workerMember(
   gone: () => Error,
   replace: (why: string) => Promise<void>,
 ): Member & { answer(m: Answer): void; gone(): void } {
-  const prepares = new Map<number, { resolve(id: string): void; reject(e: Error): void }>();
-  const commits = new Map<number, { promise: Promise<number | null>; resolve(late: number | null): void }>();
+  const prepares = new Map<number, Deferred<string>>();
+  const commits = new Map<number, Deferred<number | null>>();
   const send = (m: ToWorker) => {
     try {
       w.send(m);
@@ -27,21 +27,22 @@ export function workerMember(
     }
   };
   return {
-    prepare: (gen, served) =>
-      new Promise((resolve, reject) => {
-        prepares.set(gen, { resolve, reject });
-        send({ nlr: 'snapshot-prepare', gen, served });
-      }),
+    // Asked again (no answer in time), the same word is sent again and the first answer settles both.
+    prepare: (gen, served) => {
+      let p = prepares.get(gen);
+      if (p === undefined) {
+        p = deferred<string>();
+        prepares.set(gen, p);
+      }
+      send({ nlr: 'snapshot-prepare', gen, served });
+      return p.promise;
+    },
     name,
     // Asked again (no confirmation in time), the same word is sent again and the first answer settles both.
     commit: (gen, at) => {
       let c = commits.get(gen);
       if (c === undefined) {
-        let resolve!: (late: number | null) => void;
-        const promise = new Promise<number | null>((r) => {
-          resolve = r;
-        });
-        c = { promise, resolve };
+        c = deferred<number | null>();
         commits.set(gen, c);
       }
       send({ nlr: 'snapshot-switch', gen, at });
@@ -67,6 +68,22 @@ export function workerMember(
       commits.clear();
     },
   };
+}
+
+interface Deferred<T> {
+  promise: Promise<T>;
+  resolve(v: T): void;
+  reject(e: Error): void;
+}
+
+function deferred<T>(): Deferred<T> {
+  let resolve!: (v: T) => void;
+  let reject!: (e: Error) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
 }
 
 /** A worker's answer to the owner's snapshot messages; false for a message that is not one of them. */

@@ -237,7 +237,8 @@ export class SnapshotOwner {
         return false;
       }
       const gen = ++this.gen;
-      const { ids, refusal } = await prepareAll(members, gen, cand);
+      // A member silent on it is replaced (once the switch is over, on the snapshot served then); the others go on.
+      const { ids, prepared, refusal } = await prepareAll(members, gen, cand, this.opts.log);
       const changed = identity(cand.file) !== id;
       if (refusal !== null || ids.length === 0 || changed || this.closed) {
         dropAll(members, gen);
@@ -248,7 +249,7 @@ export class SnapshotOwner {
         unlinkServed(cand);
         return false;
       }
-      const at = Date.now() + (members.length > 1 ? SWITCH_LEAD_MS : 0);
+      const at = Date.now() + (prepared.length > 1 ? SWITCH_LEAD_MS : 0);
       const previous = this.snapshotId;
       if (this.opts.cluster)
         this.opts.log?.({
@@ -259,7 +260,7 @@ export class SnapshotOwner {
           switch_at: new Date(at).toISOString(),
           workers: ids.length,
         });
-      const late = await commitAll(members, gen, at, this.laggards.of(ids[0], previous, at));
+      const late = await commitAll(prepared, gen, at, this.laggards.of(ids[0], previous, at));
       const old = this.served;
       this.served = cand;
       this.servedId = id;

@@ -22,6 +22,11 @@ export class PendingSwitch<S extends Closable> {
     return this.staged?.snap ?? null;
   }
 
+  /** The generation staged, or null. */
+  get gen(): number | null {
+    return this.staged?.gen ?? null;
+  }
+
   /** Stages `snap` under `gen`; call dropAny() before opening it, so two candidates are never open at once. */
   stage(gen: number, snap: S): void {
     this.dropAny();
