@@ -163,6 +163,18 @@ describe('HEAD requests the HTTP parser rejected', () => {
     assert.ok(text.endsWith('\r\n\r\n'), `no body after the HEAD's headers: ${JSON.stringify(text.slice(-80))}`);
   });
 
+  it('answers 431 without a body to a HEAD pipelined after a chunked GET in one write', async () => {
+    const get = 'GET /v1/ping HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n';
+    const body = '5;note=x\r\nhello\r\n4\r\n\r\n\r\n\r\n0\r\nX-Trailer: 1\r\n\r\n'; // a chunk of CRLFs, a trailer
+    const head = `HEAD /v1/ping HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`;
+    const text = (await raw(server.url, get + body + get + body + head, 5000)).data; // one write: one packet
+    assert.equal(text.match(/HTTP\/1\.1 200 /g)?.length, 2, text.slice(0, 300));
+    const at = text.indexOf('HTTP/1.1 431 ');
+    assert.ok(at > 0, 'the HEAD answered 431 after both GETs');
+    assert.ok(text.slice(0, at).endsWith('}'), "the second GET's answer carries its body");
+    assert.ok(text.endsWith('\r\n\r\n'), `no body after the HEAD's headers: ${JSON.stringify(text.slice(-80))}`);
+  });
+
   it('answers 431 without a body to HEAD', async () => {
     const head = (
       await raw(server.url, `HEAD /v1/ping HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 5000)

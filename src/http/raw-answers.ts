@@ -30,10 +30,11 @@ export function clientErrorHandler(
  * Whether the request the parser rejected is a HEAD, whose answer has no body (RFC 9110, 9.3.2). Node gives the
  * packet it was parsing (err.rawPacket: one read from the connection). Pipelined requests sent in one write share
  * a packet: a request's read is told by the connection's byte count when it arrived (trackingResponses), so the
- * requests of this packet answered before the rejected one are skipped (each a head up to its blank line, and a
- * Content-Length body) to find its method. When it cannot be found that way (a chunked body before it), its
- * answer carries the body: a GET client would wait for a missing body, while a HEAD client given one only sees
- * bytes before the connection closes.
+ * requests of this packet answered before the rejected one are skipped (each a head up to its blank line, and its
+ * Content-Length or chunked body: node parsed them, so they are well formed) to find its method. A request that
+ * began in an earlier read than the one rejected (a head sent in several writes) cannot be seen there: its answer
+ * carries the body, as a GET's must (a GET client would wait for a missing body, while a HEAD client given one
+ * only sees bytes before the connection closes).
  */
 function rejectedHead(err: Error & { rawPacket?: Buffer }, socket: Duplex, last: Last | undefined): boolean {
   const packet = err.rawPacket;
@@ -45,18 +46,37 @@ function rejectedHead(err: Error & { rawPacket?: Buffer }, socket: Duplex, last:
   return packet.subarray(start, start + 5).toString('latin1') === 'HEAD ';
 }
 
-/** Where the packet's request after its first `n` starts, or -1 when a chunked body is in the way. */
+/** Where the packet's request after its first `n` starts, or -1 when they do not end in it. */
 function afterRequests(packet: Buffer, n: number): number {
   let at = 0;
-  for (let i = 0; i < n; i++) {
+  for (let i = 0; i < n && at >= 0; i++) {
     const end = packet.indexOf('\r\n\r\n', at, 'latin1');
     if (end < 0) return -1;
     const head = packet.subarray(at, end).toString('latin1');
-    if (/\r\ntransfer-encoding:/i.test(head)) return -1;
+    const coding = /\r\ntransfer-encoding:([^\r]*)/i.exec(head);
     const length = /\r\ncontent-length:[ \t]*(\d+)/i.exec(head);
-    at = end + 4 + (length ? Number(length[1]) : 0);
+    if (coding) at = /chunked[ \t]*$/i.test(coding[1]) ? afterChunks(packet, end + 4) : -1;
+    else at = end + 4 + (length ? Number(length[1]) : 0);
   }
   return at;
+}
+
+/** Where a chunked body beginning at `at` ends (its last chunk, trailer fields and blank line), or -1 past the packet. */
+function afterChunks(packet: Buffer, at: number): number {
+  for (let line = at; ; ) {
+    const eol = packet.indexOf('\r\n', line, 'latin1');
+    if (eol < 0) return -1;
+    const size = Number.parseInt(packet.subarray(line, eol).toString('latin1'), 16); // a chunk extension is ignored
+    if (Number.isNaN(size)) return -1;
+    line = eol + 2 + (size > 0 ? size + 2 : 0);
+    if (size > 0) continue;
+    for (;;) {
+      const end = packet.indexOf('\r\n', line, 'latin1'); // trailer fields, then a blank line
+      if (end < 0) return -1;
+      if (end === line) return end + 2;
+      line = end + 2;
+    }
+  }
 }
 
 /** The bytes read from a connection so far (net.Socket and tls.TLSSocket count them; another Duplex: -1). */
