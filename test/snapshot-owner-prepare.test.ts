@@ -72,10 +72,19 @@ describe('WORKERS=2: a worker silent on a candidate', () => {
       assert.equal(z.status, 200);
       assert.equal(z.body.snapshot.id, done.snapshot_id);
       assert.equal(z.body.path_refused, null, 'the file at the path is the one served');
+      const switching = since(from, 'snapshot candidate prepared by every worker; switching')!;
+      assert.deepEqual(
+        z.body.workers_behind,
+        [{ worker: '1', snapshot_id: s.served, since: switching.switch_at }],
+        'the worker being replaced still serves the old snapshot',
+      );
+      assert.match(await metricsText(s.m), /^nlr_cluster_workers_behind 1$/m);
       // Replaced during the prepare, it is forked once the switch is over: on the new snapshot, never the old one.
       const fresh = await until('a new worker', () => ready(s.m).find((l) => !pids.includes(l.pid)), 20_000);
       assert.equal(fresh.snapshot_id, done.snapshot_id);
+      await until('nobody behind', async () => (await readyz(s.m.url)).body.workers_behind === undefined);
       const metrics = await metricsText(s.m);
+      assert.match(metrics, /^nlr_cluster_workers_behind 0$/m);
       assert.match(metrics, /^nlr_cluster_worker_replacements_total 1$/m);
       assert.match(metrics, /^nlr_cluster_workers 2$/m);
       s.served = done.snapshot_id;

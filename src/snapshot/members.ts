@@ -24,8 +24,15 @@ export interface Member {
   replace?(why: string): Promise<void>;
 }
 
-/** Rejects a member's prepare when it exits meanwhile: it is left out, not a refusal. */
-export class MemberGone extends Error {}
+/** Rejects a member's prepare when it exits meanwhile, or is replaced (`exited`): it is left out, not a refusal. */
+export class MemberGone extends Error {
+  constructor(
+    message: string,
+    readonly exited?: Promise<void>,
+  ) {
+    super(message);
+  }
+}
 
 /**
  * With several members, the switch instant is this long after the last one prepared: each gets the word before it,
@@ -62,15 +69,20 @@ export async function prepareAll(
   gen: number,
   served: ServedFile,
   log: Log | undefined,
-): Promise<{ ids: string[]; prepared: Member[]; refusal: string | null }> {
+): Promise<{ ids: string[]; prepared: Member[]; replaced: Map<Member, Promise<void>>; refusal: string | null }> {
   const answers = await Promise.allSettled(members.map((m) => prepareOne(m, gen, served, log)));
   const failed = answers.find(
     (a): a is PromiseRejectedResult => a.status === 'rejected' && !(a.reason instanceof MemberGone),
   );
   const ids = answers.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []));
   const prepared = members.filter((_, i) => answers[i].status === 'fulfilled');
+  const replaced = new Map<Member, Promise<void>>();
+  answers.forEach((a, i) => {
+    if (a.status === 'rejected' && a.reason instanceof MemberGone && a.reason.exited)
+      replaced.set(members[i], a.reason.exited);
+  });
   if (failed || ids.length === 0) for (const m of members) m.drop(gen);
-  return { ids, prepared, refusal: failed ? (failed.reason as Error).message : null };
+  return { ids, prepared, replaced, refusal: failed ? (failed.reason as Error).message : null };
 }
 
 /** One member's prepare: asked again after PREPARE_MS without an answer, replaced after as long again. */
@@ -85,8 +97,7 @@ async function prepareOne(m: Member, gen: number, served: ServedFile, log: Log |
   if (!m.replace) throw new Error(`a worker did not prepare the snapshot: ${why}`);
   const msg = 'a worker did not prepare the snapshot candidate; replacing it, the others go on';
   log?.({ level: 'error', msg, reason: why, worker: m.name });
-  void m.replace(why);
-  throw new MemberGone(why);
+  throw new MemberGone(why, m.replace(why));
 }
 
 /** What commitAll tells its caller of a member that has not confirmed in time. */
@@ -146,6 +157,15 @@ export class Laggards {
 
   get list(): MemberBehind[] {
     return [...this.behind.values()];
+  }
+
+  /** A member replaced while the others prepared the snapshot they switch to at `at`: behind until it is gone. */
+  replaced(m: Member, previous: string | null, at: number, exited: Promise<void>): void {
+    this.behind.set(m, { worker: m.name ?? '', snapshot_id: previous, since: new Date(at).toISOString() });
+    this.changed();
+    void exited.finally(() => {
+      if (this.behind.delete(m)) this.changed();
+    });
   }
 
   /** What commitAll says of the members of one switch (to `snapshotId`, from `previous`, at `at`). */

@@ -237,8 +237,9 @@ export class SnapshotOwner {
         return false;
       }
       const gen = ++this.gen;
-      // A member silent on it is replaced (once the switch is over, on the snapshot served then); the others go on.
-      const { ids, prepared, refusal } = await prepareAll(members, gen, cand, this.opts.log);
+      // A member silent on it is replaced (its successor starts once this is over, on the file served then): the
+      // others go on, and it is behind from the instant until it is gone.
+      const { ids, prepared, replaced, refusal } = await prepareAll(members, gen, cand, this.opts.log);
       const changed = identity(cand.file) !== id;
       if (refusal !== null || ids.length === 0 || changed || this.closed) {
         dropAll(members, gen);
@@ -260,6 +261,7 @@ export class SnapshotOwner {
           switch_at: new Date(at).toISOString(),
           workers: ids.length,
         });
+      for (const [m, exited] of replaced) this.laggards.replaced(m, previous, at, exited);
       const late = await commitAll(prepared, gen, at, this.laggards.of(ids[0], previous, at));
       const old = this.served;
       this.served = cand;
