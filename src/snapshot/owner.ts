@@ -4,6 +4,7 @@ import { type FSWatcher, watch } from 'node:fs';
 import { checkedCandidate, Refusal } from './candidate.ts';
 import { commitAll, dropAll, Laggards, type Member, type MemberBehind, prepareAll, SWITCH_LEAD_MS } from './members.ts';
 import { headerOf, identity, type ServedFile, sameFile, sizeOf, unlinkServed } from './served-file.ts';
+import { servedLine, switchingLine } from './switching.ts';
 
 /** What became of the last replacement file that was looked at (for /readyz and the logs). */
 export interface CandidateState {
@@ -252,15 +253,7 @@ export class SnapshotOwner {
       }
       const at = Date.now() + (prepared.length > 1 ? SWITCH_LEAD_MS : 0);
       const previous = this.snapshotId;
-      if (this.opts.cluster)
-        this.opts.log?.({
-          level: 'info',
-          msg: 'snapshot candidate prepared by every worker; switching',
-          snapshot_id: ids[0],
-          previous_snapshot_id: previous,
-          switch_at: new Date(at).toISOString(),
-          workers: ids.length,
-        });
+      if (this.opts.cluster) this.opts.log?.(switchingLine(ids[0], previous, at, ids.length));
       for (const [m, exited] of replaced) this.laggards.replaced(m, previous, at, exited);
       const late = await commitAll(prepared, gen, at, this.laggards.of(ids[0], previous, at));
       const old = this.served;
@@ -273,17 +266,7 @@ export class SnapshotOwner {
       this.damaged = null;
       this.watchPath();
       this.opts.changed?.(this.state, false);
-      if (this.opts.cluster) {
-        const lates = late.filter((l): l is number => l !== null);
-        this.opts.log?.({
-          level: 'info',
-          msg: 'snapshot served by every worker',
-          snapshot_id: ids[0],
-          workers: lates.length,
-          // 0 when every worker switched at the instant; else the latest one's delay (the skew between them)
-          skew_ms: Math.max(0, ...lates),
-        });
-      }
+      if (this.opts.cluster) this.opts.log?.(servedLine(ids[0], late));
       return true;
     } finally {
       this.swapping = null;

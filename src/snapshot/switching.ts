@@ -1,5 +1,6 @@
 // A member's switch to a prepared snapshot at an instant: the staged snapshot, the timer that switches when no request
-// looks first, and the confirmation the owner waits for (given again when the owner asks again).
+// looks first, and the confirmation the owner waits for (given again when the owner asks again); and the cluster
+// primary's log lines of a switch.
 
 /** What is staged: an open snapshot, closed when dropped. */
 interface Closable {
@@ -110,4 +111,27 @@ export class PendingSwitch<S extends Closable> {
     this.settle();
     confirm?.(null);
   }
+}
+
+/** The primary's log line once the workers that prepared `snapshotId` are given the instant `at` to switch at. */
+export const switchingLine = (snapshotId: string, previous: string | null, at: number, workers: number) => ({
+  level: 'info',
+  msg: 'snapshot candidate prepared by every worker; switching',
+  snapshot_id: snapshotId,
+  previous_snapshot_id: previous,
+  switch_at: new Date(at).toISOString(),
+  workers,
+});
+
+/** The primary's log line once each worker has confirmed the switch (how late each was), or is gone (null). */
+export function servedLine(snapshotId: string, late: (number | null)[]) {
+  const lates = late.filter((l): l is number => l !== null);
+  return {
+    level: 'info',
+    msg: 'snapshot served by every worker',
+    snapshot_id: snapshotId,
+    workers: lates.length,
+    // 0 when every worker switched at the instant; else the latest one's delay (the skew between them)
+    skew_ms: Math.max(0, ...lates),
+  };
 }
