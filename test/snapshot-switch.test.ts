@@ -1,9 +1,10 @@
 // The switch instant on one member (SnapshotSource as a cluster worker runs it, no request arriving): its timer may
 // fire before the wall clock reaches the instant, and a word given again answers again. The owner's side, commitAll:
-// a member that has not confirmed is asked again, then replaced (with real processes: snapshot-owner-swaps.test.ts).
+// a member that has not confirmed is asked again, then replaced (with real processes: snapshot-owner-swaps.test.ts);
+// prepareAll: one that has not prepared likewise (snapshot-owner-prepare.test.ts), one that refuses refuses for all.
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import { CONFIRM_MS, commitAll, type Member } from '../src/snapshot/members.ts';
+import { CONFIRM_MS, commitAll, type Member, PREPARE_MS, prepareAll } from '../src/snapshot/members.ts';
 import { SnapshotSource } from '../src/snapshot/source.ts';
 import { sleep } from './support/processes.ts';
 import { changedSource, fixtureSnapshot } from './support/snapshots.ts';
@@ -121,5 +122,49 @@ describe('the owner waits for the confirmations a bounded time (commitAll)', () 
     assert.deepEqual(said.sort(), ['behind 1', 'behind 2', 'caught up 1', 'silent 2']);
     assert.deepEqual([prompt.words(), second.words(), silent.words()], [1, 2, 2]);
     assert.ok(waited >= 2 * CONFIRM_MS - 20 && waited < 2 * CONFIRM_MS + 1000, `waited ${waited} ms after the instant`);
+  });
+});
+
+describe('the owner waits for the prepares a bounded time (prepareAll)', () => {
+  const served = { file: 'x.db', inode: '1:2', linked: true };
+  /** A member whose prepare answers `answer` (a never-settling promise: silent), counting words and drops. */
+  function member(name: string, answer: () => Promise<string>) {
+    const seen = { words: 0, drops: 0, replaced: '' };
+    const m: Member = {
+      name,
+      prepare: () => {
+        seen.words++;
+        return answer();
+      },
+      commit: async () => 0,
+      drop: () => void seen.drops++,
+      replace: async (why) => void (seen.replaced = why),
+    };
+    return { m, seen };
+  }
+  const silent = () => new Promise<string>(() => {});
+
+  it('asks a silent member again, replaces it after 2 × PREPARE_MS, and goes on with the others', async () => {
+    const [a, b] = [member('0', async () => 'snap'), member('1', silent)];
+    const t0 = Date.now();
+    const r = await prepareAll([a.m, b.m], 3, served, undefined);
+    const waited = Date.now() - t0;
+    assert.deepEqual(r.ids, ['snap']);
+    assert.deepEqual(r.prepared, [a.m]);
+    assert.deepEqual([...r.replaced.keys()], [b.m]);
+    assert.equal(r.refusal, null);
+    assert.deepEqual([a.seen.words, b.seen.words, a.seen.drops + b.seen.drops], [1, 2, 0]);
+    assert.match(b.seen.replaced, /did not prepare the snapshot within 4 s/);
+    assert.ok(waited >= 2 * PREPARE_MS - 20 && waited < 2 * PREPARE_MS + 1000, `waited ${waited} ms`);
+  });
+
+  it('a member that refuses refuses for all, whoever else is silent', async () => {
+    const refuse = async () => {
+      throw new Error('no such table: listing_summary');
+    };
+    const [a, b, c] = [member('0', async () => 'snap'), member('1', refuse), member('2', silent)];
+    const r = await prepareAll([a.m, b.m, c.m], 4, served, undefined);
+    assert.equal(r.refusal, 'no such table: listing_summary');
+    assert.deepEqual([a.seen.drops, b.seen.drops, c.seen.drops], [1, 1, 1], 'every member dropped it');
   });
 });
