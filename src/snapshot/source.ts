@@ -204,7 +204,10 @@ export class SnapshotSource {
     return this.current;
   }
 
-  /** Opens a candidate the owner checked and prepares every statement (once per `gen`); its snapshot id. Throws SnapshotError. */
+  /**
+   * Opens a candidate the owner checked and prepares every statement, once per `gen`; its snapshot id. Throws
+   * SnapshotError.
+   */
   stage(gen: number, served: ServedFile): string {
     // Asked again (the owner had no answer in time): it is open already.
     if (this.pending.gen === gen) return this.pending.snap!.meta.snapshot_id;
