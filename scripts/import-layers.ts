@@ -11,7 +11,7 @@ export const SRC_FLOORS: Readonly<Record<number, readonly string[]>> = {
   6: ['service/'],
   5: ['openapi/'],
   4: ['routes/'], // one file per URL family; routes/support/ holds what they share and imports none of them
-  3: ['http/'],
+  3: ['http/', 'inspect/'],
   2: ['access/', 'snapshot/'],
   1: ['listings/', 'minisign/'],
   0: ['errors.ts', 'log.ts', 'config.ts', 'version.ts'],

@@ -14,6 +14,8 @@ import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { SCHEMA_VERSION } from '../snapshot-format/schema.ts';
+import { SnapshotSource } from '../src/snapshot/source.ts';
+import { otherSqlite, truncatedCopy, walCopy } from './support/bad-snapshots.ts';
 import { editRecords } from './support/builds.ts';
 import { copyFixture, tempDir } from './support/files.ts';
 import { type Ran, runScript } from './support/processes.ts';
@@ -162,13 +164,39 @@ describe('npm run snapshot -- inspect', { concurrency: true }, () => {
     writeFileSync(join(dir, 'text.db'), 'not a database\n'.repeat(400));
     new Database(join(dir, 'keys.db')).exec('CREATE TABLE api_keys (id TEXT)').close();
     const cases: [string, RegExp][] = [
-      [join(dir, 'missing.db'), /missing\.db: no such file$/m],
+      [join(dir, 'missing.db'), /missing\.db: there is no file at this path$/m],
       [join(dir, 'text.db'), /text\.db is not an SQLite database, not a snapshot$/m],
       [join(dir, 'keys.db'), /keys\.db is not a snapshot \(no snapshot_meta table/],
-      [dir, /is a directory, not a snapshot file$/m],
+      [dir, /: it is a folder, not a snapshot file$/m],
     ];
     const runs = await Promise.all(cases.map(([file]) => snapshot('inspect', file)));
     for (const [i, [, reason]] of cases.entries()) assertFails(runs[i], reason);
+  });
+
+  it('says of a file that is no snapshot what the server says when it refuses to start on it', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'text.db'), 'not a database\n'.repeat(400));
+    writeFileSync(join(dir, 'empty.db'), '');
+    const files = [
+      join(dir, 'missing.db'),
+      dir,
+      join(dir, 'empty.db'),
+      join(dir, 'text.db'),
+      otherSqlite(),
+      walCopy(oldPath),
+      truncatedCopy(oldPath),
+    ];
+    const runs = await Promise.all(files.map((file) => snapshot('inspect', file)));
+    for (const [i, file] of files.entries()) {
+      let server = '';
+      try {
+        new SnapshotSource(file).close();
+      } catch (e) {
+        server = (e as Error).message;
+      }
+      assert.ok(server.includes(file), `the server names ${file}: ${server}`);
+      assert.equal(runs[i].stderr, `snapshot: ${server}\n`, file);
+    }
   });
 
   it('fails with one line, not a stack trace, when its report cannot be written (stdout on a full disk)', async () => {
@@ -284,7 +312,10 @@ describe('npm run snapshot -- diff', { concurrency: true }, () => {
   });
 
   it('refuses a file that is not a snapshot and two snapshots of different schema versions (exit 1)', async () => {
-    assertFails(await snapshot('diff', join(tempDir(), 'none.db'), newPath), /none\.db: no such file$/m);
+    assertFails(
+      await snapshot('diff', join(tempDir(), 'none.db'), newPath),
+      /none\.db: there is no file at this path$/m,
+    );
     const other = join(tempDir(), 'other.db');
     copyFileSync(oldPath, other);
     const db = new Database(other);

@@ -1,7 +1,7 @@
 // Admission: a request's key checked and counted against the limits, in each mode (this process, a cluster's
 // primary); the verdict in its own terms, which the HTTP guard turns into an answer. Redis: redis-admission.ts.
 import { authenticate, type KeyLookup } from './key-format.ts';
-import { isRefusal, type Limits, type Refusal, type SharedLimits } from './rate-limit.ts';
+import { isOverLimit, type Limits, type OverLimit, type SharedLimits } from './rate-limit.ts';
 
 /** What the key check and the limits decided for a request that needs a key. */
 export interface Verdict {
@@ -10,7 +10,7 @@ export interface Verdict {
   /** A request let in: its remaining allowance (RateLimit headers). */
   headers?: Record<string, string>;
   /** Over a limit: the key's (keyId set) or its address's failed authentications (keyId null). */
-  refusal?: Refusal;
+  overLimit?: OverLimit;
 }
 
 /**
@@ -38,20 +38,23 @@ export function localAdmission(lookup: KeyLookup, limits: Limits): Admission {
     if (keyId === null) {
       const a = address();
       const blocked = limits.checkAddress(a);
-      if (blocked) return { keyId: null, refusal: blocked };
+      if (blocked) return { keyId: null, overLimit: blocked };
       limits.recordFailure(a);
       return { keyId: null };
     }
     const r = limits.consumeKey(keyId);
-    return isRefusal(r) ? { keyId, refusal: r } : { keyId, headers: r.headers };
+    return isOverLimit(r) ? { keyId, overLimit: r } : { keyId, headers: r.headers };
   }
 }
 
 /** Keys from this process's key reader, counters in another process (a cluster's primary): one message per request. */
 export function sharedAdmission(lookup: KeyLookup, limits: SharedLimits): Admission {
   const decide = (keyId: string | null, address: () => string): Promise<Verdict> => {
-    if (keyId === null) return limits.failure(address()).then((refusal) => (refusal ? { keyId, refusal } : { keyId }));
-    return limits.consumeKey(keyId).then((r) => (isRefusal(r) ? { keyId, refusal: r } : { keyId, headers: r.headers }));
+    if (keyId === null)
+      return limits.failure(address()).then((overLimit) => (overLimit ? { keyId, overLimit } : { keyId }));
+    return limits
+      .consumeKey(keyId)
+      .then((r) => (isOverLimit(r) ? { keyId, overLimit: r } : { keyId, headers: r.headers }));
   };
   return (digest, address, now) => {
     const keyId = authenticate(digest, lookup, now);

@@ -6,7 +6,7 @@ import {
   addressBucket,
   FixedWindows,
   limitAnswers,
-  type Refusal,
+  type OverLimit,
   type SharedLimits,
 } from './rate-limit.ts';
 
@@ -90,8 +90,9 @@ export function limitsOverIpc(s: LimitSettings, send: (ops: LimitOp[]) => boolea
       queue.push([id, op, subject]);
     });
   const limits: SharedLimits = {
-    consumeKey: (keyId): Promise<Allowance | Refusal> => ask('k', keyId).then(([, hits, ms]) => answers.key(hits, ms)),
-    failure: (address): Promise<Refusal | null> =>
+    consumeKey: (keyId): Promise<Allowance | OverLimit> =>
+      ask('k', keyId).then(([, hits, ms]) => answers.key(hits, ms)),
+    failure: (address): Promise<OverLimit | null> =>
       ask('f', address).then(([, refused, ms]) => (refused === 1 ? answers.address(ms) : null)),
   };
   return {

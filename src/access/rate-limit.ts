@@ -1,8 +1,8 @@
 // Per-key request limits and per-address failed-authentication limits (fixed windows, in memory, synchronous), with truthful Retry-After.
 import { isIP } from 'node:net';
 
-/** A request the limits refused: answer 429 with these headers. */
-export interface Refusal {
+/** A request over a limit (the key's allowance, or its address's failed authentications): answer 429 with these headers. */
+export interface OverLimit {
   retryAfter: number;
   headers: Record<string, string>;
 }
@@ -12,10 +12,10 @@ export interface Allowance {
 }
 
 export interface Limits {
-  /** Counts one request for the key; a Refusal when its allowance for the window is used up. */
-  consumeKey(keyId: string): Allowance | Refusal;
-  /** A Refusal when this address already failed authentication too often in the window. */
-  checkAddress(address: string): Refusal | null;
+  /** Counts one request for the key; an OverLimit when its allowance for the window is used up. */
+  consumeKey(keyId: string): Allowance | OverLimit;
+  /** An OverLimit when this address already failed authentication too often in the window. */
+  checkAddress(address: string): OverLimit | null;
   /** Records one failed authentication from this address. */
   recordFailure(address: string): void;
   /** Entries currently held (keys + addresses) whose window has not ended: for tests and diagnostics. */
@@ -27,9 +27,9 @@ export interface Limits {
  * answered later. `failure` is checkAddress and recordFailure in one step.
  */
 export interface SharedLimits {
-  consumeKey(keyId: string): Promise<Allowance | Refusal>;
-  /** A Refusal when the address already failed too often in the window (not recorded then); else records one failure. */
-  failure(address: string): Promise<Refusal | null>;
+  consumeKey(keyId: string): Promise<Allowance | OverLimit>;
+  /** An OverLimit when the address already failed too often in the window (not recorded then); else records one failure. */
+  failure(address: string): Promise<OverLimit | null>;
 }
 
 export const POLICY = 'per-key';
@@ -122,8 +122,8 @@ export function createLimits(opts: {
 
 /**
  * The answers to a count, wherever it was kept (this process, the cluster's primary, Redis): the per-key
- * allowance or refusal from the window's hits so far and the ms until it ends, and the failed-authentication
- * refusal. One place, so every mode sends the same headers.
+ * allowance or OverLimit from the window's hits so far and the ms until it ends, and the failed-authentication
+ * OverLimit. One place, so every mode sends the same headers.
  */
 export function limitAnswers(perKey: number, windowSeconds: number) {
   const policy = `"${POLICY}";q=${perKey};w=${windowSeconds}`;
@@ -131,14 +131,14 @@ export function limitAnswers(perKey: number, windowSeconds: number) {
     'RateLimit-Policy': policy,
     RateLimit: `"${POLICY}";r=${remaining};t=${secondsUntil(ms)}`,
   });
-  const refusal = (ms: number, headers: Record<string, string> = {}): Refusal => {
+  const overLimit = (ms: number, headers: Record<string, string> = {}): OverLimit => {
     const retryAfter = secondsUntil(ms);
     return { retryAfter, headers: { ...headers, 'Retry-After': String(retryAfter) } };
   };
   return {
-    key: (hits: number, msLeft: number): Allowance | Refusal =>
-      hits > perKey ? refusal(msLeft, state(0, msLeft)) : { headers: state(perKey - hits, msLeft) },
-    address: (msLeft: number): Refusal => refusal(msLeft),
+    key: (hits: number, msLeft: number): Allowance | OverLimit =>
+      hits > perKey ? overLimit(msLeft, state(0, msLeft)) : { headers: state(perKey - hits, msLeft) },
+    address: (msLeft: number): OverLimit => overLimit(msLeft),
   };
 }
 
@@ -158,4 +158,4 @@ export function addressBucket(address: string): string {
     .join(':')}::/64`;
 }
 
-export const isRefusal = (x: Allowance | Refusal): x is Refusal => 'retryAfter' in x;
+export const isOverLimit = (x: Allowance | OverLimit): x is OverLimit => 'retryAfter' in x;

@@ -3,7 +3,7 @@
 
 import { KeyStoreUnavailable } from '../errors.ts';
 import type { Admission, Verdict } from './admission.ts';
-import { addressBucket, isRefusal, limitAnswers } from './rate-limit.ts';
+import { addressBucket, isOverLimit, limitAnswers } from './rate-limit.ts';
 import type { RedisLink } from './redis.ts';
 
 /**
@@ -68,9 +68,9 @@ export function redisAdmission(link: RedisLink, o: RedisAdmissionOptions): Admis
     link.succeeded();
     if (r[0] === 0) {
       const a = answers.key(r[2], r[3]);
-      return isRefusal(a) ? { keyId: r[1], refusal: a } : { keyId: r[1], headers: a.headers };
+      return isOverLimit(a) ? { keyId: r[1], overLimit: a } : { keyId: r[1], headers: a.headers };
     }
-    return r[0] === 2 ? { keyId: null, refusal: answers.address(r[1]) } : { keyId: null };
+    return r[0] === 2 ? { keyId: null, overLimit: answers.address(r[1]) } : { keyId: null };
   };
   const failed = (e: unknown): never => {
     link.failed(e);

@@ -1,6 +1,7 @@
 // `snapshot publish`: a snapshot, its minisign signature and DIR/latest.json naming them, written in that order.
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { inspectSnapshot } from '../inspect/inspect.ts';
 import {
   formatTrustedComment,
   LATEST_FILE,
@@ -14,7 +15,6 @@ import {
   writeLatest,
   writeWhole,
 } from '../minisign/index.ts';
-import { inspectSnapshot } from '../snapshot/inspect.ts';
 import { PublishError, placeSnapshot, prunePublications } from './publication-files.ts';
 
 export { PublishError };

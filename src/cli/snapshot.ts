@@ -3,10 +3,10 @@
 import { readFileSync } from 'node:fs';
 import { parseCliArgs } from '../../snapshot-format/cli-args.ts';
 import { commandLine } from '../../snapshot-format/commands.ts';
+import { diffSnapshots, formatDiff } from '../inspect/diff.ts';
+import { formatInspect, inspectSnapshot } from '../inspect/inspect.ts';
 import { SecretKeyError, SignatureRefused } from '../minisign/index.ts';
-import { diffSnapshots, formatDiff } from '../snapshot/diff.ts';
-import { SnapshotFileError } from '../snapshot/file.ts';
-import { formatInspect, inspectSnapshot } from '../snapshot/inspect.ts';
+import { SnapshotError } from '../snapshot/file.ts';
 import { failure, UsageError, unknownCommand, writerTo } from './output.ts';
 import { PublishError, publish } from './publish.ts';
 import { KeyFileError, keygen, readPassword, validFor, verify } from './signing.ts';
@@ -116,7 +116,7 @@ async function command(name: string | undefined, files: string[], values: Values
       const report = inspectSnapshot(file, { full: values.full });
       out(values.json ? `${JSON.stringify(report)}\n` : formatInspect(report));
       if (report.ok) return 0;
-      throw new SnapshotFileError(`${file} fails: ${report.problems.join('; ')}`);
+      throw new SnapshotError(`${file} fails: ${report.problems.join('; ')}`);
     }
     case 'diff': {
       const [oldFile, newFile] = argumentsOf(name, files, values, 2, 'two snapshot files, OLD and NEW');
@@ -143,7 +143,7 @@ async function command(name: string | undefined, files: string[], values: Values
 
 /** Errors the commands know, printed in their own words (anything else is "failed: …"). */
 const known = (e: unknown) =>
-  [SnapshotFileError, PublishError, SecretKeyError, SignatureRefused, KeyFileError].some((type) => e instanceof type);
+  [SnapshotError, PublishError, SecretKeyError, SignatureRefused, KeyFileError].some((type) => e instanceof type);
 
 async function run(argv: string[], out: (s: string) => void, err: (s: string) => void): Promise<number> {
   try {

@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import type { Admission, Verdict } from '../access/admission.ts';
 import { presentedDigest, redactKeys } from '../access/key-format.ts';
-import type { Refusal } from '../access/rate-limit.ts';
+import type { OverLimit } from '../access/rate-limit.ts';
 import { ApiError, badRequest, HSTS, sendError } from './errors.ts';
 import { addHeader, writeHead } from './respond.ts';
 import type { AppDeps, Guard, Req } from './route.ts';
@@ -178,7 +178,7 @@ export function clientAddress(req: IncomingMessage, trustProxy: boolean): string
   return fwd && isIP(fwd) ? fwd : (req.socket.remoteAddress ?? 'unknown');
 }
 
-const tooMany = (r: Refusal, message: string) => new ApiError('rate_limited', message, r.headers);
+const tooMany = (r: OverLimit, message: string) => new ApiError('rate_limited', message, r.headers);
 
 export function accessGuard(o: AccessOptions): Guard {
   const now = o.now ?? Date.now;
@@ -244,11 +244,11 @@ export function accessGuard(o: AccessOptions): Guard {
   /** Lets the request on (false: not answered here) or throws its 401 / 429. */
   function admit(req: Req, res: ServerResponse, v: Verdict): false {
     if (v.keyId !== null) req.keyId = v.keyId;
-    if (v.refusal) {
+    if (v.overLimit) {
       o.onLimited?.(v.keyId === null ? 'address' : 'key');
-      const s = v.refusal.retryAfter;
+      const s = v.overLimit.retryAfter;
       throw tooMany(
-        v.refusal,
+        v.overLimit,
         v.keyId === null
           ? `Too many failed authentications from this address; retry after ${s} s.`
           : `Rate limit for this key exceeded; retry after ${s} s.`,

@@ -1,12 +1,14 @@
-// Opening a snapshot file for the operator's tools: read-only, with a one-line reason when it is not a snapshot.
+// Opening a snapshot file, the one way the server, the follower and the operator's tools do it: read-only, with a
+// one-line reason naming the file when it is not a usable snapshot.
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { aboutTheFile } from '../../snapshot-format/schema.ts';
 
-/** A file that cannot be read as a snapshot (missing, not SQLite, no snapshot_meta): exit status 1. */
-export class SnapshotFileError extends Error {}
-
-export { COMPANIONS, RESOURCES } from '../../snapshot-format/resources.ts';
+/**
+ * A file that is not a usable snapshot: missing, not SQLite, cut short, damaged, of another layout, or changed
+ * while it was checked. The message names the file and the reason, in the operator's words.
+ */
+export class SnapshotError extends Error {}
 
 /**
  * The first `bytes` bytes of the file (of SQLite's 100-byte header), or null when it is shorter. Throws the open's
@@ -75,75 +77,96 @@ export function fileProblem(path: string): string | null {
   return size < expected ? `it is truncated (${size} of ${expected} bytes)` : null;
 }
 
-/**
- * Opens `path` read-only (`query_only` too: nothing here ever writes) and reads its snapshot_meta. Throws
- * SnapshotFileError naming the file and the reason when it is missing or not a snapshot.
- */
-export function openSnapshotFile(path: string): { db: Database.Database; meta: FileMeta } {
-  let size: number;
+/** How a snapshot file is opened: what messages call it, and the connection's settings. */
+export interface OpenOptions {
+  /** What messages call the file (the path an operator knows, when the file opened is a link to it). */
+  name?: string;
+  /** better-sqlite3's busy timeout (ms). */
+  timeout?: number;
+  nativeBinding?: string;
+  /** Run on the connection before snapshot_meta is read (its pragmas; a check that may throw SnapshotError). */
+  setup?: (db: Database.Database) => void;
+}
+
+const sizeOf = (path: string) => {
   try {
-    const s = statSync(path);
-    if (s.isDirectory()) throw new SnapshotFileError(`${path} is a directory, not a snapshot file`);
-    size = s.size;
-  } catch (e) {
-    if (e instanceof SnapshotFileError) throw e;
-    const code = (e as NodeJS.ErrnoException).code;
-    throw new SnapshotFileError(code === 'ENOENT' ? `${path}: no such file` : `${path}: ${(e as Error).message}`);
+    return statSync(path).size;
+  } catch {
+    return null; // gone meanwhile: SQLite's open names it
   }
-  if (size === 0) throw new SnapshotFileError(`${path} is empty, not a snapshot`);
-  const problem = fileProblem(path); // a file this process may not read, or a copy cut short: before SQLite's word
-  if (problem !== null) throw new SnapshotFileError(`cannot open ${path}: ${problem}`);
-  const wal = walModeProblem(path);
-  if (wal !== null) throw new SnapshotFileError(wal);
+};
+
+/** Why the file is no snapshot before SQLite opens it (folder, missing, empty, cut short, WAL mode), or null. */
+function beforeOpen(path: string, name: string): string | null {
+  const problem = fileProblem(path);
+  if (problem !== null) return `cannot open snapshot ${name}: ${problem}`;
+  if (sizeOf(path) === 0) return `cannot open snapshot ${name}: it is empty, not a snapshot`;
+  return walModeProblem(path, name); // before SQLite opens it (it would add -wal and -shm files)
+}
+
+/** snapshot_meta as key → value; SQLite's word on a file that is not one, as the operator's. */
+function metaRows(db: Database.Database, name: string): Map<string, string> {
+  try {
+    const rows = db.prepare('SELECT key, value FROM snapshot_meta').all() as { key: string; value: string }[];
+    return new Map(rows.map((r) => [r.key, r.value]));
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    if (code === 'SQLITE_NOTADB') throw new SnapshotError(`${name} is not an SQLite database, not a snapshot`);
+    if (code === 'SQLITE_CORRUPT')
+      throw new SnapshotError(`${name} is damaged (${(e as Error).message}): not readable as a snapshot`);
+    if (!aboutTheFile(e)) throw e;
+    throw new SnapshotError(`${name} is not a snapshot (no snapshot_meta table: ${(e as Error).message})`);
+  }
+}
+
+function fileMeta(m: Map<string, string>, path: string, name: string): FileMeta {
+  let counts: Record<string, number> | null = null;
+  try {
+    const c = JSON.parse(m.get('counts') ?? 'null');
+    if (c && typeof c === 'object') counts = c;
+  } catch {
+    // reported by inspect as a count mismatch
+  }
+  const version = m.get('schema_version');
+  const meta: FileMeta = {
+    file: path,
+    snapshot_id: m.get('snapshot_id') ?? null,
+    built_at: m.get('built_at') ?? null,
+    schema_version: version === undefined || !/^\d+$/.test(version) ? null : Number(version),
+    counts,
+  };
+  if (meta.snapshot_id === null || meta.schema_version === null)
+    throw new SnapshotError(`${name} is not a snapshot (snapshot_meta lacks snapshot_id or schema_version)`);
+  return meta;
+}
+
+/**
+ * Opens `path` read-only (`query_only` too: nothing that opens a snapshot ever writes it) and reads its
+ * snapshot_meta. Throws SnapshotError naming the file and the reason when it is missing or not a snapshot; a
+ * failure that is not the file's (a native addon that does not load) is thrown as it is.
+ */
+export function openSnapshotFile(path: string, opts: OpenOptions = {}): { db: Database.Database; meta: FileMeta } {
+  const name = opts.name ?? path;
+  const problem = beforeOpen(path, name);
+  if (problem !== null) throw new SnapshotError(problem);
   let db: Database.Database;
   try {
-    db = new Database(path, { readonly: true, fileMustExist: true });
+    db = new Database(path, {
+      readonly: true,
+      fileMustExist: true,
+      ...(opts.timeout !== undefined ? { timeout: opts.timeout } : {}),
+      ...(opts.nativeBinding ? { nativeBinding: opts.nativeBinding } : {}),
+    });
   } catch (e) {
     if (!aboutTheFile(e)) throw e;
-    throw new SnapshotFileError(`cannot open ${path}: ${(e as Error).message}`);
+    throw new SnapshotError(`cannot open snapshot ${name}: ${(e as Error).message}`);
   }
   try {
     db.pragma('query_only = 1');
-    let rows: { key: string; value: string }[];
-    try {
-      rows = db.prepare('SELECT key, value FROM snapshot_meta').all() as typeof rows;
-    } catch (e) {
-      const code = (e as { code?: string }).code;
-      if (code === 'SQLITE_NOTADB') throw new SnapshotFileError(`${path} is not an SQLite database, not a snapshot`);
-      if (code === 'SQLITE_CORRUPT')
-        throw new SnapshotFileError(`${path} is damaged (${(e as Error).message}): not readable as a snapshot`);
-      if (!aboutTheFile(e)) throw e;
-      throw new SnapshotFileError(`${path} is not a snapshot (no snapshot_meta table: ${(e as Error).message})`);
-    }
-    const m = new Map(rows.map((r) => [r.key, r.value]));
-    let counts: Record<string, number> | null = null;
-    try {
-      const c = JSON.parse(m.get('counts') ?? 'null');
-      if (c && typeof c === 'object') counts = c;
-    } catch {
-      // reported by inspect as a count mismatch
-    }
-    const version = m.get('schema_version');
-    const meta: FileMeta = {
-      file: path,
-      snapshot_id: m.get('snapshot_id') ?? null,
-      built_at: m.get('built_at') ?? null,
-      schema_version: version === undefined || !/^\d+$/.test(version) ? null : Number(version),
-      counts,
-    };
-    if (meta.snapshot_id === null || meta.schema_version === null)
-      throw new SnapshotFileError(`${path} is not a snapshot (snapshot_meta lacks snapshot_id or schema_version)`);
-    return { db, meta };
+    opts.setup?.(db);
+    return { db, meta: fileMeta(metaRows(db, name), path, name) };
   } catch (e) {
     db.close();
     throw e;
   }
 }
-
-/** The names of a table's columns in `schema` ('main' or an attached name); empty when it has no such table. */
-export function columnsOf(db: Database.Database, schema: string, table: string): string[] {
-  return db.prepare('SELECT name FROM pragma_table_info(?, ?) ORDER BY cid').pluck().all(table, schema) as string[];
-}
-
-/** A quoted SQL identifier. */
-export const q = (name: string) => `"${name.replaceAll('"', '""')}"`;

@@ -1,7 +1,8 @@
 // The one owner of a service's snapshot: watches SNAPSHOT_PATH, checks each candidate once, and has every serving
 // process (its members) prepare it and then switch to it at one instant, or drop it.
 import { type FSWatcher, watch } from 'node:fs';
-import { checkedCandidate, Refusal } from './candidate.ts';
+import { checkedCandidate } from './candidate.ts';
+import { SnapshotError } from './file.ts';
 import { commitAll, dropAll, Laggards, type Member, type MemberBehind, prepareAll, SWITCH_LEAD_MS } from './members.ts';
 import { headerOf, identity, type ServedFile, sameFile, sizeOf, unlinkServed } from './served-file.ts';
 import { servedLine, switchingLine } from './switching.ts';
@@ -244,9 +245,9 @@ export class SnapshotOwner {
       const changed = identity(cand.file) !== id;
       if (refusal !== null || ids.length === 0 || changed || this.closed) {
         dropAll(members, gen);
-        if (this.closed) throw new Refusal('closed');
-        if (changed) throw new Refusal(`${this.path} changed while it was checked`);
-        if (refusal !== null) throw new Refusal(refusal);
+        if (this.closed) throw new SnapshotError('closed');
+        if (changed) throw new SnapshotError(`${this.path} changed while it was checked`);
+        if (refusal !== null) throw new SnapshotError(refusal);
         this.seenId = null; // every member left meanwhile: look again at the next interval
         unlinkServed(cand);
         return false;

@@ -1,20 +1,19 @@
 // The snapshot a process serves: the file its owner checked, opened read-only with every statement prepared, and
 // switched to the next one when the owner says so.
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { commandLine } from '../../snapshot-format/commands.ts';
-import { aboutTheFile, SCHEMA_VERSION } from '../../snapshot-format/schema.ts';
+import { SCHEMA_VERSION } from '../../snapshot-format/schema.ts';
 import { SnapshotUnavailable } from '../errors.ts';
-import { fileProblem, walModeProblem } from './file.ts';
+import { openSnapshotFile, SnapshotError } from './file.ts';
 import type { FollowState } from './follow.ts';
 import type { Member } from './members.ts';
 import { type CandidateState, type OwnerState, SnapshotOwner } from './owner.ts';
 import { inodeOf, removeStaleLinks, type ServedFile, servedAtStart, unlinkServed } from './served-file.ts';
 import { PendingSwitch } from './switching.ts';
 
+export { SnapshotError } from './file.ts';
 export type { CandidateState, OwnerState } from './owner.ts';
 export type { ServedFile } from './served-file.ts';
-
-export class SnapshotError extends Error {}
 
 export interface SnapshotMeta {
   snapshot_id: string;
@@ -41,57 +40,37 @@ export interface SnapshotEvents {
  * statement. Without a link, the file at the path must still be the inode the owner checked.
  */
 function open(served: ServedFile, path: string, preparers: Set<Preparer<unknown>>, nativeBinding?: string): Snapshot {
-  const file = served.file;
-  const notServed = () =>
-    !served.linked && served.inode !== '' && inodeOf(file) !== served.inode
-      ? new SnapshotError(
-          `${path} is not the snapshot being served (another file is at the path, and no link to the served one could be kept beside it)`,
-        )
-      : null;
-  const before = notServed();
-  if (before) throw before;
-  const problem = fileProblem(file);
-  if (problem !== null) throw new SnapshotError(`cannot open snapshot ${path}: ${problem}`);
-  const wal = walModeProblem(file, path); // before SQLite opens it (it would add -wal and -shm files)
-  if (wal !== null) throw new SnapshotError(wal);
-  let db: Database.Database;
-  try {
-    db = new Database(file, {
-      readonly: true,
-      fileMustExist: true,
-      timeout: 100,
-      ...(nativeBinding ? { nativeBinding } : {}),
-    });
-  } catch (e) {
-    if (!aboutTheFile(e)) throw e;
-    throw new SnapshotError(`cannot open snapshot ${path}: ${(e as Error).message}`);
-  }
-  try {
-    const after = notServed();
-    if (after) throw after;
-    db.pragma('query_only = 1');
-    db.pragma('mmap_size = 0'); // an in-place overwrite must not become SIGBUS; snapshots are swapped by rename
-    // The file never changes under an open connection (a new snapshot is a new file, renamed into place), so
-    // the connection takes its shared lock once and keeps it: no lock/unlock, hot-journal check and header
-    // read per statement (8 system calls), and the page cache stays valid between statements.
-    db.pragma('locking_mode = EXCLUSIVE');
-    let rows: { key: string; value: string }[];
-    try {
-      rows = db.prepare('SELECT key, value FROM snapshot_meta').all() as typeof rows;
-    } catch (e) {
-      throw new SnapshotError(`${path} is not a snapshot (no snapshot_meta table: ${(e as Error).message})`);
-    }
-    const m = Object.fromEntries(rows.map((r) => [r.key, r.value]));
-    if (Number(m.schema_version) !== SCHEMA_VERSION) {
+  const notServed = () => {
+    if (!served.linked && served.inode !== '' && inodeOf(served.file) !== served.inode)
       throw new SnapshotError(
-        `${path} has schema version ${m.schema_version ?? 'none'}; this server reads version ${SCHEMA_VERSION}. Rebuild it with ${commandLine('build-snapshot')}.`,
+        `${path} is not the snapshot being served (another file is at the path, and no link to the served one could be kept beside it)`,
+      );
+  };
+  notServed();
+  const { db, meta: m } = openSnapshotFile(served.file, {
+    name: path,
+    timeout: 100,
+    nativeBinding,
+    setup: (db) => {
+      notServed();
+      db.pragma('mmap_size = 0'); // an in-place overwrite must not become SIGBUS; snapshots are swapped by rename
+      // The file never changes under an open connection (a new snapshot is a new file, renamed into place), so
+      // the connection takes its shared lock once and keeps it: no lock/unlock, hot-journal check and header
+      // read per statement (8 system calls), and the page cache stays valid between statements.
+      db.pragma('locking_mode = EXCLUSIVE');
+    },
+  });
+  try {
+    if (m.schema_version !== SCHEMA_VERSION) {
+      throw new SnapshotError(
+        `${path} has schema version ${m.schema_version}; this server reads version ${SCHEMA_VERSION}. Rebuild it with ${commandLine('build-snapshot')}.`,
       );
     }
     const meta: SnapshotMeta = {
-      snapshot_id: m.snapshot_id,
+      snapshot_id: m.snapshot_id!,
       schema_version: SCHEMA_VERSION,
-      built_at: m.built_at,
-      counts: JSON.parse(m.counts ?? '{}'),
+      built_at: m.built_at!,
+      counts: m.counts ?? {},
     };
     const prepared = new Map<Preparer<unknown>, unknown>();
     const snap: Snapshot = {

@@ -4,7 +4,8 @@
 import { resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { median } from '../../snapshot-format/price-stats.ts';
-import { COMPANIONS, columnsOf, type FileMeta, openSnapshotFile, q, RESOURCES, SnapshotFileError } from './file.ts';
+import { type FileMeta, openSnapshotFile, SnapshotError } from '../snapshot/file.ts';
+import { COMPANIONS, columnsOf, q, RESOURCES } from './tables.ts';
 import { alignedTable } from './text-table.ts';
 
 export interface IdSample {
@@ -54,7 +55,7 @@ function compared(db: Database.Database, table: string, skip: string[]): string[
   const cols = columnsOf(db, 'main', table);
   const old = columnsOf(db, 'old', table);
   if (cols.length === 0 || cols.join() !== old.join())
-    throw new SnapshotFileError(`the two files differ in the columns of table ${table}: they cannot be compared`);
+    throw new SnapshotError(`the two files differ in the columns of table ${table}: they cannot be compared`);
   return cols.filter((c) => !skip.includes(c));
 }
 
@@ -156,7 +157,7 @@ function medianChanges(db: Database.Database, top: number): DiffReport['median_p
 
 /**
  * Compares the snapshots at `oldPath` and `newPath`, both opened read-only. `ids` example ids per kind of
- * change, `cities` cities in the median table. Throws SnapshotFileError when a file is not a snapshot or
+ * change, `cities` cities in the median table. Throws SnapshotError when a file is not a snapshot or
  * the two are of different schema versions.
  */
 export function diffSnapshots(oldPath: string, newPath: string, opts: { ids?: number; cities?: number } = {}) {
@@ -165,7 +166,7 @@ export function diffSnapshots(oldPath: string, newPath: string, opts: { ids?: nu
   const { db, meta } = openSnapshotFile(newPath);
   try {
     if (first.meta.schema_version !== meta.schema_version)
-      throw new SnapshotFileError(
+      throw new SnapshotError(
         `${oldPath} has schema version ${first.meta.schema_version} and ${newPath} ${meta.schema_version}: diff compares snapshots of one schema version`,
       );
     // The attached file shares the connection's read-only open flags and query_only: it cannot be written either.

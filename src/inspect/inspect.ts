@@ -1,9 +1,11 @@
 // `snapshot inspect`: what a snapshot file holds (id, build time, schema, records, pages) and whether it passes
 // SQLite's checks, as a report object and as aligned text.
 import { statSync } from 'node:fs';
+import type Database from 'better-sqlite3';
 import { commandLine } from '../../snapshot-format/commands.ts';
 import { SCHEMA_VERSION } from '../../snapshot-format/schema.ts';
-import { columnsOf, type FileMeta, openSnapshotFile, q, RESOURCES } from './file.ts';
+import { type FileMeta, openSnapshotFile } from '../snapshot/file.ts';
+import { columnsOf, q, RESOURCES } from './tables.ts';
 import { alignedTable } from './text-table.ts';
 
 export interface Check {
@@ -43,94 +45,116 @@ function timed(name: string, run: () => string): Check {
   return { name, ok: detail === 'ok', detail, ms: Math.round(performance.now() - t0) };
 }
 
+type Resources = InspectReport['resources'];
+
+/**
+ * Per resource, the rows of its base table and snapshot_meta's count. A table that is missing or cannot be read
+ * (a damaged file) is a failed counts check, not an error: its reason goes in `unreadable`.
+ */
+function resourceRows(db: Database.Database, meta: FileMeta) {
+  const unreadable = new Map<string, string>();
+  const rows = (table: string) => {
+    try {
+      if (columnsOf(db, 'main', table).length > 0)
+        return db
+          .prepare(`SELECT count(*) FROM ${q(table)}`)
+          .pluck()
+          .get() as number;
+      unreadable.set(table, 'no such table');
+    } catch (e) {
+      unreadable.set(table, (e as Error).message);
+    }
+    return null;
+  };
+  const resources: Resources = RESOURCES.map((resource) => ({
+    resource,
+    rows: rows(resource),
+    meta_count: typeof meta.counts?.[resource] === 'number' ? meta.counts[resource] : null,
+  }));
+  return { resources, unreadable };
+}
+
+/** The counts check: every resource's rows as snapshot_meta counts them. */
+function countsCheck({ resources, unreadable }: ReturnType<typeof resourceRows>): string {
+  const off = resources.filter((r) => r.rows === null || r.rows !== r.meta_count);
+  if (off.length === 0) return 'ok';
+  return off
+    .map(
+      (r) =>
+        `${r.resource}: ${r.rows === null ? `(${unreadable.get(r.resource)})` : r.rows} rows, snapshot_meta says ${r.meta_count}`,
+    )
+    .join('; ');
+}
+
+/** The file's layout (the schema version this server reads), its records, its size, and SQLite's own check. */
+function runChecks(
+  db: Database.Database,
+  meta: FileMeta,
+  rows: ReturnType<typeof resourceRows>,
+  pages: { fileBytes: number; pageSize: number; pageCount: number },
+  full: boolean,
+): Check[] {
+  const integrity = (p: string) => () => {
+    const lines = (db.pragma(p) as Record<string, string>[]).map((r) => String(Object.values(r)[0]));
+    return lines.length === 1 && lines[0] === 'ok' ? 'ok' : lines.slice(0, 5).join('; ');
+  };
+  const { fileBytes, pageSize, pageCount } = pages;
+  return [
+    timed('schema version', () =>
+      meta.schema_version === SCHEMA_VERSION
+        ? 'ok'
+        : `version ${meta.schema_version}; this server reads version ${SCHEMA_VERSION}: rebuild it with ${commandLine('build-snapshot')}`,
+    ),
+    timed('counts', () => countsCheck(rows)),
+    timed('file size', () =>
+      fileBytes === pageSize * pageCount
+        ? 'ok'
+        : `${fileBytes} bytes, but the header counts ${pageCount} pages of ${pageSize} bytes (a partly copied or damaged file?)`,
+    ),
+    full ? timed('integrity_check', integrity('integrity_check')) : timed('quick_check', integrity('quick_check')),
+  ];
+}
+
+/** The change feed's history held in the file (a snapshot of an older layout has no history table: none). */
+function changeHistory(db: Database.Database): InspectReport['change_history'] {
+  if (columnsOf(db, 'main', 'change_history').length === 0) return { steps: 0, oldest: null };
+  const h = db.prepare('SELECT count(*) AS steps, min(step) AS first FROM change_history').get() as {
+    steps: number;
+    first: number | null;
+  };
+  const oldest =
+    h.first === null
+      ? null
+      : (db.prepare('SELECT snapshot_id FROM change_history WHERE step = ?').pluck().get(h.first) as string);
+  return { steps: h.steps, oldest };
+}
+
 /**
  * Inspects the snapshot at `path` read-only. `full` runs `PRAGMA integrity_check` instead of `quick_check`:
  * also every index entry against its row, UNIQUE constraints and the key order of WITHOUT ROWID tables. At 1M
  * listings (1.2 GB) with the file in the page cache that is about 13 s against 3 s; reading it from disk adds
  * about 6 s to both.
- * Throws SnapshotFileError when the file is missing or not a snapshot.
+ * Throws SnapshotError when the file is missing or not a snapshot.
  */
 export function inspectSnapshot(path: string, opts: { full?: boolean } = {}): InspectReport {
   const { db, meta } = openSnapshotFile(path);
   try {
     const pragma = (name: string) => db.pragma(name, { simple: true }) as number;
-    const fileBytes = statSync(path).size;
-    const pageSize = pragma('page_size');
-    const pageCount = pragma('page_count');
-    // A table that is missing or cannot be read (a damaged file) is a failed counts check, not an error.
-    const unreadable = new Map<string, string>();
-    const rows = (table: string) => {
-      try {
-        if (columnsOf(db, 'main', table).length > 0)
-          return db
-            .prepare(`SELECT count(*) FROM ${q(table)}`)
-            .pluck()
-            .get() as number;
-        unreadable.set(table, 'no such table');
-      } catch (e) {
-        unreadable.set(table, (e as Error).message);
-      }
-      return null;
-    };
-    const resources = RESOURCES.map((resource) => ({
-      resource,
-      rows: rows(resource),
-      meta_count: typeof meta.counts?.[resource] === 'number' ? meta.counts[resource] : null,
-    }));
-    const integrity = (p: string) => () => {
-      const lines = (db.pragma(p) as Record<string, string>[]).map((r) => String(Object.values(r)[0]));
-      return lines.length === 1 && lines[0] === 'ok' ? 'ok' : lines.slice(0, 5).join('; ');
-    };
-    const checks: Check[] = [
-      timed('schema version', () =>
-        meta.schema_version === SCHEMA_VERSION
-          ? 'ok'
-          : `version ${meta.schema_version}; this server reads version ${SCHEMA_VERSION}: rebuild it with ${commandLine('build-snapshot')}`,
-      ),
-      timed('counts', () => {
-        const off = resources.filter((r) => r.rows === null || r.rows !== r.meta_count);
-        return off.length === 0
-          ? 'ok'
-          : off
-              .map(
-                (r) =>
-                  `${r.resource}: ${r.rows === null ? `(${unreadable.get(r.resource)})` : r.rows} rows, snapshot_meta says ${r.meta_count}`,
-              )
-              .join('; ');
-      }),
-      timed('file size', () =>
-        fileBytes === pageSize * pageCount
-          ? 'ok'
-          : `${fileBytes} bytes, but the header counts ${pageCount} pages of ${pageSize} bytes (a partly copied or damaged file?)`,
-      ),
-      opts.full
-        ? timed('integrity_check', integrity('integrity_check'))
-        : timed('quick_check', integrity('quick_check')),
-    ];
+    const pages = { fileBytes: statSync(path).size, pageSize: pragma('page_size'), pageCount: pragma('page_count') };
+    const rows = resourceRows(db, meta);
+    const checks = runChecks(db, meta, rows, pages, opts.full === true);
     const problems = checks.filter((c) => !c.ok).map((c) => `${c.name}: ${c.detail}`);
     const { counts: _counts, ...identity } = meta;
-    // A snapshot of an older layout has no history table: no history.
-    const history =
-      columnsOf(db, 'main', 'change_history').length > 0
-        ? (db.prepare('SELECT count(*) AS steps, min(step) AS first FROM change_history').get() as {
-            steps: number;
-            first: number | null;
-          })
-        : { steps: 0, first: null };
-    const oldest =
-      history.first === null
-        ? null
-        : (db.prepare('SELECT snapshot_id FROM change_history WHERE step = ?').pluck().get(history.first) as string);
     return {
       ...identity,
       server_schema_version: SCHEMA_VERSION,
       readable_by_server: meta.schema_version === SCHEMA_VERSION,
-      file_bytes: fileBytes,
-      page_size: pageSize,
-      page_count: pageCount,
+      file_bytes: pages.fileBytes,
+      page_size: pages.pageSize,
+      page_count: pages.pageCount,
       freelist_count: pragma('freelist_count'),
-      change_history: { steps: history.steps, oldest },
-      resources,
+      change_history: changeHistory(db),
+      resources: rows.resources,
       checks,
       ok: problems.length === 0,
       problems,
