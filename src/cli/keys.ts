@@ -55,6 +55,98 @@ function stdoutIsNull(): boolean {
   }
 }
 
+/** One run of the command: its options and arguments, the key store's location, the time, where it prints. */
+interface Run {
+  command: string;
+  rest: string[];
+  values: { name?: string; 'expires-at'?: string };
+  at: { keysPath: string; redisUrl?: string; redisPrefix: string };
+  now: number;
+  out: (s: string) => Promise<void>;
+  err: (s: string) => void;
+}
+
+/** The command line parsed strictly: an unknown or repeated option is a usage mistake. */
+function parseArgs(argv: string[]) {
+  try {
+    return parseCliArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: { name: { type: 'string' }, 'expires-at': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+}
+
+/** Runs `f` on the key store, closed afterwards. */
+async function withStore(r: Run, create: boolean, f: (store: KeyAdmin) => Promise<void>) {
+  const store = await openKeyAdmin(r.at, { create });
+  if (store.warning !== null) r.err(`warning: ${store.warning}\n`);
+  try {
+    await f(store);
+  } finally {
+    await store.close();
+  }
+}
+
+function noOptions({ command, values }: Run) {
+  if (values.name !== undefined || values['expires-at'] !== undefined)
+    throw new UsageError(`${command} takes no --name or --expires-at`);
+}
+
+/** create: a new key, printed once; revoked at once when it cannot be printed. */
+async function create(r: Run) {
+  const { rest, values, now, out } = r;
+  if (rest.length) throw new UsageError(`create takes no positional arguments (got ${rest.join(' ')})`);
+  const opts = { name: keyName(values.name), expiresAt: expiry(values['expires-at'], now), now };
+  // A closed stdout is /dev/null to node (it reopens fds 0-2 there): the key would be shown to nobody.
+  if (stdoutIsNull())
+    throw new UsageError('stdout is /dev/null or closed: the new key would be lost; send it to a file or a terminal');
+  await withStore(r, true, async (store) => {
+    const made = await store.create(opts);
+    try {
+      await out(`${JSON.stringify(made)}\n`);
+    } catch (e) {
+      // Nobody saw the key: it must not stay usable.
+      await store.change(made.id, 'revoke', now);
+      throw new KeyStoreError(
+        `could not write the new key to stdout (${(e as Error).message}); key ${made.id} was revoked at once: run create again`,
+      );
+    }
+  });
+  r.err('Store this key now: it is shown only this once and cannot be recovered.\n');
+}
+
+/** list: one JSON line per key. */
+async function list(r: Run) {
+  noOptions(r);
+  if (r.rest.length) throw new UsageError('list takes no arguments');
+  await withStore(r, false, async (store) => {
+    try {
+      for (const k of await store.list(r.now)) await r.out(`${JSON.stringify(k)}\n`);
+    } catch (e) {
+      // The reader closed the pipe (list | head -1): it has what it wanted; the rest is not an error.
+      if ((e as NodeJS.ErrnoException).code !== 'EPIPE') throw e;
+    }
+  });
+}
+
+/** disable, enable, revoke: one key's status changed, the key printed. */
+async function change(r: Run, command: 'disable' | 'enable' | 'revoke') {
+  noOptions(r);
+  if (r.rest.length !== 1 || !r.rest[0])
+    throw new UsageError(
+      `${command} needs exactly one key id, e.g. ${commandLine('keys', `${command} key_XXXXXXXXXXXXXXXX`)}`,
+    );
+  const [id] = r.rest;
+  await withStore(r, false, async (store) => {
+    const changed = await store.change(id, command, r.now);
+    await r.out(`${JSON.stringify(changed)}\n`);
+  });
+}
+
 async function run(
   argv: string[],
   env: Record<string, string | undefined>,
@@ -62,18 +154,7 @@ async function run(
   err: (s: string) => void,
 ): Promise<number> {
   try {
-    let parsed;
-    try {
-      parsed = parseCliArgs({
-        args: argv,
-        allowPositionals: true,
-        strict: true,
-        options: { name: { type: 'string' }, 'expires-at': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-      });
-    } catch (e) {
-      throw new UsageError((e as Error).message);
-    }
-    const { values, positionals } = parsed;
+    const { values, positionals } = parseArgs(argv);
     if (values.help) {
       await out(USAGE);
       return 0;
@@ -81,74 +162,19 @@ async function run(
     const [command, ...rest] = positionals;
     const settings = loadSettings(env, ['KEYS_PATH', 'REDIS_URL', 'REDIS_PREFIX']);
     const at = { keysPath: settings.KEYS_PATH, redisUrl: settings.REDIS_URL, redisPrefix: settings.REDIS_PREFIX };
-    /** Runs `f` on the key store, closed afterwards. */
-    const withStore = async (create: boolean, f: (store: KeyAdmin) => Promise<void>) => {
-      const store = await openKeyAdmin(at, { create });
-      if (store.warning !== null) err(`warning: ${store.warning}\n`);
-      try {
-        await f(store);
-      } finally {
-        await store.close();
-      }
-    };
-    const now = Date.now();
-    const noOptions = () => {
-      if (values.name !== undefined || values['expires-at'] !== undefined)
-        throw new UsageError(`${command} takes no --name or --expires-at`);
-    };
-
+    const r: Run = { command, rest, values, at, now: Date.now(), out, err };
     switch (command) {
-      case 'create': {
-        if (rest.length) throw new UsageError(`create takes no positional arguments (got ${rest.join(' ')})`);
-        const opts = { name: keyName(values.name), expiresAt: expiry(values['expires-at'], now), now };
-        // A closed stdout is /dev/null to node (it reopens fds 0-2 there): the key would be shown to nobody.
-        if (stdoutIsNull())
-          throw new UsageError(
-            'stdout is /dev/null or closed: the new key would be lost; send it to a file or a terminal',
-          );
-        await withStore(true, async (store) => {
-          const made = await store.create(opts);
-          try {
-            await out(`${JSON.stringify(made)}\n`);
-          } catch (e) {
-            // Nobody saw the key: it must not stay usable.
-            await store.change(made.id, 'revoke', now);
-            throw new KeyStoreError(
-              `could not write the new key to stdout (${(e as Error).message}); key ${made.id} was revoked at once: run create again`,
-            );
-          }
-        });
-        err('Store this key now: it is shown only this once and cannot be recovered.\n');
+      case 'create':
+        await create(r);
         return 0;
-      }
-      case 'list': {
-        noOptions();
-        if (rest.length) throw new UsageError('list takes no arguments');
-        await withStore(false, async (store) => {
-          try {
-            for (const k of await store.list(now)) await out(`${JSON.stringify(k)}\n`);
-          } catch (e) {
-            // The reader closed the pipe (list | head -1): it has what it wanted; the rest is not an error.
-            if ((e as NodeJS.ErrnoException).code !== 'EPIPE') throw e;
-          }
-        });
+      case 'list':
+        await list(r);
         return 0;
-      }
       case 'disable':
       case 'enable':
-      case 'revoke': {
-        noOptions();
-        if (rest.length !== 1 || !rest[0])
-          throw new UsageError(
-            `${command} needs exactly one key id, e.g. ${commandLine('keys', `${command} key_XXXXXXXXXXXXXXXX`)}`,
-          );
-        const [id] = rest;
-        await withStore(false, async (store) => {
-          const changed = await store.change(id, command, now);
-          await out(`${JSON.stringify(changed)}\n`);
-        });
+      case 'revoke':
+        await change(r, command);
         return 0;
-      }
       default:
         throw unknownCommand(command);
     }
