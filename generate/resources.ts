@@ -248,76 +248,81 @@ export interface Owners {
   local: (Weighted<number> | null)[];
 }
 
+const OWNER_CITY = new Weighted(
+  CITIES.map((_c, i) => i),
+  CITIES.map((_c, i) => 1 / (i + 1) ** 0.95),
+);
+const OWNER_TYPE = Weighted.of<OwnerType>([
+  ['private_landlord', 45],
+  ['agency', 35],
+  ['housing_corporation', 7],
+  ['investor', 13],
+]);
+const BIG_OWNER_TYPE = Weighted.of<OwnerType>([
+  ['agency', 45],
+  ['investor', 35],
+  ['housing_corporation', 20],
+]);
+
+/** Owner `i` (0-based): nationwide (`big`) or at home in one city; every draw in a fixed order. */
+function makeOwner(rng: Rng, i: number, big: boolean): { record: OwnerRec; info: OwnerInfo } {
+  const id = `own_${pad(i + 1, 5)}`;
+  const type = big ? BIG_OWNER_TYPE.pick(rng) : OWNER_TYPE.pick(rng);
+  const home = big ? -1 : OWNER_CITY.pick(rng);
+  const name = type === 'private_landlord' && chance(rng, 0.05) ? null : ownerName(rng, type, home);
+  const slug = `${slugify(name ?? type)}-${pad(i + 1, 5)}`;
+  const domain = `${slugify(name ?? type).replace(/-/g, '')}.example.nl`;
+  const company = type !== 'private_landlord';
+  const where = (l: Locale) =>
+    home < 0 ? NATIONWIDE[l]! : `${IN[l]} ${CITIES[home]!.name[l] ?? CITIES[home]!.name.en}`;
+  const locales = pickLocales(rng, { nl: 0.55, de: 0.15, fr: 0.12, es: 0.12 });
+  const short = chance(rng, 0.8) ? localized(locales, (l) => OWNER_SHORT[type][l]!.replace('{where}', where(l))) : null;
+  const areas =
+    home < 0
+      ? [...new Set(Array.from({ length: int(rng, 5, 12) }, () => CITIES[OWNER_CITY.pick(rng)]!.name.en))]
+      : [...new Set([CITIES[home]!.name.en, ...(chance(rng, 0.3) ? [CITIES[OWNER_CITY.pick(rng)]!.name.en] : [])])];
+  const record: OwnerRec = {
+    id,
+    slug,
+    name,
+    type: chance(rng, 0.03) ? null : type,
+    website_url: company && chance(rng, 0.85) ? `https://www.${domain}` : null,
+    image_url: chance(rng, 0.4) ? `https://images.example.nl/owners/${id}.png` : null,
+    phone_numbers: chance(rng, 0.2)
+      ? null
+      : Array.from({ length: int(rng, 1, 2) }, () => `+31 ${pick(rng, AREA_CODES)} 000 ${pad(int(rng, 0, 9999), 4)}`),
+    emails: chance(rng, 0.25)
+      ? null
+      : company
+        ? [`info@${domain}`, ...(chance(rng, 0.3) ? [`verhuur@${domain}`] : [])]
+        : [`${slug}@mail.example.nl`],
+    areas_served: chance(rng, 0.15) ? null : areas,
+    certifications:
+      type === 'agency' ? (chance(rng, 0.3) ? null : CERTIFICATIONS.filter(() => chance(rng, 0.35))) : null,
+    description_short: short,
+    description:
+      short && chance(rng, 0.6)
+        ? localized(
+            locales,
+            (l) => `${name ? `**${name}**: ` : ''}${short[l]}\n\n${OWNER_POINTS[l]!.map((p) => `- ${p}`).join('\n')}`,
+          )
+        : null,
+    published: !chance(rng, 0.06),
+    updated_at: chance(rng, 0.15) ? null : recent(rng, 700),
+  };
+  return { record, info: { id, slug, type, home } };
+}
+
 export function buildOwners(seed: number, count: number): Owners {
   const rng = rngFor(seed, 'owners');
   const rank = permutation(rng, count);
   const national = Math.max(3, Math.ceil(count * 0.01));
-  const cityPicker = new Weighted(
-    CITIES.map((_c, i) => i),
-    CITIES.map((_c, i) => 1 / (i + 1) ** 0.95),
-  );
-  const typePicker = Weighted.of<OwnerType>([
-    ['private_landlord', 45],
-    ['agency', 35],
-    ['housing_corporation', 7],
-    ['investor', 13],
-  ]);
-  const bigPicker = Weighted.of<OwnerType>([
-    ['agency', 45],
-    ['investor', 35],
-    ['housing_corporation', 20],
-  ]);
   const records: OwnerRec[] = [];
   const info: OwnerInfo[] = [];
   for (let i = 0; i < count; i++) {
-    const id = `own_${pad(i + 1, 5)}`;
-    const big = rank[i]! < national;
-    const type = big ? bigPicker.pick(rng) : typePicker.pick(rng);
-    const home = big ? -1 : cityPicker.pick(rng);
-    const name = type === 'private_landlord' && chance(rng, 0.05) ? null : ownerName(rng, type, home);
-    const slug = `${slugify(name ?? type)}-${pad(i + 1, 5)}`;
-    const domain = `${slugify(name ?? type).replace(/-/g, '')}.example.nl`;
-    const company = type !== 'private_landlord';
-    const where = (l: Locale) =>
-      home < 0 ? NATIONWIDE[l]! : `${IN[l]} ${CITIES[home]!.name[l] ?? CITIES[home]!.name.en}`;
-    const locales = pickLocales(rng, { nl: 0.55, de: 0.15, fr: 0.12, es: 0.12 });
-    const short = chance(rng, 0.8)
-      ? localized(locales, (l) => OWNER_SHORT[type][l]!.replace('{where}', where(l)))
-      : null;
-    const areas =
-      home < 0
-        ? [...new Set(Array.from({ length: int(rng, 5, 12) }, () => CITIES[cityPicker.pick(rng)]!.name.en))]
-        : [...new Set([CITIES[home]!.name.en, ...(chance(rng, 0.3) ? [CITIES[cityPicker.pick(rng)]!.name.en] : [])])];
-    records.push({
-      id,
-      slug,
-      name,
-      type: chance(rng, 0.03) ? null : type,
-      website_url: company && chance(rng, 0.85) ? `https://www.${domain}` : null,
-      image_url: chance(rng, 0.4) ? `https://images.example.nl/owners/${id}.png` : null,
-      phone_numbers: chance(rng, 0.2)
-        ? null
-        : Array.from({ length: int(rng, 1, 2) }, () => `+31 ${pick(rng, AREA_CODES)} 000 ${pad(int(rng, 0, 9999), 4)}`),
-      emails: chance(rng, 0.25)
-        ? null
-        : company
-          ? [`info@${domain}`, ...(chance(rng, 0.3) ? [`verhuur@${domain}`] : [])]
-          : [`${slug}@mail.example.nl`],
-      areas_served: chance(rng, 0.15) ? null : areas,
-      certifications:
-        type === 'agency' ? (chance(rng, 0.3) ? null : CERTIFICATIONS.filter(() => chance(rng, 0.35))) : null,
-      description_short: short,
-      description:
-        short && chance(rng, 0.6)
-          ? localized(
-              locales,
-              (l) => `${name ? `**${name}**: ` : ''}${short[l]}\n\n${OWNER_POINTS[l]!.map((p) => `- ${p}`).join('\n')}`,
-            )
-          : null,
-      published: !chance(rng, 0.06),
-      updated_at: chance(rng, 0.15) ? null : recent(rng, 700),
-    });
-    info.push({ id, slug, type, home });
+    const owner = makeOwner(rng, i, rank[i]! < national);
+    records.push(owner.record);
+    info.push(owner.info);
   }
   const group = (keep: (o: OwnerInfo) => boolean) => {
     const idx = info.flatMap((o, i) => (keep(o) ? [i] : []));
