@@ -34,54 +34,50 @@ export class BuildError extends Error {
   }
 }
 
-/** This thread's side of the load: writes each batch the worker sends, and where its time went. */
-class BatchWriter {
-  private lastProgress = 0;
+/** This thread's side of the load: progress reported so far, and where its time went. */
+interface Writing {
+  lastProgress: number;
   // Where the main thread's time goes (rows, full-text bodies); the rest of the phase it waits for the workers.
-  private rowsNs = 0n;
-  private ftsNs = 0n;
-  private readonly started = process.hrtime.bigint();
-  private readonly locationText: Map<string, string>;
+  rowsNs: bigint;
+  ftsNs: bigint;
+  started: bigint;
+  locationText: Map<string, string>;
+}
 
-  constructor(private readonly p: ListingsLoad) {
-    this.locationText = new Map(p.text);
+/**
+ * Reports a batch's problems and, while nothing failed, writes its rows and sends its full-text bodies; `ack`
+ * asks the worker for the next batch. Throws a failed insert (a full disk) or the full-text worker's error.
+ */
+function writeBatch(p: ListingsLoad, w: Writing, m: Batch, ack: () => void) {
+  const { report, fullText } = p;
+  for (const problem of m.problems) report.problem(problem);
+  if (m.lines - w.lastProgress >= 100_000) {
+    p.progress(m.lines);
+    w.lastProgress = m.lines;
   }
+  if (fullText.error) throw fullText.error;
+  if (report.failed) {
+    ack();
+    return;
+  }
+  const t0 = process.hrtime.bigint();
+  m.recs.forEach((rec, j) => {
+    Object.assign(rec, summaryColumns(rec));
+    for (const writer of p.writers) writer.insert(m.first + j, rec);
+  });
+  const t1 = process.hrtime.bigint();
+  const bodies = m.recs.map((rec) => ftsBody(rec, w.locationText.get(rec.location_id) ?? ''));
+  w.rowsNs += t1 - t0;
+  w.ftsNs += process.hrtime.bigint() - t1;
+  // The parser's next batch waits while the full-text worker is behind (memory stays bounded).
+  fullText.send(m.first, bodies, ack);
+}
 
-  /**
-   * Reports a batch's problems and, while nothing failed, writes its rows and sends its full-text bodies;
-   * `ack` asks the worker for the next batch. Throws a failed insert (a full disk) or the full-text worker's error.
-   */
-  take(m: Batch, ack: () => void) {
-    const { report, fullText } = this.p;
-    for (const p of m.problems) report.problem(p);
-    if (m.lines - this.lastProgress >= 100_000) {
-      this.p.progress(m.lines);
-      this.lastProgress = m.lines;
-    }
-    if (fullText.error) throw fullText.error;
-    if (report.failed) {
-      ack();
-      return;
-    }
-    const t0 = process.hrtime.bigint();
-    m.recs.forEach((rec, j) => {
-      Object.assign(rec, summaryColumns(rec));
-      for (const w of this.p.writers) w.insert(m.first + j, rec);
-    });
-    const t1 = process.hrtime.bigint();
-    const bodies = m.recs.map((rec) => ftsBody(rec, this.locationText.get(rec.location_id) ?? ''));
-    this.rowsNs += t1 - t0;
-    this.ftsNs += process.hrtime.bigint() - t1;
-    // The parser's next batch waits while the full-text worker is behind (memory stays bounded).
-    fullText.send(m.first, bodies, ack);
-  }
-
-  /** The phase's time on this thread: rows, full-text bodies, and waiting. */
-  timing() {
-    const s = (ns: bigint) => (Number(ns) / 1e9).toFixed(1);
-    const waiting = process.hrtime.bigint() - this.started - this.rowsNs - this.ftsNs;
-    return `  listings: this thread spent ${s(this.rowsNs)} s on rows, ${s(this.ftsNs)} s on full-text bodies, ${s(waiting)} s waiting for the workers`;
-  }
+/** The phase's time on this thread: rows, full-text bodies, and waiting. */
+function timing(w: Writing) {
+  const s = (ns: bigint) => (Number(ns) / 1e9).toFixed(1);
+  const waiting = process.hrtime.bigint() - w.started - w.rowsNs - w.ftsNs;
+  return `  listings: this thread spent ${s(w.rowsNs)} s on rows, ${s(w.ftsNs)} s on full-text bodies, ${s(waiting)} s waiting for the workers`;
 }
 
 /**
@@ -99,15 +95,21 @@ export function loadListings(p: ListingsLoad): Promise<Done> {
     failed: p.report.failed,
   };
   const worker = startWorker({ kind: 'listings', job });
-  const writer = new BatchWriter(p);
+  const w: Writing = {
+    lastProgress: 0,
+    rowsNs: 0n,
+    ftsNs: 0n,
+    started: process.hrtime.bigint(),
+    locationText: new Map(p.text),
+  };
   return new Promise<Done>((resolve, reject) => {
     worker.on('message', (m: Batch | Done) => {
       try {
         if (m.type === 'batch') {
-          writer.take(m, () => worker.postMessage('ack'));
+          writeBatch(p, w, m, () => worker.postMessage('ack'));
           return;
         }
-        p.note(writer.timing());
+        p.note(timing(w));
         resolve(m);
         void worker.terminate();
       } catch (e) {
