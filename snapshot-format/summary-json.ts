@@ -7,28 +7,31 @@
 // numbers and strings are served exactly as written; the title goes through json_quote, which writes a valid
 // UTF-8 string as JSON.stringify does.
 
-/** The summary's fields in the API's order; the last six are inside "location". */
-const FIELDS = [
-  'id',
-  'slug',
-  'title',
-  'price_eur',
-  'size_m2',
-  'rooms',
-  'furnishing',
-  'property_type',
-  'energy_label',
-  'owner_id',
-  'image_url',
-  'created_at',
-  'updated_at',
-  'city',
-  'street',
-  'number',
-  'postcode',
-  'latitude',
-  'longitude',
-] as const;
+/**
+ * Each summary field with its JSON type, in the API's order (the route's OpenAPI schema is built from this): `id` a
+ * string always present, `str` a string or null, `num` a number or null, `ts` a date-time string or null.
+ */
+export const SUMMARY_FIELDS = {
+  id: 'id',
+  slug: 'str',
+  title: 'str',
+  price_eur: 'num',
+  size_m2: 'num',
+  rooms: 'num',
+  furnishing: 'str',
+  property_type: 'str',
+  energy_label: 'str',
+  owner_id: 'str',
+  image_url: 'str',
+  created_at: 'ts',
+  updated_at: 'ts',
+  location: { city: 'str', street: 'str', number: 'str', postcode: 'str', latitude: 'num', longitude: 'num' },
+} as const;
+export type SummaryType = 'id' | 'str' | 'num' | 'ts';
+SUMMARY_FIELDS satisfies Record<string, SummaryType | Record<string, SummaryType>>;
+/** The summary's fields flat, in the API's order; the location's fields (city first) are the last. */
+const { location: LOCATION, ...TOP } = SUMMARY_FIELDS;
+const FIELDS = [...(Object.keys(TOP) as (keyof typeof TOP)[]), ...(Object.keys(LOCATION) as (keyof typeof LOCATION)[])];
 type Field = (typeof FIELDS)[number];
 /** The fields whose values depend on the locale: the title and the city's name. Every other field is stored. */
 type Stored = Exclude<Field, 'title' | 'city'>;

@@ -12,6 +12,7 @@ import {
   RANGE_FILTERS,
   statsScope,
 } from '../../snapshot-format/listing-filters.ts';
+import { SUMMARY_FIELDS, type SummaryType } from '../../snapshot-format/summary-json.ts';
 import { Localised } from '../http/content-language.ts';
 import { notFound } from '../http/errors.ts';
 import { cursor, documented, id120, int, limit, locale, minMax, oneOf, qOver, str, together } from '../http/params.ts';
@@ -19,7 +20,7 @@ import { boundedJson, collectionJson, detail, detailJson } from '../http/respond
 import { type Ctx, defineRoute } from '../http/route.ts';
 import { ListingQueries } from '../listings/planner.ts';
 import { EXAMPLES } from './support/examples.ts';
-import { J } from './support/fields.ts';
+import { F, J } from './support/fields.ts';
 import { ftsQuery } from './support/full-text.ts';
 import { detailText, prepareText, summariesOf } from './support/listing-text.ts';
 import { keysetPosition } from './support/paging.ts';
@@ -188,30 +189,12 @@ export function stats(st: Stmts, f: Filters) {
   };
 }
 
-const LOCATION = J.object({
-  city: J.str,
-  street: J.str,
-  number: J.str,
-  postcode: J.str,
-  latitude: J.num,
-  longitude: J.num,
-});
-const SUMMARY_PROPS = {
-  id: { type: 'string' },
-  slug: J.str,
-  title: J.str,
-  price_eur: J.num,
-  size_m2: J.num,
-  rooms: J.num,
-  furnishing: J.str,
-  property_type: J.str,
-  energy_label: J.str,
-  owner_id: J.str,
-  image_url: J.str,
-  created_at: J.ts,
-  updated_at: J.ts,
-  location: LOCATION,
-};
+/** A summary field's JSON Schema by its JSON type in SUMMARY_FIELDS. */
+const SCHEMA_OF = { id: F.id.schema, str: J.str, num: J.num, ts: J.ts } satisfies Record<SummaryType, unknown>;
+const schemasOfTypes = (fields: Record<string, SummaryType>) =>
+  Object.fromEntries(Object.entries(fields).map(([name, type]) => [name, SCHEMA_OF[type]]));
+const { location, ...top } = SUMMARY_FIELDS;
+const SUMMARY_PROPS = { ...schemasOfTypes(top), location: J.object(schemasOfTypes(location)) };
 export const LISTING_SUMMARY = J.object(SUMMARY_PROPS, { example: EXAMPLES.listingSummary });
 const LISTING_DETAIL = J.object(
   {
