@@ -94,29 +94,40 @@ export const cursor = documented(
 );
 export const id120 = str(1, 120);
 
+/**
+ * A check across parameters, reported on `key` with the message `failure` gives (null: it holds). It runs once every
+ * parameter is valid on its own: an answer names only the first issue, and an invalid parameter's comes first.
+ */
+function crossCheck<T extends Record<string, unknown>>(
+  key: keyof T & string,
+  failure: (input: T) => string | null,
+): v.GenericPipeAction<T, T> {
+  return v.rawCheck<T>(({ dataset, addIssue }) => {
+    if (!dataset.typed) return;
+    const message = failure(dataset.value);
+    if (message === null) return;
+    addIssue({
+      message,
+      path: [{ type: 'object', origin: 'value', input: dataset.value, key, value: dataset.value[key] }],
+    });
+  });
+}
+
 /** A check that a minimum does not exceed its maximum, reported on the minimum; the pipe's output type is kept. */
-export function minMax<T>(min: keyof T & string, max: keyof T & string): v.GenericPipeAction<T, T> {
-  return v.forward(
-    v.partialCheck(
-      [[min], [max]] as never,
-      (input: Record<string, unknown>) =>
-        input[min] === undefined || input[max] === undefined || (input[min] as number) <= (input[max] as number),
-      (issue) => `must not be greater than ${max}, which is ${(issue.input as Record<string, unknown>)[max]}`,
-    ),
-    [min] as never,
-  ) as never;
+export function minMax<T extends Record<string, unknown>>(min: keyof T & string, max: keyof T & string) {
+  return crossCheck<T>(min, (input) => {
+    const [low, high] = [input[min], input[max]];
+    return typeof low === 'number' && typeof high === 'number' && low > high
+      ? `must not be greater than ${max}, which is ${high}`
+      : null;
+  });
 }
 
 /** A check that `a` is given only with `b`, reported on `a`; the pipe's output type is kept. */
-export function together<T>(a: keyof T & string, b: keyof T & string): v.GenericPipeAction<T, T> {
-  return v.forward(
-    v.partialCheck(
-      [[a], [b]] as never,
-      (input: Record<string, unknown>) => input[a] === undefined || input[b] !== undefined,
-      `must be given with ${b}`,
-    ),
-    [a] as never,
-  ) as never;
+export function together<T extends Record<string, unknown>>(a: keyof T & string, b: keyof T & string) {
+  return crossCheck<T>(a, (input) =>
+    input[a] !== undefined && input[b] === undefined ? `must be given with ${b}` : null,
+  );
 }
 
 type ObjectSchema = v.StrictObjectSchema<v.ObjectEntries, undefined>;

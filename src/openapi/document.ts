@@ -99,10 +99,8 @@ function parameters(r: RouteDef, all: RouteDef[]) {
   const entries = Object.entries(entriesOf(r.query));
   for (const [name, schema] of entries) {
     // The parameter's text and example (valibot's description and examples) go beside its schema, as below.
-    const { $schema, description, examples, ...json } = toJsonSchema(schema as v.GenericSchema, {
-      errorMode: 'ignore',
-    }) as Record<string, unknown>;
-    const doc = examples === undefined ? undefined : { description, example: (examples as unknown[])[0] };
+    const { $schema, description, examples, ...json } = toJsonSchema(schema, { errorMode: 'ignore' });
+    const doc = examples === undefined ? undefined : { description, example: examples[0] };
     const rule = ruleText(
       json,
       name,

@@ -85,14 +85,14 @@ const SearchObject = v.strictObject({ ...filterEntries, limit: limit(100, 20), c
 /** The validated filters, as the schema gives them (the one description of what a filter is). */
 type Filters = v.InferOutput<typeof FilterObject>;
 type Search = v.InferOutput<typeof SearchObject>;
-/** A range filter's minimum must not exceed its maximum; near and radius_km go together. */
-const RULES = [
-  ...RANGE_FILTERS.flatMap((r) => ('max' in r ? [minMax<Filters>(r.min, r.max)] : [])),
-  together<Filters>('near', 'radius_km'),
-  together<Filters>('radius_km', 'near'),
+/** A range filter's minimum must not exceed its maximum; near and radius_km go together (over Filters or Search). */
+const rules = <T extends Filters>() => [
+  ...RANGE_FILTERS.flatMap((r) => ('max' in r ? [minMax<T>(r.min, r.max)] : [])),
+  together<T>('near', 'radius_km'),
+  together<T>('radius_km', 'near'),
 ];
-export const SearchQuery = v.pipe(SearchObject, ...(RULES as v.GenericPipeAction<Search, Search>[]));
-export const StatsQuery = v.pipe(FilterObject, ...RULES);
+export const SearchQuery = v.pipe(SearchObject, ...rules<Search>());
+export const StatsQuery = v.pipe(FilterObject, ...rules<Filters>());
 const DetailQuery = v.strictObject({ locale });
 const SimilarQuery = v.strictObject({ locale, limit: limit(20, 10) });
 
