@@ -7,7 +7,7 @@ import { mulberry32 } from '../generate/random.ts';
 import { CURSOR_TTL_SECONDS, cursorCodec, hmacSha256 } from '../src/http/cursor.ts';
 import { ApiError } from '../src/http/errors.ts';
 import { parseRawQuery, QueryMemo, validateQuery } from '../src/http/query.ts';
-import { SearchQuery } from '../src/routes/listings.ts';
+import { SearchQuery } from '../src/routes/support/listing-query.ts';
 import { startServer, useServer } from './support/server.ts';
 import { assert400 } from './support/shapes.ts';
 import { fixtureSnapshot } from './support/snapshots.ts';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { SETTINGS } from '../src/config.ts';
 import { entriesOf } from '../src/http/params.ts';
-import { SearchQuery } from '../src/routes/listings.ts';
+import { SearchQuery } from '../src/routes/support/listing-query.ts';
 import { ROOT } from './support/files.ts';
 
 /** The rows of the table under "## Configuration": [variables, default cell]. */
