@@ -3,7 +3,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { explainPage, HOT_QUERY_SAMPLES, indexDriver, planHasFullScan } from '../snapshot-format/listing-sql.ts';
-import { LISTING_TABLES } from './write.ts';
+import { LISTING_TABLES } from './tables.ts';
 
 /**
  * The table whose `integrity_check` runs on a second thread (see runChecks): the listings and their 11

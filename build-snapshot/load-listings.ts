@@ -6,8 +6,9 @@ import type { FullTextBuilder } from './fts-worker.ts';
 import { type Batch, type Done, ftsBody, type ListingsJob } from './listings-worker.ts';
 import type { LocInfo } from './location-tree.ts';
 import type { Report } from './read-source.ts';
+import { LISTING_TABLES } from './tables.ts';
 import { startWorker } from './workers.ts';
-import { LISTING_TABLES, type TableWriter } from './write.ts';
+import type { TableWriter } from './write.ts';
 
 /** What the listings' load reads from what came before it, and where it writes. */
 export interface ListingsLoad {

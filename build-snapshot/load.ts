@@ -10,8 +10,9 @@ import { checkLocationTree, depthOf, type LocInfo, locationText } from './locati
 import { fullTextPathFor } from './output.ts';
 import { type Report, readSource } from './read-source.ts';
 import * as S from './source-schema.ts';
+import { LISTING_TEXT, TABLES, type TableName } from './tables.ts';
 import { startWorker } from './workers.ts';
-import { LISTING_TEXT, TABLES, type TableName, type TableWriter, tableWriter } from './write.ts';
+import { type TableWriter, tableWriter } from './write.ts';
 
 /** One build's state, shared by its phases. */
 export interface Build {
