@@ -500,8 +500,9 @@ async function main() {
     }
     return median(runs);
   };
-  // The deployed form (DESIGN.md: esbuild bundles all but the native addon): a fresh bundle of the current code,
-  // built into .bench-cache (inside the project, so that better-sqlite3 resolves from its node_modules).
+  // The deployed form (the service ships as one esbuild bundle of all but the native addon, as `npm run bundle`
+  // makes it): a fresh bundle of the current code, built into .bench-cache (inside the project, so that
+  // better-sqlite3 resolves from its node_modules).
   const bundleCold: number[] = [];
   let bundleNote = 'no scripts/bundle.ts';
   if (existsSync(join(ROOT, 'scripts', 'bundle.ts'))) {
@@ -530,7 +531,7 @@ async function main() {
   say(
     `  spawn → exit of an empty program: node ${nodeBaseline.toFixed(0)} ms, node --import tsx ${tsxBaseline.toFixed(0)} ms`,
   );
-  // The load is served the way the service is deployed (DESIGN.md): bench/server-wrapper.ts bundled by esbuild with
+  // The load is served the way the service is deployed, as an esbuild bundle: bench/server-wrapper.ts bundled with
   // the options of `npm run bundle`, run by plain node; under tsx when bundling is not possible.
   let loadScript = 'bench/server-wrapper.ts';
   if (bundleCold.length) {
@@ -759,7 +760,7 @@ async function main() {
       `worst ${fmt(worstShape.max_ms)} ms (${worstShape.endpoint})`,
       verdict(worstShape.max_ms, TARGETS.shape_ms, 'max', 'ms').text,
     );
-  // Judged on the deployed form, as the RSS is (DESIGN.md: esbuild bundles the service); tsx alone takes longer than the target to start.
+  // Judged on the deployed form, as the RSS is (the service ships as an esbuild bundle); tsx alone takes longer than the target to start.
   if (bundleCold.length)
     row(
       `cold start ≤ ${TARGETS.cold_start_ms} ms (bundle, → first 200)`,

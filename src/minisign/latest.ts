@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** latest.json's content (format 1), as written; see docs/publishing.md. */
+/** latest.json's content (format 1), as written; see docs/snapshot-format.md, "A publication". */
 export interface Latest {
   readonly format: 1;
   readonly snapshot_id: string;

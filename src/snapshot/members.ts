@@ -45,8 +45,8 @@ export const CONFIRM_MS = 1000;
 /**
  * A member that has neither prepared nor refused a candidate this long after the word is asked again; after as long
  * again, it is replaced and the others go on. Preparing is opening the file and preparing every statement (the
- * owner checked the file before): 20–66 ms for the 1.2 GiB snapshot of 1M listings (npm run bench:prepare; see
- * docs/performance.md), and up to 257 ms in a run on 2 cores at a load average of 14.
+ * owner checked the file before): tens of milliseconds for the snapshot of 1M listings, under load too (npm run
+ * bench:prepare; the figures are in docs/performance.md), far inside this bound.
  */
 export const PREPARE_MS = 2000;
 
