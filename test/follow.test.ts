@@ -304,6 +304,55 @@ describe('following settings', () => {
     }
   });
 
+  it('takes a bad redirect (another protocol, an invalid URL, https down to http) as a failed check, never a crash', async () => {
+    const locations = ['ftp://example.com/latest.json', 'http://[::1', 'https://127.0.0.1:9/latest.json'];
+    let n = 0;
+    const publisher = await rawServer((_req, res) => res.writeHead(302, { Location: locations[n++ % 3] }).end());
+    const server = await startServer({
+      SNAPSHOT_PATH: join(tempDir('followed-'), 'snapshot.db'),
+      SNAPSHOT_FOLLOW: `${publisher.url}/latest.json`,
+      SNAPSHOT_FOLLOW_PUBLIC_KEY: (await minisignKeys()).key,
+      SNAPSHOT_FOLLOW_INTERVAL_MS: '50',
+    });
+    try {
+      const errors = () =>
+        server.logs.filter((l) => String(l.msg).includes('check failed')).map((l) => String(l.error));
+      await until('three failed checks', () => errors().length >= 3);
+      assert.match(errors()[0], /redirected to a ftp: URL \(only http: and https: are followed\)/);
+      assert.match(errors()[1], /redirected to an invalid URL/);
+      assert.equal((await server.get('/livez')).status, 200);
+      assert.equal((await server.get('/readyz')).status, 503);
+    } finally {
+      await server.close();
+      await publisher.close();
+    }
+  });
+
+  it('never shows the query or password of the URL in a redirect loop (logs, /readyz)', async () => {
+    const publisher = await rawServer((req, res) =>
+      res.writeHead(302, { Location: `${req.url}x?X-Amz-Signature=query-secret` }).end(),
+    );
+    const url = new URL(`${publisher.url}/latest.json?X-Amz-Signature=query-secret`);
+    url.username = 'user';
+    url.password = 'url-secret';
+    const server = await startServer({
+      SNAPSHOT_PATH: join(tempDir('followed-'), 'snapshot.db'),
+      SNAPSHOT_FOLLOW: url.href,
+      SNAPSHOT_FOLLOW_PUBLIC_KEY: (await minisignKeys()).key,
+      SNAPSHOT_FOLLOW_INTERVAL_MS: '50',
+    });
+    try {
+      await until('a failed check', () => server.logs.some((l) => String(l.msg).includes('check failed')));
+      const readyz = (await server.get('/readyz')).body;
+      assert.match(readyz.follow.last_error, /more than 5 redirects/);
+      const said = JSON.stringify([server.logs, readyz]);
+      for (const secret of ['query-secret', 'url-secret']) assert.ok(!said.includes(secret), secret);
+    } finally {
+      await server.close();
+      await publisher.close();
+    }
+  });
+
   it('refuses to start on a public key that is not one, naming the setting', async () => {
     await assert.rejects(
       startBare({ SNAPSHOT_FOLLOW: 'http://127.0.0.1:9/latest.json', SNAPSHOT_FOLLOW_PUBLIC_KEY: BASIC }),

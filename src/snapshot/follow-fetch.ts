@@ -6,6 +6,7 @@ import { request as httpsRequest } from 'node:https';
 import { dirname } from 'node:path';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { type RefusalReason, shownUrl } from './follow-state.ts';
 
 /** A publication refused for what it is (remembered per signature when `lasting`), not a failure to reach it. */
 export class FollowRefusal extends Error {
@@ -18,17 +19,6 @@ export class FollowRefusal extends Error {
   }
 }
 
-/** Why a publication was not taken: the closed list /readyz and the metrics name. */
-export type RefusalReason =
-  | 'signature'
-  | 'rollback'
-  | 'schema'
-  | 'size'
-  | 'no_space'
-  | 'manifest'
-  | 'mismatch'
-  | 'candidate';
-
 /** A hash fed with the bytes as they arrive (BLAKE2b-512 for minisign). */
 export interface Hasher {
   update(b: Buffer): unknown;
@@ -40,27 +30,53 @@ const REDIRECTS = 5;
 /** Left free on the file system after a download, beyond its size (SQLite's temporary files, the logs). */
 export const FREE_MARGIN = 64 * 1024 * 1024;
 
-/** One GET; redirects (a CDN's, a bucket's) followed, the extra header kept on the same origin only. */
+/**
+ * One GET; redirects (a CDN's, a bucket's) followed to http: and https: only, never from https: down to http:, the
+ * extra header kept on the same origin only. Every failure rejects (a bad Location never throws), its message naming
+ * URLs as shownUrl does (no password, no query).
+ */
 export function get(url: URL, headers: OutgoingHttpHeaders, extra: OutgoingHttpHeaders = {}): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     const go = (u: URL, left: number) => {
       const send = u.protocol === 'https:' ? httpsRequest : httpRequest;
       const sameOrigin = u.origin === url.origin;
-      const req = send(u, { headers: { ...headers, ...(sameOrigin ? extra : {}) }, timeout: IDLE_MS }, (res) => {
-        const to = res.headers.location;
-        if (res.statusCode! >= 300 && res.statusCode! < 400 && res.statusCode !== 304 && to !== undefined) {
-          res.resume();
-          if (left === 0) return reject(new Error(`${url}: more than ${REDIRECTS} redirects`));
-          return go(new URL(to, u), left - 1);
-        }
-        resolve(res);
-      });
+      let req: ReturnType<typeof send>;
+      try {
+        req = send(u, { headers: { ...headers, ...(sameOrigin ? extra : {}) }, timeout: IDLE_MS }, answered);
+      } catch (e) {
+        return reject(new Error(`${shownUrl(u.href)}: ${(e as Error).message}`)); // thrown, not emitted: a bad option
+      }
       req.on('timeout', () => req.destroy(new Error(`${u.host}: no answer within ${IDLE_MS / 1000} s`)));
       req.on('error', reject);
       req.end();
+      function answered(res: IncomingMessage) {
+        const to = res.headers.location;
+        if (res.statusCode! >= 300 && res.statusCode! < 400 && res.statusCode !== 304 && to !== undefined) {
+          res.resume();
+          if (left === 0) return reject(new Error(`${shownUrl(url.href)}: more than ${REDIRECTS} redirects`));
+          const next = redirectTarget(u, to);
+          return typeof next === 'string' ? reject(new Error(next)) : go(next, left - 1);
+        }
+        resolve(res);
+      }
     };
     go(url, REDIRECTS);
   });
+}
+
+/** Where a redirect from `from` to `location` leads, or why it is not followed (the Location itself never shown). */
+function redirectTarget(from: URL, location: string): URL | string {
+  let to: URL;
+  try {
+    to = new URL(location, from);
+  } catch {
+    return `${shownUrl(from.href)}: redirected to an invalid URL`;
+  }
+  if (to.protocol !== 'http:' && to.protocol !== 'https:')
+    return `${shownUrl(from.href)}: redirected to a ${to.protocol} URL (only http: and https: are followed)`;
+  if (from.protocol === 'https:' && to.protocol === 'http:')
+    return `${shownUrl(from.href)}: redirected from https: down to http: (${shownUrl(to.href)}), not followed`;
+  return to;
 }
 
 /** A small file read whole: its status, headers and body (at most `limit` bytes, else an error). */

@@ -2,7 +2,17 @@
 // shown, the spread delay of an instance, the validators a conditional request may use.
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
-import type { RefusalReason } from './follow-fetch.ts';
+
+/** Why a publication was not taken: the closed list /readyz and the metrics name. */
+export type RefusalReason =
+  | 'signature'
+  | 'rollback'
+  | 'schema'
+  | 'size'
+  | 'no_space'
+  | 'manifest'
+  | 'mismatch'
+  | 'candidate';
 
 export interface FollowRefused {
   snapshot_id: string;
