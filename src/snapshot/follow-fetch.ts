@@ -143,7 +143,7 @@ export interface Download {
  * Streams the file into `part`, hashing it as it is written; a cut connection is resumed from where it stopped
  * (Range, with If-Range on the validator the first answer gave, so a file changed meanwhile restarts from 0). Resolves
  * the hasher of the whole file. Throws FollowRefusal 'size' when the server's file is not `size` bytes, 'no_space' on
- * ENOSPC (the part removed), or the last network error after `retries` cuts without progress.
+ * ENOSPC, EDQUOT or EFBIG (the part removed), or the last network error after `retries` cuts without progress.
  */
 export async function download(d: Download): Promise<Hasher> {
   let hash = d.hasher();
@@ -163,7 +163,12 @@ export async function download(d: Download): Promise<Hasher> {
       const res = await get(d.url, { 'Accept-Encoding': 'identity', ...range }, d.extra);
       const resumed = have > 0 && res.statusCode === 206;
       if (!resumed) checkWhole(res, d.size);
-      else checkRange(res, have, d.size);
+      else if (!checkRange(res, have, d.size)) {
+        // Not the bytes asked for: the part is dropped and the next attempt asks for the whole file.
+        removeFile(d.part);
+        [hash, have, validator] = [d.hasher(), 0, undefined];
+        throw new Error(`a resumed download got the range ${res.headers['content-range']}: restarting from byte 0`);
+      }
       validator ??= validatorOf(res);
       if (!resumed && have > 0) {
         hash = d.hasher();
@@ -178,11 +183,12 @@ export async function download(d: Download): Promise<Hasher> {
       if (have === d.size) return hash;
       throw new FollowRefusal('size', `the file ended at ${have} of the ${d.size} bytes published`);
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOSPC') {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOSPC' || code === 'EFBIG' || code === 'EDQUOT') {
         removeFile(d.part);
         throw new FollowRefusal(
           'no_space',
-          `the disk filled up while downloading (ENOSPC): removed the partial file`,
+          `a write was refused while downloading (${code}: a full disk, a quota or a file-size limit such as ulimit -f): removed the partial file`,
           false,
         );
       }
@@ -211,16 +217,18 @@ function checkWhole(res: IncomingMessage, size: number): void {
   }
 }
 
-function checkRange(res: IncomingMessage, from: number, size: number): void {
+/** Whether a 206 answers the range from `from` on (false: another range); throws when the file is another size. */
+function checkRange(res: IncomingMessage, from: number, size: number): boolean {
   const m = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(res.headers['content-range'] ?? '');
   if (m === null || Number(m[1]) !== from) {
     res.resume();
-    throw new HttpStatus(`a resumed download got the range ${res.headers['content-range']} for bytes ${from}-`);
+    return false;
   }
   if (m[3] !== '*' && Number(m[3]) !== size) {
     res.resume();
     throw new FollowRefusal('size', `the file served is ${m[3]} bytes, not the ${size} bytes published`);
   }
+  return true;
 }
 
 /** The validator If-Range may name: a strong ETag, else Last-Modified. */
@@ -240,6 +248,20 @@ function hashingFile(part: string, from: number, hash: Hasher, size: number) {
   let inFlight = Promise.resolve();
   let closed!: () => void;
   const settled = new Promise<void>((r) => (closed = r));
+  /** Writes `buffers` at `at`, again after a short write (a full disk or a file-size limit), hashing what is written. */
+  const writeAll = (buffers: Buffer[], finish: (e: Error | null) => void): void =>
+    writev(fd!, buffers, at, (e, n) => {
+      if (e || n === 0) return finish(e ?? Object.assign(new Error('a write wrote nothing'), { code: 'EIO' }));
+      const rest: Buffer[] = [];
+      for (const b of buffers) {
+        const took = Math.min(n, b.length);
+        if (took > 0) hash.update(took === b.length ? b : b.subarray(0, took));
+        if (took < b.length) rest.push(b.subarray(took));
+        at += took;
+        n -= took;
+      }
+      return rest.length > 0 ? writeAll(rest, finish) : finish(null);
+    });
   const stream = new Writable({
     construct(done) {
       open(part, from === 0 ? 'w' : 'r+', (e, f) => {
@@ -254,12 +276,7 @@ function hashingFile(part: string, from: number, hash: Hasher, size: number) {
       if (at + bytes > size)
         return done(new FollowRefusal('size', `the file is larger than the ${size} bytes published`));
       inFlight = new Promise((written) =>
-        writev(fd!, buffers, at, (e, n) => {
-          if (!e && n !== bytes) e = Object.assign(new Error(`short write (${n} of ${bytes} bytes)`), { code: 'EIO' });
-          if (!e) {
-            at += bytes;
-            for (const b of buffers) hash.update(b);
-          }
+        writeAll(buffers, (e) => {
           written();
           done(e);
         }),

@@ -40,6 +40,14 @@ const REMEMBERED = 64;
 const PART = (path: string) => `.${basename(path)}.follow-`;
 const iso = (ms: number) => new Date(ms).toISOString();
 
+/** Removes the follower's files beside `path` (parts of other publications, a link put back half-way) but `keep`. */
+function removeParts(path: string, keep: string | null): void {
+  for (const name of readdirSync(dirname(path))) {
+    const file = join(dirname(path), name);
+    if (name.startsWith(PART(path)) && file !== keep) removeFile(file);
+  }
+}
+
 export class Follower {
   readonly state: FollowState;
   private readonly base: URL;
@@ -82,8 +90,7 @@ export class Follower {
       refusals: {},
     };
     // A part left by a process that is gone is not resumed (its server's validator is unknown): removed.
-    for (const name of readdirSync(dirname(target.path)))
-      if (name.startsWith(PART(target.path))) removeFile(join(dirname(target.path), name));
+    removeParts(target.path, null);
     opts.log({
       level: 'info',
       msg: 'following a publication',
@@ -205,13 +212,15 @@ export class Follower {
       size: latest.size,
       delay_ms: delayMs,
     });
+    const part = `${join(dirname(this.target.path), PART(this.target.path))}${sigKey.slice(0, 16)}.part`;
+    removeParts(this.target.path, part); // a superseded publication's part is never resumed
     try {
       const { expiresAt, seconds, inode } = await takePublication({
         latest,
         fileUrl,
         signature,
         key: this.settings.key,
-        part: `${join(dirname(this.target.path), PART(this.target.path))}${sigKey.slice(0, 16)}.part`,
+        part,
         path: this.target.path,
         extra: this.extra,
         served,
