@@ -4,7 +4,7 @@
 import { linkSync, renameSync } from 'node:fs';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { SCHEMA_VERSION } from '../../snapshot-format/schema.ts';
-import { openSnapshotFile } from './file.ts';
+import { openSnapshotFile, SnapshotFileError } from './file.ts';
 import { download, FollowRefusal, removeFile, spaceProblem } from './follow-fetch.ts';
 import type { FollowTarget, ServedMeta } from './follow-state.ts';
 import { type Latest, newHasher, type PublicKey, type Vouched, verifyPublication } from './follow-verify.ts';
@@ -122,13 +122,24 @@ export async function installed(target: FollowTarget, inode: string | null): Pro
 }
 
 /**
- * After the owner refused the file renamed over the path, the served snapshot is put back there (a new link `tmp` to
- * its inode, renamed over the path; the owner sees the file it serves), so that a restart opens it, not the refused
- * one. Nothing served, or no link kept (the path itself is served): left as it is.
+ * After the owner refused the file renamed over the path (device:inode `refused`), the served snapshot is put back
+ * there (a new link `tmp` to its inode, renamed over the path; the owner sees the file it serves), so that a restart
+ * opens it, not the refused one. Nothing served: the refused file is removed (a restart starts empty, not on it). No
+ * link kept (the path itself is served): left as it is.
  */
-export async function putBackServed(target: FollowTarget, tmp: string, log: (l: Record<string, unknown>) => void) {
+export async function putBackServed(
+  target: FollowTarget,
+  tmp: string,
+  refused: string | null,
+  log: (l: Record<string, unknown>) => void,
+) {
   const file = target.served()?.file;
-  if (file === undefined || file === target.path) return;
+  if (file === undefined) {
+    if (refused !== null && inodeOf(target.path) === refused) removeFile(target.path);
+    await target.install();
+    return;
+  }
+  if (file === target.path) return;
   try {
     removeFile(tmp);
     linkSync(file, tmp);
@@ -142,4 +153,30 @@ export async function putBackServed(target: FollowTarget, tmp: string, log: (l: 
       error: (e as Error).message,
     });
   }
+}
+
+/**
+ * Following, at start: a file at SNAPSHOT_PATH that cannot be served (not a snapshot, damaged, another schema
+ * version: a first publication refused, a stop between the rename and the put-back, an upgrade) is removed and
+ * logged, so the service starts as with nothing there (/readyz 503) and the follower replaces it.
+ */
+export function clearUnusable(path: string, log?: (l: Record<string, unknown>) => void): void {
+  if (inodeOf(path) === null) return;
+  let problem: string | null = null;
+  try {
+    const { db, meta } = openSnapshotFile(path);
+    db.close();
+    if (meta.schema_version !== SCHEMA_VERSION)
+      problem = `${path} has schema version ${meta.schema_version}; this server reads version ${SCHEMA_VERSION}`;
+  } catch (e) {
+    if (!(e instanceof SnapshotFileError)) throw e;
+    problem = e.message;
+  }
+  if (problem === null) return;
+  removeFile(path);
+  log?.({
+    level: 'warn',
+    msg: 'following: the file at SNAPSHOT_PATH cannot be served; removed it, not ready until a publication is in',
+    error: problem,
+  });
 }

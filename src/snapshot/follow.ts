@@ -237,7 +237,12 @@ export class Follower {
       });
       if (!(await installed(this.target, inode))) {
         const why = this.target.refusedBecause() ?? 'see candidate in /readyz';
-        await putBackServed(this.target, `${join(dirname(this.target.path), PART(this.target.path))}served.tmp`, log);
+        await putBackServed(
+          this.target,
+          `${join(dirname(this.target.path), PART(this.target.path))}served.tmp`,
+          inode,
+          log,
+        );
         throw new FollowRefusal('candidate', `the service's checks refused it: ${why}`);
       }
       this.taken(sigKey, latest, expiresAt);
