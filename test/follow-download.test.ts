@@ -17,11 +17,16 @@ const skip = missing('/usr/bin/minisign', 'minisign');
 /** How the publisher answers the n-th request (0 first) for one .db file; undefined: the file, whole or its range. */
 type Behaviour = (n: number, range: boolean, res: ServerResponse, bytes: Buffer) => true | undefined;
 
-/** A loopback publisher of `dir` that answers each .db as `behave` says (else as a plain static server would). */
-async function publisher(dir: string, behave: Record<string, Behaviour>) {
+/**
+ * A loopback publisher of `dir` that answers each .db as `behave` says (else as a plain static server would); with a
+ * `token`, a request without `?token=<token>` gets 403 (a CDN's folder-wide token).
+ */
+async function publisher(dir: string, behave: Record<string, Behaviour>, token?: string) {
   const seen: Record<string, number> = {};
   return rawServer((req, res) => {
-    const name = decodeURIComponent(new URL(req.url!, 'http://x').pathname.slice(1));
+    const url = new URL(req.url!, 'http://x');
+    if (token !== undefined && url.searchParams.get('token') !== token) return res.writeHead(403).end();
+    const name = decodeURIComponent(url.pathname.slice(1));
     let bytes: Buffer;
     try {
       bytes = readFileSync(join(dir, name));
@@ -99,6 +104,31 @@ describe('following: the file downloaded beside SNAPSHOT_PATH', { skip }, () => 
       await until('Z served', async () => (await servedId()) === third.id);
       assert.ok(server.logs.some((l) => String(l.error).includes('restarting from byte 0')));
       assert.deepEqual(parts(path), []);
+    } finally {
+      await server.close();
+      await web.close();
+    }
+  });
+});
+
+describe("SNAPSHOT_FOLLOW's query (a folder-wide token)", { skip }, () => {
+  it('is sent with latest.json, the signature and the snapshot, and never shown', async () => {
+    const keys = await minisignKeys();
+    const pub = tempDir('publication-');
+    const web = await publisher(pub, {}, 'query-secret');
+    const server = await startServer({
+      SNAPSHOT_PATH: join(tempDir('followed-'), 'snapshot.db'),
+      SNAPSHOT_FOLLOW: `${web.url}/latest.json?token=query-secret`,
+      SNAPSHOT_FOLLOW_PUBLIC_KEY: keys.pub,
+      SNAPSHOT_FOLLOW_INTERVAL_MS: '100',
+    });
+    try {
+      const published = await publish(pub, (await fixtureSnapshot()).path, keys);
+      const body = await until('the publication served', async () => {
+        const r = (await server.get('/readyz')).body;
+        return r.snapshot?.id === published.id && r;
+      });
+      assert.ok(!JSON.stringify([server.logs, body]).includes('query-secret'));
     } finally {
       await server.close();
       await web.close();

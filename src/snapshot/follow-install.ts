@@ -1,8 +1,9 @@
 // One publication taken: checked against the disk, downloaded beside SNAPSHOT_PATH while hashed, its signature
 // verified before anything opens it, then judged read-only (schema version, rollback, the id latest.json names) and
 // renamed over SNAPSHOT_PATH, where the owner's candidate checks and swap take it.
-import { linkSync, renameSync } from 'node:fs';
+import { linkSync, readdirSync, renameSync } from 'node:fs';
 import type { OutgoingHttpHeaders } from 'node:http';
+import { basename, dirname, join } from 'node:path';
 import { SCHEMA_VERSION } from '../../snapshot-format/schema.ts';
 import { openSnapshotFile, SnapshotFileError } from './file.ts';
 import { download, FollowRefusal, removeFile, spaceProblem } from './follow-fetch.ts';
@@ -179,4 +180,15 @@ export function clearUnusable(path: string, log?: (l: Record<string, unknown>) =
     msg: 'following: the file at SNAPSHOT_PATH cannot be served; removed it, not ready until a publication is in',
     error: problem,
   });
+}
+
+/** The prefix of the follower's files beside `path`: `.<name>.follow-`. */
+export const PART = (path: string) => `.${basename(path)}.follow-`;
+
+/** Removes the follower's files beside `path` (parts of other publications, a link put back half-way) but `keep`. */
+export function removeParts(path: string, keep: string | null): void {
+  for (const name of readdirSync(dirname(path))) {
+    const file = join(dirname(path), name);
+    if (name.startsWith(PART(path)) && file !== keep) removeFile(file);
+  }
 }

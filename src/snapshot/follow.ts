@@ -2,11 +2,10 @@
 // requests, takes each new publication (follow-install.ts), remembers refusals per signature, and keeps the state
 // /readyz and /metrics show (the URL, the last check and success, the publication seen, any refusal, staleness).
 import { createHash } from 'node:crypto';
-import { readdirSync } from 'node:fs';
 import type { OutgoingHttpHeaders } from 'node:http';
-import { basename, dirname, join } from 'node:path';
-import { FollowRefusal, getSmall, removeFile } from './follow-fetch.ts';
-import { installed, putBackServed, takePublication } from './follow-install.ts';
+import { dirname, join } from 'node:path';
+import { FollowRefusal, getSmall } from './follow-fetch.ts';
+import { installed, PART, putBackServed, removeParts, takePublication } from './follow-install.ts';
 import {
   type FollowRefused,
   type FollowState,
@@ -37,16 +36,7 @@ export interface FollowSettings {
 }
 
 const REMEMBERED = 64;
-const PART = (path: string) => `.${basename(path)}.follow-`;
 const iso = (ms: number) => new Date(ms).toISOString();
-
-/** Removes the follower's files beside `path` (parts of other publications, a link put back half-way) but `keep`. */
-function removeParts(path: string, keep: string | null): void {
-  for (const name of readdirSync(dirname(path))) {
-    const file = join(dirname(path), name);
-    if (name.startsWith(PART(path)) && file !== keep) removeFile(file);
-  }
-}
 
 export class Follower {
   readonly state: FollowState;
@@ -174,9 +164,8 @@ export class Follower {
   }
 
   private async consider(latest: Latest): Promise<void> {
-    // Plain names in latest.json's own folder (parseLatest refuses any other: a '/', '%', '..', a URL).
-    const fileUrl = new URL(latest.file, this.base);
-    const sigUrl = new URL(latest.signature, this.base);
+    const fileUrl = this.inFolder(latest.file);
+    const sigUrl = this.inFolder(latest.signature);
     const served = this.target.served();
     const sig = await getSmall(sigUrl, {}, this.extra, 16 * 1024);
     if (sig.status !== 200) throw new Error(`${shownUrl(sigUrl.href)}: HTTP ${sig.status}`);
@@ -198,6 +187,16 @@ export class Follower {
       if (same !== null) return this.taken(sigKey, latest, same.expiresAt);
     }
     await this.take(latest, fileUrl, signature, sigKey, served);
+  }
+
+  /**
+   * A file of latest.json's own folder (a plain name: parseLatest refuses a '/', '%', '..', a URL), asked for with
+   * SNAPSHOT_FOLLOW's query: a folder-wide token (a CDN's signed cookie-less URL, a SAS token) opens every file.
+   */
+  private inFolder(name: string): URL {
+    const url = new URL(name, this.base);
+    url.search = this.base.search;
+    return url;
   }
 
   private async take(latest: Latest, fileUrl: URL, signature: string, sigKey: string, served: ServedMeta | null) {
