@@ -172,8 +172,12 @@ describe('following a publication (one process)', { skip }, () => {
 
   it("refuses a signed file that the owner's candidate checks refuse (quick_check), and keeps serving", async () => {
     const id = (await served()).snapshot.id;
-    await publish(pub, damagedCopy(c), keys);
+    const damaged = await publish(pub, damagedCopy(c), keys);
     assert.match((await refused('candidate', id)).message, /the service's checks refused it: .*quick_check/);
+    // The file's own fault (quick_check): remembered, not downloaded again (a refusal that may pass is retried).
+    const got = downloads(damaged.latest.file as string);
+    await new Promise((res) => setTimeout(res, 800));
+    assert.equal(downloads(damaged.latest.file as string), got);
     // The served snapshot is back at the path: a restart opens it, not the refused file.
     const r = await until('the path holds the served snapshot again', async () => {
       const body = await served();

@@ -109,6 +109,16 @@ export function servedMeta(file: string): (ServedMeta & { file: string }) | null
 }
 
 /**
+ * Whether the owner's reason for refusing a candidate is the file's own (the same at every try): quick_check, another
+ * schema version, statements that do not prepare, not a snapshot, WAL mode. Else it may pass: a worker too slow to
+ * prepare, the file changed while checked, a file it could not open or link.
+ */
+export const inherentRefusal = (why: string) =>
+  /fails quick_check|has schema version|does not match this server's queries|is not a snapshot|not an SQLite database|is damaged|is in WAL mode/.test(
+    why,
+  );
+
+/**
  * Whether the file renamed over the path (device:inode) is served once the owner looked at it: a look already under
  * way (of an earlier file) is waited for, then the path is looked at again.
  */

@@ -40,6 +40,28 @@ export interface FollowState {
   refusals: Partial<Record<RefusalReason, number>>;
 }
 
+/** The state before the first check. */
+export function initialState(
+  url: string,
+  s: { intervalMs: number; staleMs: number; delayMs: number },
+  startedAt: string,
+): FollowState {
+  return {
+    url,
+    interval_ms: s.intervalMs,
+    stale_after_ms: s.staleMs,
+    delay_ms: s.delayMs,
+    started_at: startedAt,
+    last_check: null,
+    last_success: null,
+    last_error: null,
+    publication: null,
+    served: null,
+    refused: null,
+    refusals: {},
+  };
+}
+
 /** Why the served data is stale (expired, or no successful check for stale_after_ms), or null. */
 export function staleness(s: FollowState, now: number): string | null {
   if (s.served?.expires_at && Date.parse(s.served.expires_at) <= now) return 'expired';

@@ -5,11 +5,12 @@ import { createHash } from 'node:crypto';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { dirname, join } from 'node:path';
 import { FollowRefusal, getSmall } from './follow-fetch.ts';
-import { installed, PART, putBackServed, removeParts, takePublication } from './follow-install.ts';
+import { inherentRefusal, installed, PART, putBackServed, removeParts, takePublication } from './follow-install.ts';
 import {
   type FollowRefused,
   type FollowState,
   type FollowTarget,
+  initialState,
   type ServedMeta,
   settled,
   shownUrl,
@@ -36,6 +37,8 @@ export interface FollowSettings {
 }
 
 const REMEMBERED = 64;
+/** A publication the owner refused for a reason that may pass is tried this many times (backing off) before it is remembered. */
+const CANDIDATE_TRIES = 3;
 const iso = (ms: number) => new Date(ms).toISOString();
 
 export class Follower {
@@ -45,6 +48,8 @@ export class Follower {
   private validators: OutgoingHttpHeaders = {};
   private readonly refused = new Map<string, FollowRefused>();
   private takenSig: string | null = null;
+  /** Candidate refusals that may pass (a worker too slow, the file changed while checked): tries, next try's time. */
+  private readonly retries = new Map<string, { tries: number; at: number }>();
   private running: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
@@ -65,20 +70,7 @@ export class Follower {
       const i = settings.header.indexOf(':');
       this.extra[settings.header.slice(0, i).trim()] = settings.header.slice(i + 1).trim();
     }
-    this.state = {
-      url: shownUrl(settings.url),
-      interval_ms: settings.intervalMs,
-      stale_after_ms: settings.staleMs,
-      delay_ms: settings.delayMs,
-      started_at: iso(this.now()),
-      last_check: null,
-      last_success: null,
-      last_error: null,
-      publication: null,
-      served: null,
-      refused: null,
-      refusals: {},
-    };
+    this.state = initialState(shownUrl(settings.url), settings, iso(this.now()));
     // A part left by a process that is gone is not resumed (its server's validator is unknown): removed.
     removeParts(target.path, null);
     opts.log({
@@ -181,6 +173,10 @@ export class Follower {
       return;
     }
     if (sigKey === this.takenSig) return;
+    if ((this.retries.get(sigKey)?.at ?? 0) > this.now()) {
+      this.again = true; // a passing candidate refusal's backoff: looked at again at a later check
+      return;
+    }
     if (served?.snapshot_id === latest.snapshot_id) {
       // The snapshot served, published (again): its file on disk checked against the signature, not downloaded.
       const same = await vouchedFor(served.file, signature, this.settings.key);
@@ -242,7 +238,7 @@ export class Follower {
           inode,
           log,
         );
-        throw new FollowRefusal('candidate', `the service's checks refused it: ${why}`);
+        throw this.candidateRefusal(sigKey, why);
       }
       this.taken(sigKey, latest, expiresAt);
     } catch (e) {
@@ -252,7 +248,18 @@ export class Follower {
     }
   }
 
+  /** The owner's refusal: lasting when the file itself fails (quick_check, schema, statements) or after a few tries. */
+  private candidateRefusal(sigKey: string, why: string): FollowRefusal {
+    const tries = (this.retries.get(sigKey)?.tries ?? 0) + 1;
+    const lasting = inherentRefusal(why) || tries >= CANDIDATE_TRIES;
+    if (lasting) this.retries.delete(sigKey);
+    else this.retries.set(sigKey, { tries, at: this.now() + this.settings.intervalMs * 2 ** tries });
+    const attempt = lasting ? '' : ` (try ${tries} of ${CANDIDATE_TRIES}; tried again later)`;
+    return new FollowRefusal('candidate', `the service's checks refused it: ${why}${attempt}`, lasting);
+  }
+
   private taken(sigKey: string, latest: Latest, expiresAt: string | null): void {
+    this.retries.clear();
     this.takenSig = sigKey;
     this.state.served = { snapshot_id: latest.snapshot_id, expires_at: expiresAt };
     this.state.refused = null;
