@@ -93,15 +93,20 @@ function judge(part: string, latest: Latest, served: ServedMeta | null, vouched:
     );
 }
 
-let known: { file: string; meta: ServedMeta & { file: string } } | null = null;
-/** The id and build time of the snapshot served from `file` (read once per file: a served file never changes). */
-export function servedMeta(file: string): (ServedMeta & { file: string }) | null {
-  if (known?.file === file) return known.meta;
+let known: { inode: string; meta: ServedMeta & { file: string } } | null = null;
+/**
+ * The id and build time of the snapshot served from `file` (device:inode `inode`), read once per inode (a served inode never changes;
+ * the path itself, served when the folder refuses hard links, names a new inode after each swap).
+ */
+export function servedMeta(file: string, inode = inodeOf(file)): (ServedMeta & { file: string }) | null {
+  if (inode === null) return null;
+  if (known?.inode === inode) return known.meta;
+  if (inodeOf(file) !== inode) return null; // the path names another file by now
   try {
     const { db, meta } = openSnapshotFile(file);
     db.close();
     if (meta.snapshot_id === null || meta.built_at === null) return null;
-    known = { file, meta: { snapshot_id: meta.snapshot_id, built_at: meta.built_at, file } };
+    known = { inode, meta: { snapshot_id: meta.snapshot_id, built_at: meta.built_at, file } };
     return known.meta;
   } catch {
     return null;
