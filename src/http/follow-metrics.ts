@@ -13,6 +13,7 @@ const REASONS: RefusalReason[] = [
   'manifest',
   'mismatch',
   'candidate',
+  'expired',
 ];
 
 const seconds = (iso: string | null | undefined) => (iso ? Date.parse(iso) / 1000 : Number.NaN);

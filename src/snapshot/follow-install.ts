@@ -21,6 +21,8 @@ export interface Take {
   path: string;
   extra: OutgoingHttpHeaders;
   served: ServedMeta | null;
+  /** The served publication's signed expiry (null: none, or not a followed one). */
+  servedExpiresAt: string | null;
   cut(bytes: number, e: Error): void;
   stopped(): boolean;
 }
@@ -55,7 +57,7 @@ export async function takePublication(
   const seconds = (performance.now() - began) / 1000;
   try {
     const vouched = verifyPublication(digest, t.signature, t.key); // before anything opens the file
-    judge(t.part, t.latest, t.served, vouched);
+    judge(t, vouched);
     const inode = inodeOf(t.part);
     renameSync(t.part, t.path);
     return { expiresAt: vouched.expiresAt, seconds, inode };
@@ -65,11 +67,16 @@ export async function takePublication(
   }
 }
 
-/** The verified file read (read-only): refused when its schema, its id or its age is not one to serve. */
-function judge(part: string, latest: Latest, served: ServedMeta | null, vouched: Vouched): void {
+/**
+ * The verified file read (read-only): refused when its schema, its id or its age is not one to serve: built before
+ * the snapshot served (or no build time to tell), or its signed expiry passed while an unexpired snapshot is served
+ * (with nothing served, or only an expired one, it is taken: old data beats none, and /readyz says stale).
+ */
+function judge(t: Take, vouched: Vouched): void {
+  const { latest, served } = t;
   let meta: ReturnType<typeof openSnapshotFile>['meta'];
   try {
-    const opened = openSnapshotFile(part);
+    const opened = openSnapshotFile(t.part);
     opened.db.close();
     meta = opened.meta;
   } catch (e) {
@@ -86,11 +93,16 @@ function judge(part: string, latest: Latest, served: ServedMeta | null, vouched:
   ])
     if (meta.snapshot_id !== id)
       throw new FollowRefusal('mismatch', `${who} snapshot ${id} but the signed file holds ${meta.snapshot_id}`);
-  if (served !== null && meta.built_at !== null && Date.parse(meta.built_at) < Date.parse(served.built_at))
+  if (meta.built_at === null || Number.isNaN(Date.parse(meta.built_at)))
+    throw new FollowRefusal('rollback', 'the signed file has no build time (built_at): its age cannot be checked');
+  if (served !== null && Date.parse(meta.built_at) < Date.parse(served.built_at))
     throw new FollowRefusal(
       'rollback',
       `rollback: the publication was built at ${meta.built_at}, before the snapshot served (${served.snapshot_id}, built at ${served.built_at})`,
     );
+  const expired = (at: string | null) => at !== null && Date.parse(at) <= Date.now();
+  if (served !== null && expired(vouched.expiresAt) && !expired(t.servedExpiresAt))
+    throw new FollowRefusal('expired', `the publication expired at ${vouched.expiresAt}; the snapshot served has not`);
 }
 
 let known: { inode: string; meta: ServedMeta & { file: string } } | null = null;

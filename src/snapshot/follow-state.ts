@@ -12,7 +12,8 @@ export type RefusalReason =
   | 'no_space'
   | 'manifest'
   | 'mismatch'
-  | 'candidate';
+  | 'candidate'
+  | 'expired';
 
 export interface FollowRefused {
   snapshot_id: string;

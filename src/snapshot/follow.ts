@@ -219,6 +219,7 @@ export class Follower {
         path: this.target.path,
         extra: this.extra,
         served,
+        servedExpiresAt: this.state.served?.expires_at ?? null,
         cut: (bytes, e) =>
           log({ level: 'warn', msg: 'following: the download was cut; resuming', bytes, error: e.message }),
         stopped: () => this.closed,
