@@ -1,28 +1,12 @@
 // HTTP(S) for following a publication: small files read whole (latest.json, a signature), and a snapshot streamed
 // into a file beside SNAPSHOT_PATH while it is hashed, resumed with Range after a cut connection, never in memory.
-import { close, createReadStream, open, statfsSync, statSync, unlinkSync, writev } from 'node:fs';
+import { createReadStream, statfsSync, statSync, unlinkSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { dirname } from 'node:path';
-import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { type RefusalReason, shownUrl } from './follow-state.ts';
-
-/** A publication refused for what it is (remembered per signature when `lasting`), not a failure to reach it. */
-export class FollowRefusal extends Error {
-  constructor(
-    readonly reason: RefusalReason,
-    message: string,
-    readonly lasting = true,
-  ) {
-    super(message);
-  }
-}
-
-/** A hash fed with the bytes as they arrive (BLAKE2b-512 for minisign). */
-export interface Hasher {
-  update(b: Buffer): unknown;
-}
+import { hashingFile } from './follow-part.ts';
+import { FollowRefusal, type Hasher, shownUrl } from './follow-state.ts';
 
 /** An idle connection is given up after this long (then retried); a small file must arrive within it too. */
 const IDLE_MS = 30_000;
@@ -236,66 +220,6 @@ function validatorOf(res: IncomingMessage): string | undefined {
   const etag = res.headers.etag;
   if (etag !== undefined && !etag.startsWith('W/')) return etag;
   return res.headers['last-modified'];
-}
-
-/**
- * A writer of the part file from byte `from` on that hashes each chunk once it is written (so a cut connection leaves
- * the hash of exactly the bytes on disk), refusing to write past `size`.
- */
-function hashingFile(part: string, from: number, hash: Hasher, size: number) {
-  let at = from;
-  let fd: number | null = null;
-  let inFlight = Promise.resolve();
-  let closed!: () => void;
-  const settled = new Promise<void>((r) => (closed = r));
-  /** Writes `buffers` at `at`, again after a short write (a full disk or a file-size limit), hashing what is written. */
-  const writeAll = (buffers: Buffer[], finish: (e: Error | null) => void): void =>
-    writev(fd!, buffers, at, (e, n) => {
-      if (e || n === 0) return finish(e ?? Object.assign(new Error('a write wrote nothing'), { code: 'EIO' }));
-      const rest: Buffer[] = [];
-      for (const b of buffers) {
-        const took = Math.min(n, b.length);
-        if (took > 0) hash.update(took === b.length ? b : b.subarray(0, took));
-        if (took < b.length) rest.push(b.subarray(took));
-        at += took;
-        n -= took;
-      }
-      return rest.length > 0 ? writeAll(rest, finish) : finish(null);
-    });
-  const stream = new Writable({
-    construct(done) {
-      open(part, from === 0 ? 'w' : 'r+', (e, f) => {
-        fd = f;
-        done(e);
-      });
-    },
-    // Whatever arrived while the disk was busy goes in one writev: a socket's chunks are 16-64 KiB.
-    writev(chunks, done) {
-      const buffers = chunks.map((c) => c.chunk as Buffer);
-      const bytes = buffers.reduce((n, b) => n + b.length, 0);
-      if (at + bytes > size)
-        return done(new FollowRefusal('size', `the file is larger than the ${size} bytes published`));
-      inFlight = new Promise((written) =>
-        writeAll(buffers, (e) => {
-          written();
-          done(e);
-        }),
-      );
-    },
-    destroy(e, done) {
-      // After the write under way (a cut connection destroys the stream in the middle of one).
-      void inFlight.then(() => {
-        const end = () => {
-          closed();
-          done(e);
-        };
-        if (fd === null) end();
-        else close(fd, end);
-      });
-    },
-  });
-  /** Resolves the bytes written (and hashed) once the file is closed. */
-  return { stream, written: () => settled.then(() => at) };
 }
 
 /** Why a download of `size` bytes (with `have` already in the part file) would not fit on the disk, or null. */

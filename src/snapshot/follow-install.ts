@@ -1,13 +1,14 @@
 // One publication taken: checked against the disk, downloaded beside SNAPSHOT_PATH while hashed, its signature
 // verified before anything opens it, then judged read-only (schema version, rollback, the id latest.json names) and
-// renamed over SNAPSHOT_PATH, where the owner's candidate checks and swap take it.
+// renamed over SNAPSHOT_PATH, where the owner's candidate checks and swap take it; and the follower's files at the
+// path (the part files, a refused file removed, the served snapshot put back, an unusable file at start).
 import { linkSync, readdirSync, renameSync } from 'node:fs';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { basename, dirname, join } from 'node:path';
 import { SCHEMA_VERSION } from '../../snapshot-format/schema.ts';
 import { openSnapshotFile, SnapshotFileError } from './file.ts';
-import { download, FollowRefusal, removeFile, spaceProblem } from './follow-fetch.ts';
-import type { FollowTarget, ServedMeta } from './follow-state.ts';
+import { download, removeFile, spaceProblem } from './follow-fetch.ts';
+import { FollowRefusal, type FollowTarget, type ServedMeta } from './follow-state.ts';
 import { type Latest, newHasher, type PublicKey, type Vouched, verifyPublication } from './follow-verify.ts';
 import { inodeOf } from './served-file.ts';
 

@@ -1,5 +1,5 @@
-// What following a publication shows (/readyz, /metrics) and the small rules it goes by: staleness, the URL as
-// shown, the spread delay of an instance, the validators a conditional request may use.
+// What following a publication shows (/readyz, /metrics) and the small rules it goes by: a refusal and its reasons,
+// staleness, the URL as shown, the spread delay of an instance, the validators a conditional request may use.
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 
@@ -14,6 +14,22 @@ export type RefusalReason =
   | 'mismatch'
   | 'candidate'
   | 'expired';
+
+/** A publication refused for what it is (remembered per signature when `lasting`), not a failure to reach it. */
+export class FollowRefusal extends Error {
+  constructor(
+    readonly reason: RefusalReason,
+    message: string,
+    readonly lasting = true,
+  ) {
+    super(message);
+  }
+}
+
+/** A hash fed with the bytes as they arrive (BLAKE2b-512 for minisign). */
+export interface Hasher {
+  update(b: Buffer): unknown;
+}
 
 export interface FollowRefused {
   snapshot_id: string;

@@ -4,9 +4,10 @@
 import { createHash } from 'node:crypto';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { dirname, join } from 'node:path';
-import { FollowRefusal, getSmall } from './follow-fetch.ts';
+import { getSmall } from './follow-fetch.ts';
 import { inherentRefusal, installed, PART, putBackServed, removeParts, takePublication } from './follow-install.ts';
 import {
+  FollowRefusal,
   type FollowRefused,
   type FollowState,
   type FollowTarget,
