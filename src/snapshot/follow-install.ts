@@ -6,7 +6,7 @@ import { linkSync, readdirSync, renameSync } from 'node:fs';
 import type { OutgoingHttpHeaders } from 'node:http';
 import { basename, dirname, join } from 'node:path';
 import { SCHEMA_VERSION } from '../../snapshot-format/schema.ts';
-import { openSnapshotFile, SnapshotFileError } from './file.ts';
+import { openSnapshotFile, SnapshotError } from './file.ts';
 import { download, removeFile, spaceProblem } from './follow-fetch.ts';
 import { FollowRefusal, type FollowTarget, type ServedMeta } from './follow-state.ts';
 import { type Latest, newHasher, type PublicKey, type Vouched, verifyPublication } from './follow-verify.ts';
@@ -198,7 +198,7 @@ export function clearUnusable(path: string, log?: (l: Record<string, unknown>) =
     if (meta.schema_version !== SCHEMA_VERSION)
       problem = `${path} has schema version ${meta.schema_version}; this server reads version ${SCHEMA_VERSION}`;
   } catch (e) {
-    if (!(e instanceof SnapshotFileError)) throw e;
+    if (!(e instanceof SnapshotError)) throw e;
     problem = e.message;
   }
   if (problem === null) return;
