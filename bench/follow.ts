@@ -3,10 +3,11 @@
 // minisign) and latest.json; a service (WORKERS=W) started with nothing at SNAPSHOT_PATH follows it. Prints the time
 // from latest.json written to every worker serving the id (poll interval 1 s, no spread), the follower's download
 // throughput as a ratio of curl fetching the same file from the same nginx to the same disk, and the peak RSS of the
-// following process (the primary) against the file's size.
+// following process (the primary) against the file's size, and the latency of a light load (/livez) on the following
+// process's port before and during the download.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { get } from 'node:http';
+import { Agent, get } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -136,7 +137,26 @@ async function followOnce(o: {
   const downloaded = seen((l) => typeof l.mib_per_s === 'number');
   let downloading = true; // until the download's line: its peak alone, then the checks' and the swap's
   void downloaded.then(() => (downloading = false));
-  await listening;
+  const url = (await listening).line.url as string;
+  // A light load (/livez every 20 ms, one connection) on the following process's port: 2 s before latest.json is
+  // written, then until the download's line, each request's latency by phase.
+  const latency = { before: [] as number[], during: [] as number[] };
+  let phase: keyof typeof latency | null = 'before';
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const loader = (async () => {
+    while (phase !== null) {
+      const t = performance.now();
+      const at = phase;
+      await new Promise<void>((r) =>
+        get(`${url}/livez`, { agent }, (res) => res.resume().on('end', r)).on('error', () => r()),
+      );
+      latency[at].push(performance.now() - t);
+      await new Promise((r) => setTimeout(r, Math.max(0, 20 - (performance.now() - t))));
+    }
+  })();
+  void downloaded.then(() => (phase = null));
+  await new Promise((r) => setTimeout(r, 2000));
+  phase = 'during';
   const baseRss = rssKiB(child.pid!);
   let peak = baseRss;
   let peakDownload = baseRss;
@@ -151,11 +171,23 @@ async function followOnce(o: {
   }, 50);
   const t0 = o.announce();
   const [dl, done] = await Promise.all([downloaded, served]);
+  await loader;
+  agent.destroy();
   clearInterval(sampler);
   peak = Math.max(peak, rssKiB(child.pid!, 'VmHWM'));
   child.kill('SIGTERM');
   await new Promise((r) => child.once('exit', r));
-  return { total: (done.at - t0) / 1000, download: dl.line.seconds as number, baseRss, peak, peakDownload };
+  const p = (xs: number[], q: number) => xs.sort((x, y) => x - y)[Math.min(xs.length - 1, Math.floor(xs.length * q))];
+  const lat = (xs: number[]) => ({ p50: p(xs, 0.5), p99: p(xs, 0.99), max: p(xs, 1), n: xs.length });
+  return {
+    total: (done.at - t0) / 1000,
+    download: dl.line.seconds as number,
+    baseRss,
+    peak,
+    peakDownload,
+    before: lat(latency.before),
+    during: lat(latency.during),
+  };
 }
 
 /** Seconds for node's own HTTP client to read the file and drop it (no hash, no disk): the floor of any follower. */
@@ -229,6 +261,10 @@ async function main() {
     say(`  throughput ratio follower / curl: ${fmt(median(curl) / dl, 2)}`);
     say(
       `  peak RSS of the following process: ${fmt(median(runs.map((r) => r.peakDownload)) / 1024, 0)} MiB while downloading, ${fmt(median(runs.map((r) => r.peak)) / 1024, 0)} MiB with the checks and the swap (${fmt(median(runs.map((r) => r.baseRss)) / 1024, 0)} MiB before; the file is ${fmt(mib, 0)} MiB)`,
+    );
+    const ms = (k: 'before' | 'during', q: 'p50' | 'p99' | 'max') => fmt(median(runs.map((r) => r[k][q])), 1);
+    say(
+      `  /livez every 20 ms on the following process's port: p50 ${ms('before', 'p50')} ms, p99 ${ms('before', 'p99')} ms before; p50 ${ms('during', 'p50')} ms, p99 ${ms('during', 'p99')} ms, max ${ms('during', 'max')} ms while downloading and hashing`,
     );
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { wrongVersionCopy } from './support/bad-snapshots.ts';
+import { damagedCopy, wrongVersionCopy } from './support/bad-snapshots.ts';
 import { tempDir } from './support/files.ts';
 import {
   connections,
@@ -69,7 +69,7 @@ describe('WORKERS=2 following a publication over HTTPS', { skip }, () => {
     await nginx?.stop();
   });
 
-  it('starts with nothing at SNAPSHOT_PATH, then follows with 0 failed requests through a swap and refusals', async () => {
+  it('starts with nothing at SNAPSHOT_PATH, then follows with 0 failed requests through a swap and every kind of refusal', async () => {
     const a = (await fixtureSnapshot()).path;
     const b = (await fixtureSnapshot(changedSource(), { builtAt: '2026-11-02T00:00:00.000Z' })).path;
     const c = (
@@ -119,12 +119,23 @@ describe('WORKERS=2 following a publication over HTTPS', { skip }, () => {
       async () => (await get(`${m.url}/readyz`, null)).body.follow.refused,
     );
     assert.equal(signature.reason, 'signature');
-    await sleep(300);
-    await publish(pub, wrongVersionCopy(c), keys);
-    await until(
-      'a schema refusal',
-      async () => (await get(`${m.url}/readyz`, null)).body.follow.refused?.reason === 'schema',
-    );
+    // Every other kind of refusal, each while the load is answered.
+    const refusals: [string, () => Promise<unknown>][] = [
+      ['schema', () => publish(pub, wrongVersionCopy(c), keys)],
+      ['rollback', () => publish(pub, a, keys)],
+      ['size', () => publish(pub, c, keys, { latest: (l) => (l.size = (l.size as number) + 1) })],
+      ['candidate', () => publish(pub, damagedCopy(c), keys)],
+      ['manifest', () => publish(pub, c, keys, { latest: (l) => (l.file = '../snapshot.db') })],
+    ];
+    for (const [reason, publishIt] of refusals) {
+      await sleep(300);
+      await publishIt();
+      await until(
+        `a ${reason} refusal`,
+        async () => (await get(`${m.url}/readyz`, null)).body.follow.refused?.reason === reason,
+        20_000,
+      );
+    }
     await sleep(300);
     const { count, failed } = await traffic.stop();
     assert.deepEqual(failed, [], `${failed.length} of ${count} requests failed`);
@@ -138,7 +149,9 @@ describe('WORKERS=2 following a publication over HTTPS', { skip }, () => {
     assert.equal(ready.body.follow.stale, null);
     const metrics = await (await fetch(`${m.metricsUrl}`)).text();
     const url = `url="${nginx.https}/latest.json"`;
-    assert.match(metrics, new RegExp(`nlr_follow_refused\\{${url},reason="schema"\\} 1`));
+    assert.match(metrics, new RegExp(`nlr_follow_refused\\{${url},reason="manifest"\\} 1`));
+    for (const reason of ['schema', 'rollback', 'size', 'candidate'])
+      assert.match(metrics, new RegExp(`nlr_follow_refusals_total\\{${url},reason="${reason}"\\} 1`));
     assert.match(metrics, new RegExp(`nlr_follow_refusals_total\\{${url},reason="signature"\\} 1`));
     assert.match(metrics, new RegExp(`nlr_follow_stale\\{${url}\\} 0`));
     assert.match(metrics, /nlr_follow_last_success_time_seconds\{[^}]*\} \d/);

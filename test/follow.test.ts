@@ -172,8 +172,12 @@ describe('following a publication (one process)', { skip }, () => {
 
   it("refuses a signed file that the owner's candidate checks refuse (quick_check), and keeps serving", async () => {
     const id = (await served()).snapshot.id;
-    await publish(pub, damagedCopy(c), keys);
+    const damaged = await publish(pub, damagedCopy(c), keys);
     assert.match((await refused('candidate', id)).message, /the service's checks refused it: .*quick_check/);
+    // The file's own fault (quick_check): remembered, not downloaded again (a refusal that may pass is retried).
+    const got = downloads(damaged.latest.file as string);
+    await new Promise((res) => setTimeout(res, 800));
+    assert.equal(downloads(damaged.latest.file as string), got);
     // The served snapshot is back at the path: a restart opens it, not the refused file.
     const r = await until('the path holds the served snapshot again', async () => {
       const body = await served();
@@ -298,6 +302,55 @@ describe('following settings', () => {
       const said = JSON.stringify([server.logs, (await server.get('/readyz')).body]);
       for (const secret of ['header-secret', 'query-secret', 'url-secret']) assert.ok(!said.includes(secret), secret);
       assert.match(said, /HTTP 404/);
+    } finally {
+      await server.close();
+      await publisher.close();
+    }
+  });
+
+  it('takes a bad redirect (another protocol, an invalid URL, https down to http) as a failed check, never a crash', async () => {
+    const locations = ['ftp://example.com/latest.json', 'http://[::1', 'https://127.0.0.1:9/latest.json'];
+    let n = 0;
+    const publisher = await rawServer((_req, res) => res.writeHead(302, { Location: locations[n++ % 3] }).end());
+    const server = await startServer({
+      SNAPSHOT_PATH: join(tempDir('followed-'), 'snapshot.db'),
+      SNAPSHOT_FOLLOW: `${publisher.url}/latest.json`,
+      SNAPSHOT_FOLLOW_PUBLIC_KEY: (await minisignKeys()).key,
+      SNAPSHOT_FOLLOW_INTERVAL_MS: '50',
+    });
+    try {
+      const errors = () =>
+        server.logs.filter((l) => String(l.msg).includes('check failed')).map((l) => String(l.error));
+      await until('three failed checks', () => errors().length >= 3);
+      assert.match(errors()[0], /redirected to a ftp: URL \(only http: and https: are followed\)/);
+      assert.match(errors()[1], /redirected to an invalid URL/);
+      assert.equal((await server.get('/livez')).status, 200);
+      assert.equal((await server.get('/readyz')).status, 503);
+    } finally {
+      await server.close();
+      await publisher.close();
+    }
+  });
+
+  it('never shows the query or password of the URL in a redirect loop (logs, /readyz)', async () => {
+    const publisher = await rawServer((req, res) =>
+      res.writeHead(302, { Location: `${req.url}x?X-Amz-Signature=query-secret` }).end(),
+    );
+    const url = new URL(`${publisher.url}/latest.json?X-Amz-Signature=query-secret`);
+    url.username = 'user';
+    url.password = 'url-secret';
+    const server = await startServer({
+      SNAPSHOT_PATH: join(tempDir('followed-'), 'snapshot.db'),
+      SNAPSHOT_FOLLOW: url.href,
+      SNAPSHOT_FOLLOW_PUBLIC_KEY: (await minisignKeys()).key,
+      SNAPSHOT_FOLLOW_INTERVAL_MS: '50',
+    });
+    try {
+      await until('a failed check', () => server.logs.some((l) => String(l.msg).includes('check failed')));
+      const readyz = (await server.get('/readyz')).body;
+      assert.match(readyz.follow.last_error, /more than 5 redirects/);
+      const said = JSON.stringify([server.logs, readyz]);
+      for (const secret of ['query-secret', 'url-secret']) assert.ok(!said.includes(secret), secret);
     } finally {
       await server.close();
       await publisher.close();

@@ -2,7 +2,7 @@
 // primary. Every series carries the URL followed; none is exported when the process does not follow.
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { type FollowState, staleness } from '../snapshot/follow.ts';
-import type { RefusalReason } from '../snapshot/follow-fetch.ts';
+import type { RefusalReason } from '../snapshot/follow-state.ts';
 
 const REASONS: RefusalReason[] = [
   'signature',
@@ -13,6 +13,7 @@ const REASONS: RefusalReason[] = [
   'manifest',
   'mismatch',
   'candidate',
+  'expired',
 ];
 
 const seconds = (iso: string | null | undefined) => (iso ? Date.parse(iso) / 1000 : Number.NaN);

@@ -104,7 +104,7 @@ export function followInPrimary(
   };
   const target: FollowTarget = {
     path,
-    served: () => (owner.file.inode === '' ? null : servedMeta(owner.file.file)),
+    served: () => (owner.file.inode === '' ? null : servedMeta(owner.file.file, owner.file.inode)),
     install: () => owner.refresh(),
     refusedBecause: () => owner.candidate?.reason,
   };

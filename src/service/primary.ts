@@ -58,6 +58,8 @@ export async function runPrimary(config: Config, io: PrimaryIo): Promise<void> {
   // The first start is the one time the path is read: a link to the file there now is what every worker opens,
   // whatever the path names later. From then on the owner (loaded once worker 0 is forked) decides what is served.
   removeStaleLinks(config.SNAPSHOT_PATH);
+  // Following: a file there that cannot be served is removed (the follower replaces it), as a single process does.
+  if (follow !== null) (await import('../snapshot/follow-install.ts')).clearUnusable(config.SNAPSHOT_PATH, io.log);
   const first = servedAtStart(config.SNAPSHOT_PATH);
   workers = new Workers({
     config,

@@ -1,38 +1,12 @@
 // HTTP(S) for following a publication: small files read whole (latest.json, a signature), and a snapshot streamed
 // into a file beside SNAPSHOT_PATH while it is hashed, resumed with Range after a cut connection, never in memory.
-import { close, createReadStream, open, statfsSync, statSync, unlinkSync, writev } from 'node:fs';
+import { createReadStream, statfsSync, statSync, unlinkSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { dirname } from 'node:path';
-import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-
-/** A publication refused for what it is (remembered per signature when `lasting`), not a failure to reach it. */
-export class FollowRefusal extends Error {
-  constructor(
-    readonly reason: RefusalReason,
-    message: string,
-    readonly lasting = true,
-  ) {
-    super(message);
-  }
-}
-
-/** Why a publication was not taken: the closed list /readyz and the metrics name. */
-export type RefusalReason =
-  | 'signature'
-  | 'rollback'
-  | 'schema'
-  | 'size'
-  | 'no_space'
-  | 'manifest'
-  | 'mismatch'
-  | 'candidate';
-
-/** A hash fed with the bytes as they arrive (BLAKE2b-512 for minisign). */
-export interface Hasher {
-  update(b: Buffer): unknown;
-}
+import { hashingFile } from './follow-part.ts';
+import { FollowRefusal, type Hasher, shownUrl } from './follow-state.ts';
 
 /** An idle connection is given up after this long (then retried); a small file must arrive within it too. */
 const IDLE_MS = 30_000;
@@ -40,27 +14,53 @@ const REDIRECTS = 5;
 /** Left free on the file system after a download, beyond its size (SQLite's temporary files, the logs). */
 export const FREE_MARGIN = 64 * 1024 * 1024;
 
-/** One GET; redirects (a CDN's, a bucket's) followed, the extra header kept on the same origin only. */
+/**
+ * One GET; redirects (a CDN's, a bucket's) followed to http: and https: only, never from https: down to http:, the
+ * extra header kept on the same origin only. Every failure rejects (a bad Location never throws), its message naming
+ * URLs as shownUrl does (no password, no query).
+ */
 export function get(url: URL, headers: OutgoingHttpHeaders, extra: OutgoingHttpHeaders = {}): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     const go = (u: URL, left: number) => {
       const send = u.protocol === 'https:' ? httpsRequest : httpRequest;
       const sameOrigin = u.origin === url.origin;
-      const req = send(u, { headers: { ...headers, ...(sameOrigin ? extra : {}) }, timeout: IDLE_MS }, (res) => {
-        const to = res.headers.location;
-        if (res.statusCode! >= 300 && res.statusCode! < 400 && res.statusCode !== 304 && to !== undefined) {
-          res.resume();
-          if (left === 0) return reject(new Error(`${url}: more than ${REDIRECTS} redirects`));
-          return go(new URL(to, u), left - 1);
-        }
-        resolve(res);
-      });
+      let req: ReturnType<typeof send>;
+      try {
+        req = send(u, { headers: { ...headers, ...(sameOrigin ? extra : {}) }, timeout: IDLE_MS }, answered);
+      } catch (e) {
+        return reject(new Error(`${shownUrl(u.href)}: ${(e as Error).message}`)); // thrown, not emitted: a bad option
+      }
       req.on('timeout', () => req.destroy(new Error(`${u.host}: no answer within ${IDLE_MS / 1000} s`)));
       req.on('error', reject);
       req.end();
+      function answered(res: IncomingMessage) {
+        const to = res.headers.location;
+        if (res.statusCode! >= 300 && res.statusCode! < 400 && res.statusCode !== 304 && to !== undefined) {
+          res.resume();
+          if (left === 0) return reject(new Error(`${shownUrl(url.href)}: more than ${REDIRECTS} redirects`));
+          const next = redirectTarget(u, to);
+          return typeof next === 'string' ? reject(new Error(next)) : go(next, left - 1);
+        }
+        resolve(res);
+      }
     };
     go(url, REDIRECTS);
   });
+}
+
+/** Where a redirect from `from` to `location` leads, or why it is not followed (the Location itself never shown). */
+function redirectTarget(from: URL, location: string): URL | string {
+  let to: URL;
+  try {
+    to = new URL(location, from);
+  } catch {
+    return `${shownUrl(from.href)}: redirected to an invalid URL`;
+  }
+  if (to.protocol !== 'http:' && to.protocol !== 'https:')
+    return `${shownUrl(from.href)}: redirected to a ${to.protocol} URL (only http: and https: are followed)`;
+  if (from.protocol === 'https:' && to.protocol === 'http:')
+    return `${shownUrl(from.href)}: redirected from https: down to http: (${shownUrl(to.href)}), not followed`;
+  return to;
 }
 
 /** A small file read whole: its status, headers and body (at most `limit` bytes, else an error). */
@@ -127,7 +127,7 @@ export interface Download {
  * Streams the file into `part`, hashing it as it is written; a cut connection is resumed from where it stopped
  * (Range, with If-Range on the validator the first answer gave, so a file changed meanwhile restarts from 0). Resolves
  * the hasher of the whole file. Throws FollowRefusal 'size' when the server's file is not `size` bytes, 'no_space' on
- * ENOSPC (the part removed), or the last network error after `retries` cuts without progress.
+ * ENOSPC, EDQUOT or EFBIG (the part removed), or the last network error after `retries` cuts without progress.
  */
 export async function download(d: Download): Promise<Hasher> {
   let hash = d.hasher();
@@ -147,7 +147,12 @@ export async function download(d: Download): Promise<Hasher> {
       const res = await get(d.url, { 'Accept-Encoding': 'identity', ...range }, d.extra);
       const resumed = have > 0 && res.statusCode === 206;
       if (!resumed) checkWhole(res, d.size);
-      else checkRange(res, have, d.size);
+      else if (!checkRange(res, have, d.size)) {
+        // Not the bytes asked for: the part is dropped and the next attempt asks for the whole file.
+        removeFile(d.part);
+        [hash, have, validator] = [d.hasher(), 0, undefined];
+        throw new Error(`a resumed download got the range ${res.headers['content-range']}: restarting from byte 0`);
+      }
       validator ??= validatorOf(res);
       if (!resumed && have > 0) {
         hash = d.hasher();
@@ -162,11 +167,12 @@ export async function download(d: Download): Promise<Hasher> {
       if (have === d.size) return hash;
       throw new FollowRefusal('size', `the file ended at ${have} of the ${d.size} bytes published`);
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOSPC') {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOSPC' || code === 'EFBIG' || code === 'EDQUOT') {
         removeFile(d.part);
         throw new FollowRefusal(
           'no_space',
-          `the disk filled up while downloading (ENOSPC): removed the partial file`,
+          `a write was refused while downloading (${code}: a full disk, a quota or a file-size limit such as ulimit -f): removed the partial file`,
           false,
         );
       }
@@ -195,16 +201,18 @@ function checkWhole(res: IncomingMessage, size: number): void {
   }
 }
 
-function checkRange(res: IncomingMessage, from: number, size: number): void {
+/** Whether a 206 answers the range from `from` on (false: another range); throws when the file is another size. */
+function checkRange(res: IncomingMessage, from: number, size: number): boolean {
   const m = /^bytes (\d+)-(\d+)\/(\d+|\*)$/.exec(res.headers['content-range'] ?? '');
   if (m === null || Number(m[1]) !== from) {
     res.resume();
-    throw new HttpStatus(`a resumed download got the range ${res.headers['content-range']} for bytes ${from}-`);
+    return false;
   }
   if (m[3] !== '*' && Number(m[3]) !== size) {
     res.resume();
     throw new FollowRefusal('size', `the file served is ${m[3]} bytes, not the ${size} bytes published`);
   }
+  return true;
 }
 
 /** The validator If-Range may name: a strong ETag, else Last-Modified. */
@@ -212,57 +220,6 @@ function validatorOf(res: IncomingMessage): string | undefined {
   const etag = res.headers.etag;
   if (etag !== undefined && !etag.startsWith('W/')) return etag;
   return res.headers['last-modified'];
-}
-
-/**
- * A writer of the part file from byte `from` on that hashes each chunk once it is written (so a cut connection leaves
- * the hash of exactly the bytes on disk), refusing to write past `size`.
- */
-function hashingFile(part: string, from: number, hash: Hasher, size: number) {
-  let at = from;
-  let fd: number | null = null;
-  let inFlight = Promise.resolve();
-  let closed!: () => void;
-  const settled = new Promise<void>((r) => (closed = r));
-  const stream = new Writable({
-    construct(done) {
-      open(part, from === 0 ? 'w' : 'r+', (e, f) => {
-        fd = f;
-        done(e);
-      });
-    },
-    // Whatever arrived while the disk was busy goes in one writev: a socket's chunks are 16-64 KiB.
-    writev(chunks, done) {
-      const buffers = chunks.map((c) => c.chunk as Buffer);
-      const bytes = buffers.reduce((n, b) => n + b.length, 0);
-      if (at + bytes > size)
-        return done(new FollowRefusal('size', `the file is larger than the ${size} bytes published`));
-      inFlight = new Promise((written) =>
-        writev(fd!, buffers, at, (e, n) => {
-          if (!e && n !== bytes) e = Object.assign(new Error(`short write (${n} of ${bytes} bytes)`), { code: 'EIO' });
-          if (!e) {
-            at += bytes;
-            for (const b of buffers) hash.update(b);
-          }
-          written();
-          done(e);
-        }),
-      );
-    },
-    destroy(e, done) {
-      // After the write under way (a cut connection destroys the stream in the middle of one).
-      void inFlight.then(() => {
-        const end = () => {
-          closed();
-          done(e);
-        };
-        if (fd === null) end();
-        else close(fd, end);
-      });
-    },
-  });
-  /** Resolves the bytes written (and hashed) once the file is closed. */
-  return { stream, written: () => settled.then(() => at) };
 }
 
 /** Why a download of `size` bytes (with `have` already in the part file) would not fit on the disk, or null. */

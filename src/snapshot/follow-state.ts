@@ -1,8 +1,35 @@
-// What following a publication shows (/readyz, /metrics) and the small rules it goes by: staleness, the URL as
-// shown, the spread delay of an instance, the validators a conditional request may use.
+// What following a publication shows (/readyz, /metrics) and the small rules it goes by: a refusal and its reasons,
+// staleness, the URL as shown, the spread delay of an instance, the validators a conditional request may use.
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
-import type { RefusalReason } from './follow-fetch.ts';
+
+/** Why a publication was not taken: the closed list /readyz and the metrics name. */
+export type RefusalReason =
+  | 'signature'
+  | 'rollback'
+  | 'schema'
+  | 'size'
+  | 'no_space'
+  | 'manifest'
+  | 'mismatch'
+  | 'candidate'
+  | 'expired';
+
+/** A publication refused for what it is (remembered per signature when `lasting`), not a failure to reach it. */
+export class FollowRefusal extends Error {
+  constructor(
+    readonly reason: RefusalReason,
+    message: string,
+    readonly lasting = true,
+  ) {
+    super(message);
+  }
+}
+
+/** A hash fed with the bytes as they arrive (BLAKE2b-512 for minisign). */
+export interface Hasher {
+  update(b: Buffer): unknown;
+}
 
 export interface FollowRefused {
   snapshot_id: string;
@@ -28,6 +55,28 @@ export interface FollowState {
   refused: FollowRefused | null;
   /** Publications refused so far, by reason. */
   refusals: Partial<Record<RefusalReason, number>>;
+}
+
+/** The state before the first check. */
+export function initialState(
+  url: string,
+  s: { intervalMs: number; staleMs: number; delayMs: number },
+  startedAt: string,
+): FollowState {
+  return {
+    url,
+    interval_ms: s.intervalMs,
+    stale_after_ms: s.staleMs,
+    delay_ms: s.delayMs,
+    started_at: startedAt,
+    last_check: null,
+    last_success: null,
+    last_error: null,
+    publication: null,
+    served: null,
+    refused: null,
+    refusals: {},
+  };
 }
 
 /** Why the served data is stale (expired, or no successful check for stale_after_ms), or null. */

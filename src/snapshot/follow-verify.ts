@@ -9,7 +9,7 @@ import {
   verifyDigest,
   verifyFile,
 } from '../minisign/index.ts';
-import { FollowRefusal } from './follow-fetch.ts';
+import { FollowRefusal } from './follow-state.ts';
 
 export { type Latest, LatestError, loadPublicKey, type PublicKey, parseLatest } from '../minisign/index.ts';
 

@@ -2,15 +2,16 @@
 // requests, takes each new publication (follow-install.ts), remembers refusals per signature, and keeps the state
 // /readyz and /metrics show (the URL, the last check and success, the publication seen, any refusal, staleness).
 import { createHash } from 'node:crypto';
-import { readdirSync } from 'node:fs';
 import type { OutgoingHttpHeaders } from 'node:http';
-import { basename, dirname, join } from 'node:path';
-import { FollowRefusal, getSmall, removeFile } from './follow-fetch.ts';
-import { installed, putBackServed, takePublication } from './follow-install.ts';
+import { dirname, join } from 'node:path';
+import { getSmall } from './follow-fetch.ts';
+import { inherentRefusal, installed, PART, putBackServed, removeParts, takePublication } from './follow-install.ts';
 import {
+  FollowRefusal,
   type FollowRefused,
   type FollowState,
   type FollowTarget,
+  initialState,
   type ServedMeta,
   settled,
   shownUrl,
@@ -37,7 +38,8 @@ export interface FollowSettings {
 }
 
 const REMEMBERED = 64;
-const PART = (path: string) => `.${basename(path)}.follow-`;
+/** A publication the owner refused for a reason that may pass is tried this many times (backing off) before it is remembered. */
+const CANDIDATE_TRIES = 3;
 const iso = (ms: number) => new Date(ms).toISOString();
 
 export class Follower {
@@ -47,6 +49,8 @@ export class Follower {
   private validators: OutgoingHttpHeaders = {};
   private readonly refused = new Map<string, FollowRefused>();
   private takenSig: string | null = null;
+  /** Candidate refusals that may pass (a worker too slow, the file changed while checked): tries, next try's time. */
+  private readonly retries = new Map<string, { tries: number; at: number }>();
   private running: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
@@ -67,23 +71,9 @@ export class Follower {
       const i = settings.header.indexOf(':');
       this.extra[settings.header.slice(0, i).trim()] = settings.header.slice(i + 1).trim();
     }
-    this.state = {
-      url: shownUrl(settings.url),
-      interval_ms: settings.intervalMs,
-      stale_after_ms: settings.staleMs,
-      delay_ms: settings.delayMs,
-      started_at: iso(this.now()),
-      last_check: null,
-      last_success: null,
-      last_error: null,
-      publication: null,
-      served: null,
-      refused: null,
-      refusals: {},
-    };
+    this.state = initialState(shownUrl(settings.url), settings, iso(this.now()));
     // A part left by a process that is gone is not resumed (its server's validator is unknown): removed.
-    for (const name of readdirSync(dirname(target.path)))
-      if (name.startsWith(PART(target.path))) removeFile(join(dirname(target.path), name));
+    removeParts(target.path, null);
     opts.log({
       level: 'info',
       msg: 'following a publication',
@@ -167,9 +157,8 @@ export class Follower {
   }
 
   private async consider(latest: Latest): Promise<void> {
-    // Plain names in latest.json's own folder (parseLatest refuses any other: a '/', '%', '..', a URL).
-    const fileUrl = new URL(latest.file, this.base);
-    const sigUrl = new URL(latest.signature, this.base);
+    const fileUrl = this.inFolder(latest.file);
+    const sigUrl = this.inFolder(latest.signature);
     const served = this.target.served();
     const sig = await getSmall(sigUrl, {}, this.extra, 16 * 1024);
     if (sig.status !== 200) throw new Error(`${shownUrl(sigUrl.href)}: HTTP ${sig.status}`);
@@ -185,12 +174,26 @@ export class Follower {
       return;
     }
     if (sigKey === this.takenSig) return;
+    if ((this.retries.get(sigKey)?.at ?? 0) > this.now()) {
+      this.again = true; // a passing candidate refusal's backoff: looked at again at a later check
+      return;
+    }
     if (served?.snapshot_id === latest.snapshot_id) {
       // The snapshot served, published (again): its file on disk checked against the signature, not downloaded.
       const same = await vouchedFor(served.file, signature, this.settings.key);
       if (same !== null) return this.taken(sigKey, latest, same.expiresAt);
     }
     await this.take(latest, fileUrl, signature, sigKey, served);
+  }
+
+  /**
+   * A file of latest.json's own folder (a plain name: parseLatest refuses a '/', '%', '..', a URL), asked for with
+   * SNAPSHOT_FOLLOW's query: a folder-wide token (a CDN's signed cookie-less URL, a SAS token) opens every file.
+   */
+  private inFolder(name: string): URL {
+    const url = new URL(name, this.base);
+    url.search = this.base.search;
+    return url;
   }
 
   private async take(latest: Latest, fileUrl: URL, signature: string, sigKey: string, served: ServedMeta | null) {
@@ -205,16 +208,19 @@ export class Follower {
       size: latest.size,
       delay_ms: delayMs,
     });
+    const part = `${join(dirname(this.target.path), PART(this.target.path))}${sigKey.slice(0, 16)}.part`;
+    removeParts(this.target.path, part); // a superseded publication's part is never resumed
     try {
       const { expiresAt, seconds, inode } = await takePublication({
         latest,
         fileUrl,
         signature,
         key: this.settings.key,
-        part: `${join(dirname(this.target.path), PART(this.target.path))}${sigKey.slice(0, 16)}.part`,
+        part,
         path: this.target.path,
         extra: this.extra,
         served,
+        servedExpiresAt: this.state.served?.expires_at ?? null,
         cut: (bytes, e) =>
           log({ level: 'warn', msg: 'following: the download was cut; resuming', bytes, error: e.message }),
         stopped: () => this.closed,
@@ -228,8 +234,13 @@ export class Follower {
       });
       if (!(await installed(this.target, inode))) {
         const why = this.target.refusedBecause() ?? 'see candidate in /readyz';
-        await putBackServed(this.target, `${join(dirname(this.target.path), PART(this.target.path))}served.tmp`, log);
-        throw new FollowRefusal('candidate', `the service's checks refused it: ${why}`);
+        await putBackServed(
+          this.target,
+          `${join(dirname(this.target.path), PART(this.target.path))}served.tmp`,
+          inode,
+          log,
+        );
+        throw this.candidateRefusal(sigKey, why);
       }
       this.taken(sigKey, latest, expiresAt);
     } catch (e) {
@@ -239,7 +250,18 @@ export class Follower {
     }
   }
 
+  /** The owner's refusal: lasting when the file itself fails (quick_check, schema, statements) or after a few tries. */
+  private candidateRefusal(sigKey: string, why: string): FollowRefusal {
+    const tries = (this.retries.get(sigKey)?.tries ?? 0) + 1;
+    const lasting = inherentRefusal(why) || tries >= CANDIDATE_TRIES;
+    if (lasting) this.retries.delete(sigKey);
+    else this.retries.set(sigKey, { tries, at: this.now() + this.settings.intervalMs * 2 ** tries });
+    const attempt = lasting ? '' : ` (try ${tries} of ${CANDIDATE_TRIES}; tried again later)`;
+    return new FollowRefusal('candidate', `the service's checks refused it: ${why}${attempt}`, lasting);
+  }
+
   private taken(sigKey: string, latest: Latest, expiresAt: string | null): void {
+    this.retries.clear();
     this.takenSig = sigKey;
     this.state.served = { snapshot_id: latest.snapshot_id, expires_at: expiresAt };
     this.state.refused = null;

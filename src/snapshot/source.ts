@@ -6,6 +6,7 @@ import { SCHEMA_VERSION } from '../../snapshot-format/schema.ts';
 import { SnapshotUnavailable } from '../errors.ts';
 import { openSnapshotFile, SnapshotError } from './file.ts';
 import type { FollowState } from './follow.ts';
+import { clearUnusable } from './follow-install.ts';
 import type { Member } from './members.ts';
 import { type CandidateState, type OwnerState, SnapshotOwner } from './owner.ts';
 import { inodeOf, removeStaleLinks, type ServedFile, servedAtStart, unlinkServed } from './served-file.ts';
@@ -137,6 +138,7 @@ export class SnapshotSource {
       return;
     }
     removeStaleLinks(path);
+    if (opts.mayStartEmpty === true) clearUnusable(path, opts.log); // the follower replaces it
     const first = servedAtStart(path);
     try {
       // a bad file stops the start-up

@@ -68,7 +68,7 @@ export type ProcessEnv = Record<string, string | null>;
  */
 export function launchService(
   env: ProcessEnv & { SNAPSHOT_PATH: string | null },
-  opts: { cwd?: string } = {},
+  opts: { cwd?: string; fileLimitKiB?: number } = {},
 ): ServiceProcess {
   let key: string | undefined;
   const defaults: ProcessEnv = { HOST: '127.0.0.1', PORT: '0', DEV_KEY: '0', LOG_REQUESTS: '1' };
@@ -82,10 +82,15 @@ export function launchService(
       (e): e is [string, string] => typeof e[1] === 'string' && !e[0].startsWith('NODE_TEST'),
     ),
   );
-  const child = spawn(process.execPath, programArgs('src/main.ts'), {
-    cwd: opts.cwd ?? ROOT,
-    env: childEnv,
-  });
+  // Under a file-size limit (ulimit -f, in KiB): bash sets it and becomes the process (exec), so the pid is the server's.
+  const [command, args] =
+    opts.fileLimitKiB === undefined
+      ? [process.execPath, programArgs('src/main.ts')]
+      : [
+          'bash',
+          ['-c', `ulimit -f ${opts.fileLimitKiB} && exec "$0" "$@"`, process.execPath, ...programArgs('src/main.ts')],
+        ];
+  const child = spawn(command, args, { cwd: opts.cwd ?? ROOT, env: childEnv });
   let out = '';
   let err = '';
   child.stdout!.on('data', (d) => (out += d));
@@ -124,7 +129,10 @@ const withSnapshot = async (env: ProcessEnv) => ({
 });
 
 /** launchService (on the basic fixture unless told), resolved once it listens; stopped if it never does. */
-export async function spawnService(env: ProcessEnv = {}, opts: { cwd?: string } = {}): Promise<Listening> {
+export async function spawnService(
+  env: ProcessEnv = {},
+  opts: { cwd?: string; fileLimitKiB?: number } = {},
+): Promise<Listening> {
   const m = launchService(await withSnapshot(env), opts);
   let gone = false;
   void m.exited.then(() => (gone = true));
