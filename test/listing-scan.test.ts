@@ -112,6 +112,29 @@ describe('column scan agrees with the index plans', () => {
     assert.ok(nonEmpty > 50, `enough filter sets match several listings (${nonEmpty})`);
   });
 
+  it("answers near's stats from the cells (alone, with one property type or furnishing) as the index plans do", () => {
+    const centre = db.prepare('SELECT latitude AS lat, longitude AS lon FROM locations WHERE id = ?');
+    const cities = db.prepare('SELECT city_id FROM listings GROUP BY city_id ORDER BY count(*) DESC LIMIT 3').pluck();
+    const types = db.prepare('SELECT DISTINCT property_type FROM listings WHERE property_type IS NOT NULL').pluck();
+    const extras: ListingFilters[] = [{}, { furnishing: 'FURNISHED' }, { furnishing: 'SHELL' }];
+    for (const t of types.all() as string[]) extras.push({ property_type: t });
+    let fromCells = 0;
+    for (const c of cities.all() as string[]) {
+      const { lat, lon } = centre.get(c) as { lat: number; lon: number };
+      for (const km of [3, 5, 10, 20, 35, 50])
+        for (const extra of extras) {
+          const f: ListingFilters = { near: { lat: lat + 0.003, lon: lon - 0.004, km }, ...extra };
+          const expected = statsFromPrices(q.matchingPrices(f));
+          const got = q.scan.nearCellStats(f);
+          if (got === null) continue;
+          assert.deepEqual(got, expected, JSON.stringify(f));
+          assert.deepEqual(q.scan.stats(f), expected, JSON.stringify(f));
+          if (expected.count > 1) fromCells++;
+        }
+    }
+    assert.ok(fromCells > 40, `the cells answered ${fromCells} circles with listings`);
+  });
+
   it('precomputes stats for one property type, furnishing or owner equal to computing them', () => {
     const st = prepareListings(db);
     let checked = 0;

@@ -4,7 +4,7 @@ import type { ListingFilters } from '../../snapshot-format/listing-sql.ts';
 import { round2 } from '../../snapshot-format/price-stats.ts';
 import { accumulateBits, firstSetRows, popcount } from './bits.ts';
 import { loadColumns, loadGeo } from './columns.ts';
-import { type CellPrices, cellPrices, nearStats } from './near-stats.ts';
+import { type CellPrices, cellPrices, statsFromCells } from './near-stats.ts';
 import { allTotals, groupStats, pricePrefix, priceRangeStats, type Totals } from './price-ranges.ts';
 import { RowSets } from './row-sets.ts';
 import { compilePred, type Pred, testRow } from './scan-compile.ts';
@@ -23,9 +23,6 @@ import {
 } from './scan-loops.ts';
 import { SimilarIndex } from './similar.ts';
 import { TermRows } from './term-rows.ts';
-
-/** Whether near is the only filter (nearStats' case). */
-const onlyNear = (f: ListingFilters) => Object.entries(f).every(([k, v]) => v === undefined || k === 'near');
 
 /** The filters cityTypeStats answers. */
 const CITY_TYPE_KEYS = new Set(['location_column', 'location_id', 'property_type', 'min_price', 'max_price']);
@@ -235,11 +232,8 @@ export class ListingScan {
       (f.min_price !== undefined || f.max_price !== undefined) &&
       Object.entries(f).every(([k, v]) => v === undefined || k === 'min_price' || k === 'max_price');
     if (onlyPrice) return this.priceRange(c, f.min_price ?? -Infinity, f.max_price ?? Infinity);
-    if (p.near && onlyNear(f)) {
-      this.cellPriceRanks ??= cellPrices(c, p.near.cells);
-      const fromCells = nearStats(p.near, c, p.near.cells, this.cellPriceRanks);
-      if (fromCells) return fromCells;
-    }
+    const fromCells = p.near && statsFromCells(f, p, c, this.nearCells());
+    if (fromCells) return fromCells;
     const buckets = (this.bucketsBuf ??= new Uint32Array((c.order.length >> BUCKET_BITS) + 1)).fill(0);
     const acc = this.accBuf.fill(0); // count, priced, sum
     let inSet: (i: number) => boolean = (i) => this.test(p, i);
@@ -287,8 +281,26 @@ export class ListingScan {
     return priceRangeStats(c, lo, hi, this.prefix);
   }
   private prefix: Float64Array | null = null;
-  /** Each near cell's priced listings, price sum and sorted price ranks (near-stats.ts), built on first use (~3 MB). */
+  /** The near cells' counts, price sums, sorted price ranks and rank histograms (near-stats.ts). */
+  private nearCells(): CellPrices {
+    this.cellPriceRanks ??= cellPrices(this.columns(), this.points().cells);
+    return this.cellPriceRanks;
+  }
   private cellPriceRanks: CellPrices | null = null;
+
+  /**
+   * Stats of near alone or with one value of a CELL_COLUMNS filter from the cells (near-stats.ts); null for another
+   * shape, a circle whose edge holds half its box's listings, or a value no listing has.
+   */
+  nearCellStats(f: ListingFilters): ScanStats | null {
+    const p = f.near ? this.compile(f) : null;
+    return p && statsFromCells(f, p, this.cols!, this.nearCells());
+  }
+
+  /** Loads the near filter's columns and builds its cells' sets now (the snapshot's preparation), not in a request. */
+  prepareNear(): void {
+    this.nearCells();
+  }
 
   /**
    * Stats of one city and property type, within a price range or not, from the similar index's group (its
