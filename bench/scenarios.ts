@@ -448,6 +448,26 @@ function nearScenarios(p: Picks): Scenario[] {
           },
         );
       }
-  return out;
+  return [...out, ...nearWorst(p, around)];
+}
+/** The largest radius, and a filter that matches almost nothing near the densest city (apartments from €6,000). */
+const NEAR_WORST = { km: 50, emptyWith: { property_type: 'apartment', min_price: 6000 } };
+
+/** The worst near stats: NEAR_WORST's radius around the densest city, alone, with NEAR_WITH and near-empty. */
+function nearWorst(p: Picks, around: (c: { lat: number; lon: number }) => string[]): Scenario[] {
+  const c = p.centres[0];
+  if (!c) return [];
+  const km = NEAR_WORST.km;
+  const cases: [string, Record<string, string | number>][] = [
+    ['', {}],
+    ['+type+price', NEAR_WITH],
+    ['+near-empty filter', NEAR_WORST.emptyWith],
+  ];
+  return cases.map(([suffix, extra]) => ({
+    name: `stats near ${c.name} ${km} km${suffix}`,
+    group: 'stats',
+    path: `/v1/listings/stats${qs({ near: `${c.lat},${c.lon}`, radius_km: km, ...extra })}`,
+    bases: () => grid('/v1/listings/stats', { near: around(c), radius_km: [km * 0.9, km], ...toGrid(extra) }),
+  }));
 }
 const toGrid = (o: Record<string, string | number>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, [v]]));

@@ -11,7 +11,7 @@ const blob = (a: ArrayBufferView) => Buffer.from(a.buffer, a.byteOffset, a.byteL
  * Reads the coordinates from listing_summary (where they are stored, as the JSON text of their numbers: the
  * same doubles) in one pass; writes geo_x, geo_y and geo_z (NaN without coordinates), geo_cell_order (the rows
  * with coordinates by cell, (lat_cell, lon_cell) ascending, rows ascending within a cell) and the points in that
- * order (geo_cell_x, geo_cell_y, geo_cell_z) to listing_columns, and each cell's count to listing_geo_cells. About 4 s at 1M listings (751k rows), most of it reading the table.
+ * order (geo_cell_x, geo_cell_y, geo_cell_z) to listing_columns, and each cell's count to listing_geo_cells.
  */
 export function deriveGeo(db: Database, n: number): void {
   const [x, y, z] = NEAR_FILTER.columns.map(() => new Float64Array(n).fill(Number.NaN));

@@ -1,8 +1,10 @@
-// The planner's estimate of the near filter: listings per cell of latitude and longitude (the compiler's
-// listing_geo_cells), summed over the cells a circle's bounding box covers with a 2-D prefix sum.
+// The planner's side of the near filter: its estimate, listings per cell of latitude and longitude (the compiler's
+// listing_geo_cells) summed over the cells a circle's bounding box covers with a 2-D prefix sum, and the SQL function
+// an index plan checks it with.
 import type { Database } from 'better-sqlite3';
-import { circleOf } from '../../snapshot-format/geo.ts';
+import { type Circle, circleOf, NEAR_FUNCTION, within } from '../../snapshot-format/geo.ts';
 import { type Near, nearCell } from '../../snapshot-format/listing-filters.ts';
+import type { ListingScan } from './scan.ts';
 
 /** The most grid cells held (8 bytes each): a wider spread of listings is counted in coarser cells. */
 const MAX_GRID = 4_000_000;
@@ -73,4 +75,20 @@ export class NearCounts {
       s = this.sums;
     return s[(r1 + 1) * W + c1 + 1] - s[r0 * W + c1 + 1] - s[(r1 + 1) * W + c0] + s[r0 * W + c0];
   }
+}
+
+/**
+ * near_within(rid, lat, lon, km) on the connection (snapshot-format/geo.ts' NEAR_FUNCTION), over the scan's points:
+ * an index plan checks near with the very test the column scan applies. The last circle is kept (a statement's
+ * rows share it).
+ */
+export function registerNear(db: Database, scan: ListingScan): void {
+  let last: (Near & { circle: Circle }) | null = null;
+  db.function(NEAR_FUNCTION, { deterministic: true }, (rid: number, lat: number, lon: number, km: number) => {
+    if (last === null || last.lat !== lat || last.lon !== lon || last.km !== km)
+      last = { lat, lon, km, circle: circleOf({ lat, lon, km }) };
+    const g = scan.points();
+    const i = rid - 1;
+    return within(last.circle, g.x[i], g.y[i], g.z[i]) ? 1 : 0;
+  });
 }

@@ -1,7 +1,6 @@
 // Listing filters → SQL from a fixed vocabulary, with the driving index chosen from build-time statistics.
 import type { Database, Statement } from 'better-sqlite3';
-import { type Circle, circleOf, NEAR_FUNCTION, within } from '../../snapshot-format/geo.ts';
-import { boundsOf, EQ_FILTERS, eqColumn, type Near, RANGE_FILTERS } from '../../snapshot-format/listing-filters.ts';
+import { boundsOf, EQ_FILTERS, eqColumn, RANGE_FILTERS } from '../../snapshot-format/listing-filters.ts';
 import {
   BITMAP_MIN_SHARE,
   type Driver,
@@ -12,7 +11,7 @@ import {
   params,
   type RangeCol,
 } from '../../snapshot-format/listing-sql.ts';
-import { NearCounts } from './near-counts.ts';
+import { NearCounts, registerNear } from './near-counts.ts';
 import {
   COST,
   hintOf,
@@ -304,20 +303,4 @@ export class ListingQueries {
 /** EXPLAIN QUERY PLAN detail lines of the page statement the planner picks for a filter set. */
 export function planOf(db: Database, f: ListingFilters, limit = 21): string[] {
   return explainPage(db, f, new ListingQueries(db).choose(f, limit), limit);
-}
-
-/**
- * near_within(rid, lat, lon, km) on the connection (snapshot-format/geo.ts' NEAR_FUNCTION), over the scan's points:
- * an index plan checks near with the very test the column scan applies. The last circle is kept (a statement's
- * rows share it).
- */
-function registerNear(db: Database, scan: ListingScan): void {
-  let last: (Near & { circle: Circle }) | null = null;
-  db.function(NEAR_FUNCTION, { deterministic: true }, (rid: number, lat: number, lon: number, km: number) => {
-    if (last === null || last.lat !== lat || last.lon !== lon || last.km !== km)
-      last = { lat, lon, km, circle: circleOf({ lat, lon, km }) };
-    const g = scan.points();
-    const i = rid - 1;
-    return within(last.circle, g.x[i], g.y[i], g.z[i]) ? 1 : 0;
-  });
 }

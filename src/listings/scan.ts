@@ -4,7 +4,8 @@ import type { ListingFilters } from '../../snapshot-format/listing-sql.ts';
 import { round2 } from '../../snapshot-format/price-stats.ts';
 import { accumulateBits, firstSetRows, popcount } from './bits.ts';
 import { loadColumns, loadGeo } from './columns.ts';
-import { type CellPrices, cellPrices, statsFromCells } from './near-stats.ts';
+import { type CellPrices, cellPrices } from './near-cells.ts';
+import { statsFromCells } from './near-stats.ts';
 import { allTotals, groupStats, pricePrefix, priceRangeStats, type Totals } from './price-ranges.ts';
 import { RowSets } from './row-sets.ts';
 import { compilePred, type Pred, testRow } from './scan-compile.ts';
@@ -47,8 +48,8 @@ export function rememberedIn(map: Map<string, number>, key: string, read: () => 
 const MIN_CHUNK = 512;
 
 /**
- * Loaded lazily on first use (start-up stays fast); about 64 bytes per listing, plus ~3 MB per range
- * column's bin bitmaps and up to 48 equality bitmaps (~94 KB each at 751k listings) once stats use
+ * The columns are loaded when the snapshot is prepared (prepareNear); about 64 bytes per listing, plus ~3 MB
+ * per range column's bin bitmaps and up to 48 equality bitmaps (~94 KB each at 751k listings) once stats use
  * them. A page is one pass over the columns at most (stopping at the page's end); stats are word
  * operations on row sets plus one accumulation over the smaller side: a few milliseconds at 1M.
  */
@@ -183,8 +184,8 @@ export class ListingScan {
     const c = this.cols!;
     const span = p.primary.kind === 'list' ? 0 : this.spanOfFour(p, c, afterRid);
     if (span < 0) {
-      // So few rows match that the chunked loop would read to the end (~5 ms at 751k listings): the
-      // row set costs a few word operations per condition, and the page is its first set bits.
+      // So few rows match that the chunked loop would read to the end: the row set costs a few word
+      // operations per condition, and the page is its first set bits.
       firstSetRows(this.rowSets().rowSet(p, c), c.n, afterRid, limit, out);
       return out;
     }
@@ -212,8 +213,8 @@ export class ListingScan {
   /**
    * The rows from `from` up to and including the 4th sampled row (every 128th) that matches, or -1 when
    * fewer than 4 do: the matches are rare, or too few to tell. One sampled match says little: 23 matches at 751k
-   * listings put one in a sample by chance, and the loop then read 680k rows for a page (~4 ms); the row set
-   * takes ~0.5 ms.
+   * listings put one in a sample by chance, and the loop then read 680k rows for a page, several times what the
+   * row set costs.
    */
   private spanOfFour(p: Pred, c: Columns, from: number): number {
     let seen = 0;
