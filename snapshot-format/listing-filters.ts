@@ -47,11 +47,14 @@ export const NEAR_FILTER = {
   maxKm: 50,
 } as const;
 
-/** near's form: two decimal numbers (an optional minus, digits, an optional fraction) and a comma, nothing else. */
-export const NEAR_FORM = /^-?\d+(?:\.\d+)?,-?\d+(?:\.\d+)?$/;
+/**
+ * near's form: two decimal numbers (an optional minus, digits, an optional fraction) and a comma, nothing else. Digits
+ * are [0-9], not \d: Python's re (Schemathesis reads the document's pattern) matches any Unicode digit with \d.
+ */
+export const NEAR_FORM = /^-?[0-9]+(?:\.[0-9]+)?,-?[0-9]+(?:\.[0-9]+)?$/;
 /** near's whole rule as one pattern (the OpenAPI document's): NEAR_FORM with a latitude within ±90 and a longitude within ±180. */
 export const NEAR_PATTERN =
-  /^-?0*(?:90(?:\.0+)?|[1-8]?\d(?:\.\d+)?),-?0*(?:180(?:\.0+)?|(?:1[0-7]\d|[1-9]?\d)(?:\.\d+)?)$/;
+  /^-?0*(?:90(?:\.0+)?|[1-8]?[0-9](?:\.[0-9]+)?),-?0*(?:180(?:\.0+)?|(?:1[0-7][0-9]|[1-9]?[0-9])(?:\.[0-9]+)?)$/;
 
 /** The cell of a latitude or longitude in listing_geo_cells: floor(degrees / cellDegrees). */
 export const nearCell = (degrees: number): number => Math.floor(degrees * Math.round(1 / NEAR_FILTER.cellDegrees));
