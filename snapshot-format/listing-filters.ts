@@ -45,6 +45,8 @@ export const NEAR_FILTER = {
   cellColumns: ['geo_cell_x', 'geo_cell_y', 'geo_cell_z'],
   cellDegrees: 0.01,
   maxKm: 50,
+  /** The longest near text (two decimals of up to ~18 characters and a comma). */
+  maxLength: 40,
 } as const;
 
 /**

@@ -158,6 +158,14 @@ describe('near and radius_km: bad values are 400s naming the parameter and the r
     [{ near: '52.37,4.90', radius_km: -1 }, 'radius_km', /greater than 0/],
     [{ near: '52.37,4.90', radius_km: 50.001 }, 'radius_km', /at most 50/],
     [{ near: '52.37,4.90', radius_km: 'two' }, 'radius_km', /number/],
+    // A decimal above 50 that parses to 50, and the forms near's parts reject (a bare point, an exponent, a sign).
+    [{ near: '52.37,4.90', radius_km: '50.00000000000000001' }, 'radius_km', /at most 50/],
+    [{ near: '52.37,4.90', radius_km: '5.' }, 'radius_km', /decimal/],
+    [{ near: '52.37,4.90', radius_km: '.5' }, 'radius_km', /decimal/],
+    [{ near: '52.37,4.90', radius_km: '1e1' }, 'radius_km', /decimal/],
+    [{ near: '52.37,4.90', radius_km: '+5' }, 'radius_km', /decimal/],
+    [{ near: '52.37,4.90', radius_km: '٥' }, 'radius_km', /decimal/],
+    [{ near: `52.3${'0'.repeat(32)},4.90`, radius_km: 2 }, 'near', /at most 40 characters/],
   ];
   for (const path of ['/v1/listings', '/v1/listings/stats'])
     it(`${path}: each bad value`, async () => {
@@ -167,6 +175,13 @@ describe('near and radius_km: bad values are 400s naming the parameter and the r
         assert.match(res.body.error.message, rule, `${JSON.stringify(p)}: ${res.body.error.message}`);
       }
     });
+  it('takes radius_km as a plain decimal up to 50 as written, and near up to 40 characters', async () => {
+    for (const radius_km of ['50', '50.000', '49.99999999999999999', '0.5', '007', '0.000001'])
+      assert.equal((await big.get(withParams('/v1/listings/stats', { near: '52.37,4.9', radius_km }))).status, 200);
+    const long = `52.3${'0'.repeat(31)},4.90`; // 40 characters
+    assert.equal(long.length, 40);
+    assert.equal((await big.get(withParams('/v1/listings/stats', { near: long, radius_km: 2 }))).status, 200);
+  });
   it('is not a parameter of the other endpoints', async () => {
     for (const path of ['/v1/owners', '/v1/locations', '/v1/articles']) {
       const res = await big.get(withParams(path, { near: '52.37,4.9', radius_km: 2 }));

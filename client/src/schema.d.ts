@@ -711,9 +711,9 @@ export interface operations {
                 furnishing?: "SHELL" | "FURNISHED" | "UPHOLSTERED";
                 /** @description Only listings of this property type (exact match, e.g. apartment, house, studio, room). 1 to 120 characters. Example: apartment. */
                 property_type?: string;
-                /** @description Only listings within radius_km kilometres of this point: latitude,longitude in decimal degrees, a comma and no space. Distance is the great-circle distance on a sphere of radius 6,371.0088 km; a listing without coordinates never matches. Requires radius_km. Example: 52.3676,4.9041. */
+                /** @description Only listings within radius_km kilometres of this point: latitude,longitude in decimal degrees, a comma and no space. Distance is the great-circle distance on a sphere of radius 6,371.0088 km; a listing without coordinates never matches. Requires radius_km. 3 to 40 characters. Example: 52.3676,4.9041. */
                 near?: string;
-                /** @description The distance from near, in kilometres. Requires near. A number greater than 0, at most 50. Example: 2. */
+                /** @description The distance from near, in kilometres: a plain decimal (digits and an optional fraction, as in near: no sign, exponent or bare point), more than 0 and at most 50 as written. Requires near. A number greater than 0, at most 50. Example: 2. */
                 radius_km?: number;
                 /** @description Number of items per page. An integer from 1 to 100. Default 20. Example: 10. */
                 limit?: number;
@@ -852,9 +852,9 @@ export interface operations {
                 furnishing?: "SHELL" | "FURNISHED" | "UPHOLSTERED";
                 /** @description Only listings of this property type (exact match, e.g. apartment, house, studio, room). 1 to 120 characters. Example: apartment. */
                 property_type?: string;
-                /** @description Only listings within radius_km kilometres of this point: latitude,longitude in decimal degrees, a comma and no space. Distance is the great-circle distance on a sphere of radius 6,371.0088 km; a listing without coordinates never matches. Requires radius_km. Example: 52.3676,4.9041. */
+                /** @description Only listings within radius_km kilometres of this point: latitude,longitude in decimal degrees, a comma and no space. Distance is the great-circle distance on a sphere of radius 6,371.0088 km; a listing without coordinates never matches. Requires radius_km. 3 to 40 characters. Example: 52.3676,4.9041. */
                 near?: string;
-                /** @description The distance from near, in kilometres. Requires near. A number greater than 0, at most 50. Example: 2. */
+                /** @description The distance from near, in kilometres: a plain decimal (digits and an optional fraction, as in near: no sign, exponent or bare point), more than 0 and at most 50 as written. Requires near. A number greater than 0, at most 50. Example: 2. */
                 radius_km?: number;
             };
             header?: never;

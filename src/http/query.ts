@@ -65,25 +65,56 @@ export const printable = (s: string) => {
   return chars.length > 40 ? `${shown}...` : shown;
 };
 
-/** How a parameter's raw value is converted: integers and numbers are parsed, everything else stays text. */
-type Kind = 'integer' | 'number' | 'text';
-const kinds = new WeakMap<v.GenericSchema, Kind>();
-/** Whether a schema's pipe, or a pipe it holds (a documented parameter pipes its rule's), has valibot's integer rule. */
-const hasInteger = (s: v.GenericSchema): boolean =>
-  'pipe' in s &&
-  (s as v.SchemaWithPipe<[v.GenericSchema]>).pipe.some(
-    (a) => v.isOfType('integer', a) || (a.kind === 'schema' && a !== s && hasInteger(a as v.GenericSchema)),
-  );
 /**
- * Read through valibot's public API (unwrap, isOfType, a schema's type and pipe): a number schema, under any
- * optional, is an integer parameter when its pipe has valibot's integer rule (int() in ./params.ts).
+ * How a parameter's raw value is converted: integers and numbers are parsed, a decimal (DECIMAL_FORM) is parsed when
+ * its text is a plain decimal no greater than its maximum, everything else stays text.
+ */
+type Kind = 'integer' | 'number' | { decimalMax: number } | 'text';
+const kinds = new WeakMap<v.GenericSchema, Kind>();
+type Action = { kind: string; type: string; requirement?: unknown };
+/** The first action of a schema's pipe, or of a pipe it holds (a documented parameter pipes its rule's), matching. */
+const findAction = (s: v.GenericSchema, match: (a: Action) => boolean): Action | undefined => {
+  if (!('pipe' in s)) return undefined;
+  for (const a of (s as v.SchemaWithPipe<[v.GenericSchema]>).pipe as Action[]) {
+    if (match(a)) return a;
+    const inner = a.kind === 'schema' && a !== s ? findAction(a as unknown as v.GenericSchema, match) : undefined;
+    if (inner) return inner;
+  }
+  return undefined;
+};
+/**
+ * Marks (in its pipe, a check that always passes) a number parameter whose text must be a plain decimal (digits, an optional fraction: no sign, exponent, or a point
+ * without digits on both sides) and whose decimal value, not only its rounded double, is at most its maxValue:
+ * "50.00000000000000001" parses to 50 but is above 50.
+ */
+export const DECIMAL_FORM = v.check<number>(() => true);
+const DECIMAL_TEXT = /^[0-9]+(?:\.[0-9]+)?$/;
+/** Whether a plain decimal's text is above max (an integer), even where its double rounds to max. */
+function decimalAbove(text: string, max: number): boolean {
+  if (Number(text) !== max) return Number(text) > max;
+  const [whole, fraction = ''] = text.split('.');
+  return Number(whole) >= max && /[1-9]/.test(fraction);
+}
+/**
+ * Read through valibot's public API (unwrap, isOfType, a schema's type and pipe, an action's type): a number schema,
+ * under any optional, is an integer parameter when its pipe has valibot's integer rule (int() in ./params.ts), a
+ * decimal one when it has DECIMAL_FORM.
  */
 function kindOf(s: v.GenericSchema): Kind {
   let kind = kinds.get(s);
   if (kind === undefined) {
     let cur = s;
     while (v.isOfType('optional', cur)) cur = v.unwrap(cur as v.OptionalSchema<v.GenericSchema, unknown>);
-    kind = cur.type !== 'number' ? 'text' : hasInteger(cur) ? 'integer' : 'number';
+    const decimal = findAction(cur, (a) => a === (DECIMAL_FORM as unknown));
+    const max = findAction(cur, (a) => a.type === 'max_value')?.requirement;
+    kind =
+      cur.type !== 'number'
+        ? 'text'
+        : findAction(cur, (a) => a.type === 'integer')
+          ? 'integer'
+          : decimal
+            ? { decimalMax: typeof max === 'number' ? max : Infinity }
+            : 'number';
     kinds.set(s, kind);
   }
   return kind;
@@ -96,6 +127,17 @@ const NUMBER = /^-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
  * parse rounds to 100, inside the range) are not integers as written, and are 400s.
  */
 const INTEGER_TEXT = /^-?\d+$/;
+
+/**
+ * A raw value converted as its kind says (+ 0: "-0" is 0, not -0); a value of the wrong form stays text, and valibot's
+ * type check names the rule.
+ */
+function converted(kind: Kind, value: string): unknown {
+  if (kind === 'integer') return INTEGER_TEXT.test(value) ? Number(value) + 0 : value;
+  if (kind === 'number') return NUMBER.test(value) ? Number(value) + 0 : value;
+  if (kind === 'text') return value;
+  return DECIMAL_TEXT.test(value) && !decimalAbove(value, kind.decimalMax) ? Number(value) + 0 : value;
+}
 
 /** Validates raw query values against a strict schema: numbers are converted first, then valibot rules apply. */
 export function validateQuery<S extends QuerySchema>(schema: S, raw: Record<string, string>): v.InferOutput<S> {
@@ -111,15 +153,7 @@ export function validateQuery<S extends QuerySchema>(schema: S, raw: Record<stri
       );
     }
     const kind = kindOf(entry);
-    // (+ 0: "-0" is 0, not -0.) A value of the wrong form stays text, and valibot's type check names the rule.
-    input[name] =
-      kind === 'integer'
-        ? INTEGER_TEXT.test(value)
-          ? Number(value) + 0
-          : value
-        : kind === 'number' && NUMBER.test(value)
-          ? Number(value) + 0
-          : value;
+    input[name] = converted(kind, value);
   }
   const result = v.safeParse(schema, input);
   if (result.success) return result.output;

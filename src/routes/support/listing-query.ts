@@ -22,19 +22,21 @@ import {
   str,
   together,
 } from '../../http/params.ts';
+import { DECIMAL_FORM } from '../../http/query.ts';
 
 const FURNISHING = ['SHELL', 'FURNISHED', 'UPHOLSTERED'] as const;
 /** A listing filter on a number: listings without that value never match it. */
 const range = (max: number, description: string, example: number) =>
   documented(v.optional(int(0, max)), `${description} A listing without this value never matches.`, example);
-const RADIUS_RULE = `must be a number of kilometres greater than 0 and at most ${NEAR_FILTER.maxKm}`;
+const RADIUS_RULE = `must be a decimal number of kilometres (digits, an optional fraction) greater than 0 and at most ${NEAR_FILTER.maxKm}`;
+const NEAR_FORM_RULE =
+  'must be a latitude and a longitude in decimal degrees, separated by a comma without spaces (e.g. 52.3676,4.9041)';
 /** near: the checks name what is wrong; the last is the pattern the OpenAPI document shows (the same rule as a whole). */
 const nearPoint = v.pipe(
   v.string(),
-  v.check(
-    (s) => NEAR_FORM.test(s),
-    'must be a latitude and a longitude in decimal degrees, separated by a comma without spaces (e.g. 52.3676,4.9041)',
-  ),
+  v.minLength(3, NEAR_FORM_RULE),
+  v.maxLength(NEAR_FILTER.maxLength, `must be at most ${NEAR_FILTER.maxLength} characters`),
+  v.check((s) => NEAR_FORM.test(s), NEAR_FORM_RULE),
   v.check((s) => Math.abs(Number(s.split(',')[0])) <= 90, 'must have a latitude from -90 to 90'),
   v.check((s) => Math.abs(Number(s.split(',')[1])) <= 180, 'must have a longitude from -180 to 180'),
   v.regex(NEAR_PATTERN, 'must be a latitude from -90 to 90 and a longitude from -180 to 180, comma-separated'),
@@ -72,8 +74,15 @@ const FILTER_PARAMS = {
     '52.3676,4.9041',
   ),
   radius_km: documented(
-    v.optional(v.pipe(v.number(RADIUS_RULE), v.gtValue(0, RADIUS_RULE), v.maxValue(NEAR_FILTER.maxKm, RADIUS_RULE))),
-    'The distance from near, in kilometres. Requires near.',
+    v.optional(
+      v.pipe(
+        v.number(RADIUS_RULE),
+        DECIMAL_FORM,
+        v.gtValue(0, RADIUS_RULE),
+        v.maxValue(NEAR_FILTER.maxKm, RADIUS_RULE),
+      ),
+    ),
+    `The distance from near, in kilometres: a plain decimal (digits and an optional fraction, as in near: no sign, exponent or bare point), more than 0 and at most ${NEAR_FILTER.maxKm} as written. Requires near.`,
     2,
   ),
 } satisfies Record<FilterParam, v.GenericSchema>;
