@@ -45,9 +45,16 @@ export const NEAR_FILTER = {
   cellColumns: ['geo_cell_x', 'geo_cell_y', 'geo_cell_z'],
   cellDegrees: 0.01,
   maxKm: 50,
+  /** No index drives it: the planner counts its estimate in the matches and the scan's hint only. */
+  drivesIndex: false,
+  /** An index plan checks it on every row it reads (near_within), at this cost relative to reading the row. */
+  checkCost: 0.15,
   /** The longest near text (two decimals of up to ~18 characters and a comma). */
   maxLength: 40,
 } as const;
+
+/** The filters an index plan checks row by row (SQL functions over the column store): their checkCost per row. */
+export const ROW_CHECKED = [NEAR_FILTER] as const;
 
 /**
  * near's form: two decimal numbers (an optional minus, digits, an optional fraction) and a comma, nothing else. Digits
@@ -114,14 +121,17 @@ export function boundsOf(r: RangeEntry, f: ListingFilters): { lo: number; hi: nu
   return { lo: lo ?? -Infinity, hi: hi ?? Infinity };
 }
 
+/** The filters a filter set holds (location_column is location_id's detail, not a filter of its own). */
+export function presentFilters(f: ListingFilters): (keyof ListingFilters)[] {
+  return (Object.keys(f) as (keyof ListingFilters)[]).filter((k) => f[k] !== undefined && k !== 'location_column');
+}
+
 /**
  * The precomputed statistics' scope of a filter set the compiler has them for: no filter (''), or one equality
  * filter alone ('<scope>:<value>'); null for any other filter set.
  */
 export function statsScope(f: ListingFilters): string | null {
-  const present = (Object.keys(f) as (keyof ListingFilters)[]).filter(
-    (k) => f[k] !== undefined && k !== 'location_column',
-  );
+  const present = presentFilters(f);
   if (present.length === 0) return '';
   if (present.length > 1) return null;
   const eq = EQ_FILTERS.find((e) => e.key === present[0]);

@@ -4,7 +4,7 @@
 // by listing. The median (and min, max) is found in the histogram's bucket, then among that bucket's ranks alone.
 
 import { unitVector } from '../../snapshot-format/geo.ts';
-import { EQ_FILTERS, type ListingFilters, NEAR_FILTER } from '../../snapshot-format/listing-filters.ts';
+import { EQ_FILTERS, type ListingFilters, NEAR_FILTER, presentFilters } from '../../snapshot-format/listing-filters.ts';
 import { round2 } from '../../snapshot-format/price-stats.ts';
 import { CELL_COLUMNS, type CellColumn, type CellPrices, type CellSet } from './near-cells.ts';
 import { eachRun, type NearCond } from './near-rows.ts';
@@ -73,13 +73,10 @@ export interface CellValue {
  * shape (the row sets answer those).
  */
 export function cellScope(f: ListingFilters): CellColumn | 'all' | null {
-  let scope: CellColumn | 'all' | null = f.near ? 'all' : null;
-  for (const [k, v] of Object.entries(f)) {
-    if (v === undefined || k === 'near') continue;
-    if (scope !== 'all' || !(CELL_COLUMNS as readonly string[]).includes(k)) return null;
-    scope = k as CellColumn;
-  }
-  return scope;
+  const others = presentFilters(f).filter((k) => k !== NEAR_FILTER.key);
+  if (!f.near || others.length > 1) return null;
+  if (others.length === 0) return 'all';
+  return (CELL_COLUMNS as readonly string[]).includes(others[0]) ? (others[0] as CellColumn) : null;
 }
 
 /**

@@ -1,5 +1,5 @@
 // The planner's numbers and small pure pieces: relative access costs, cache and scan thresholds, a filter set's shape.
-import { EQ_FILTERS, RANGE_FILTERS } from '../../snapshot-format/listing-filters.ts';
+import { EQ_FILTERS, RANGE_FILTERS, ROW_CHECKED } from '../../snapshot-format/listing-filters.ts';
 import type { Driver, ListingFilters } from '../../snapshot-format/listing-sql.ts';
 import { statsOf } from '../../snapshot-format/price-stats.ts';
 import type { PrimaryHint, ScanStats } from './scan.ts';
@@ -18,8 +18,12 @@ export const COST = {
   sortRow: 0.2,
   ftsMergeDoc: 0.005,
   ftsSkipDoc: 0.014,
-  nearCheck: 0.15,
 };
+
+/** What checking the present row-checked filters (their table entries' checkCost) adds to each row an index reads. */
+export function rowCheckCost(f: ListingFilters): number {
+  return ROW_CHECKED.reduce((sum, e) => sum + (f[e.key] !== undefined ? e.checkCost : 0), 0);
+}
 
 /** The column scan's primary condition for a driver: its filter (an equality's key, a range's name, q). */
 export function hintOf(d: Driver): PrimaryHint {

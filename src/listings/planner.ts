@@ -1,6 +1,6 @@
 // Listing filters → SQL from a fixed vocabulary, with the driving index chosen from build-time statistics.
 import type { Database, Statement } from 'better-sqlite3';
-import { boundsOf, EQ_FILTERS, eqColumn, RANGE_FILTERS } from '../../snapshot-format/listing-filters.ts';
+import { boundsOf, EQ_FILTERS, eqColumn, NEAR_FILTER, RANGE_FILTERS } from '../../snapshot-format/listing-filters.ts';
 import {
   BITMAP_MIN_SHARE,
   type Driver,
@@ -15,6 +15,7 @@ import { NearCounts, registerNear } from './near-counts.ts';
 import {
   COST,
   hintOf,
+  rowCheckCost,
   SCAN_MIN_UNITS,
   SCAN_UNITS_PER_LISTING,
   STATEMENT_CACHE_SIZE,
@@ -34,6 +35,8 @@ interface Estimate {
   n: number;
   merge?: number;
   loop?: number;
+  /** false for a filter no index drives (its table entry's drivesIndex): it counts in the matches and the hint. */
+  drivesIndex?: boolean;
 }
 
 interface Quantiles {
@@ -149,7 +152,8 @@ export class ListingQueries {
       out.push({ driver: { kind: 'city_type' }, n });
     }
     if (f.near) {
-      out.push({ driver: { kind: 'near' }, n: this.near.estimate(f.near), loop: this.near.band(f.near) });
+      const { drivesIndex } = NEAR_FILTER;
+      out.push({ driver: { kind: 'near' }, n: this.near.estimate(f.near), loop: this.near.band(f.near), drivesIndex });
     }
     return out;
   }
@@ -188,9 +192,7 @@ export class ListingQueries {
       1e-9,
     );
     const perRow = (d: Driver) =>
-      (d.kind === 'fts' ? COST.ftsRow : COST.row) +
-      (f.fts && d.kind !== 'fts' ? COST.ftsCheck : 0) +
-      (f.near ? COST.nearCheck : 0);
+      (d.kind === 'fts' ? COST.ftsRow : COST.row) + (f.fts && d.kind !== 'fts' ? COST.ftsCheck : 0) + rowCheckCost(f);
     const read = (n: number, ordered: boolean) =>
       limit === null ? n : ordered ? Math.min(n, (limit * n) / matches) : n;
     let best: Driver = { kind: 'rowid' };
@@ -203,8 +205,7 @@ export class ListingQueries {
       const ordered = e.driver.kind === 'eq' || e.driver.kind === 'fts';
       const cost =
         read(e.n, ordered) * perRow(e.driver) + (ordered || limit === null ? 0 : e.n * COST.sortRow) + (e.merge ?? 0);
-      // near drives no index plan (only the scan's loop): its estimate counts in `matches` and the hint.
-      if (e.driver.kind !== 'near' && cost < bestCost) {
+      if (e.drivesIndex !== false && cost < bestCost) {
         best = e.driver;
         bestCost = cost;
         bestN = e.n;
@@ -219,7 +220,12 @@ export class ListingQueries {
     // q checked per row through FTS costs about a millisecond a row for common words: never do that,
     // the scan checks q against a bitmap instead.
     if (f.fts && best.kind !== 'fts') return { driver: best, cost: bestCost, worst: Infinity, hint };
-    const alone = est.length === 1 && limit !== null && best.kind !== 'range' && best.kind !== 'city_type' && !f.near;
+    const alone =
+      est.length === 1 &&
+      est[0].drivesIndex !== false &&
+      limit !== null &&
+      best.kind !== 'range' &&
+      best.kind !== 'city_type';
     const worst = alone
       ? bestCost
       : bestN * perRow(best) +
@@ -230,8 +236,6 @@ export class ListingQueries {
 
   /** The statement for a shape (which filters, which driver, and the page size), from a bounded LRU cache. */
   private stmt(kind: 'page' | 'match', f: ListingFilters, driver: Driver, limit?: number): Statement {
-    // near_within reads the scan's points: loaded here, since a statement that is running cannot read them.
-    if (f.near) this.scan.points();
     const key = `${kind}|${driver.kind}|${'col' in driver ? driver.col : ''}|${shapeKey(f)}|${limit ?? ''}`;
     let s = this.cache.get(key);
     if (s) {
