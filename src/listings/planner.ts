@@ -22,7 +22,8 @@ import {
   shapeKey,
   statsFromPrices,
 } from './plan-costs.ts';
-import { ListingScan, type PrimaryHint, rememberedIn, type ScanStats } from './scan.ts';
+import { rememberedIn } from './remembered.ts';
+import { ListingScan, type PrimaryHint, type ScanStats } from './scan.ts';
 
 export { shapeKey, statsFromPrices } from './plan-costs.ts';
 

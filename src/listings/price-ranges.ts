@@ -1,9 +1,11 @@
 // Price statistics the column scan answers without visiting rows: a price range over the price order, one city
 // and property type's group, and the totals over every listing.
+
+import type { ListingFilters } from '../../snapshot-format/listing-filters.ts';
 import { round2 } from '../../snapshot-format/price-stats.ts';
 import { searchOrder } from './bits.ts';
 import { accumulate, BUCKET_BITS, CHUNK, type Columns, type ScanStats } from './scan-loops.ts';
-import type { Group } from './similar.ts';
+import type { Group, SimilarIndex } from './similar.ts';
 
 const none = (count: number): ScanStats => ({ count, min: null, max: null, average: null, median: null });
 
@@ -77,4 +79,29 @@ export function allTotals(c: Columns): Totals {
     accumulate(cand, end - start, c.rank, c.price, buckets, acc);
   }
   return { priced: acc[1], sum: acc[2], buckets };
+}
+
+/** The filters cityTypeStats answers. */
+const CITY_TYPE_KEYS = new Set(['location_column', 'location_id', 'property_type', 'min_price', 'max_price']);
+
+/**
+ * Stats of one city and property type, within a price range or not, from the similar index's group (its priced
+ * listings in price order): two binary searches and the group's running price sums, at every group size. null when
+ * the filters are any other shape.
+ */
+export function cityTypeStats(
+  f: ListingFilters,
+  code: (column: string, value: string) => number,
+  columns: () => Columns,
+  similar: () => SimilarIndex,
+): ScanStats | null {
+  for (const k in f) {
+    const v = f[k as keyof ListingFilters];
+    if (v !== undefined && !CITY_TYPE_KEYS.has(k)) return null;
+  }
+  if (f.location_column !== 'city_id' || f.location_id === undefined || f.property_type === undefined) return null;
+  const city = code('city_id', f.location_id),
+    type = code('property_type', f.property_type);
+  if (city < 0 || type < 0) return none(0);
+  return groupStats(columns(), similar().group(city, type), f.min_price, f.max_price);
 }

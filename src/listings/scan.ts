@@ -6,7 +6,8 @@ import { accumulateBits, firstSetRows, popcount } from './bits.ts';
 import { loadColumns, loadGeo } from './columns.ts';
 import { type CellPrices, cellPrices } from './near-cells.ts';
 import { statsFromCells } from './near-stats.ts';
-import { allTotals, groupStats, pricePrefix, priceRangeStats, type Totals } from './price-ranges.ts';
+import { allTotals, cityTypeStats, pricePrefix, priceRangeStats, type Totals } from './price-ranges.ts';
+import { rememberedIn } from './remembered.ts';
 import { RowSets } from './row-sets.ts';
 import { compilePred, type Pred, testRow } from './scan-compile.ts';
 import {
@@ -25,24 +26,8 @@ import {
 import { SimilarIndex } from './similar.ts';
 import { TermRows } from './term-rows.ts';
 
-/** The filters cityTypeStats answers. */
-const CITY_TYPE_KEYS = new Set(['location_column', 'location_id', 'property_type', 'min_price', 'max_price']);
-
 export type { PrimaryHint, ScanStats };
-
-/**
- * The number kept in `map` under `key`, read once: the snapshot never changes. A client can ask for any value
- * (unknown ones are kept too), so the map is emptied when it grows past 16k entries.
- */
-export function rememberedIn(map: Map<string, number>, key: string, read: () => number): number {
-  let n = map.get(key);
-  if (n === undefined) {
-    n = read();
-    if (map.size >= 16_384) map.clear();
-    map.set(key, n);
-  }
-  return n;
-}
+export { rememberedIn };
 
 /** The shortest chunk of a page's scan: each chunk costs a collect and a narrow() call of its own. */
 const MIN_CHUNK = 512;
@@ -115,10 +100,6 @@ export class ListingScan {
       this.terms,
       () => this.points(),
     );
-  }
-
-  private test(p: Pred, i: number): boolean {
-    return testRow(p, i);
   }
 
   /**
@@ -218,7 +199,7 @@ export class ListingScan {
    */
   private spanOfFour(p: Pred, c: Columns, from: number): number {
     let seen = 0;
-    for (let i = from; i < c.n; i += 128) if (this.test(p, i) && ++seen >= 4) return i - from + 128;
+    for (let i = from; i < c.n; i += 128) if (testRow(p, i) && ++seen >= 4) return i - from + 128;
     return -1;
   }
 
@@ -237,7 +218,7 @@ export class ListingScan {
     if (fromCells) return fromCells;
     const buckets = (this.bucketsBuf ??= new Uint32Array((c.order.length >> BUCKET_BITS) + 1)).fill(0);
     const acc = this.accBuf.fill(0); // count, priced, sum
-    let inSet: (i: number) => boolean = (i) => this.test(p, i);
+    let inSet: (i: number) => boolean = (i) => testRow(p, i);
     if (p.primary.kind !== 'list') {
       // The matching rows as a bitmap, then whichever side is smaller accumulated a set bit at a time.
       const res = this.rowSets().rowSet(p, c);
@@ -303,23 +284,14 @@ export class ListingScan {
     this.nearCells();
   }
 
-  /**
-   * Stats of one city and property type, within a price range or not, from the similar index's group (its
-   * priced listings in price order): two binary searches and the group's running price sums, at every group
-   * size. null when the filters are any other shape.
-   */
+  /** Stats of one city and property type from the similar index's group (price-ranges.ts' cityTypeStats). */
   cityTypeStats(f: ListingFilters): ScanStats | null {
-    for (const k in f) {
-      const v = f[k as keyof ListingFilters];
-      if (v !== undefined && !CITY_TYPE_KEYS.has(k)) return null;
-    }
-    if (f.location_column !== 'city_id' || f.location_id === undefined || f.property_type === undefined) return null;
-    const city = this.code('city_id', f.location_id),
-      type = this.code('property_type', f.property_type);
-    if (city < 0 || type < 0) return { count: 0, min: null, max: null, average: null, median: null };
-    const c = this.columns();
-    const g = this.similar().group(city, type);
-    return groupStats(c, g, f.min_price, f.max_price);
+    return cityTypeStats(
+      f,
+      (column, value) => this.code(column, value),
+      () => this.columns(),
+      () => this.similar(),
+    );
   }
 
   private totals(c: Columns) {
