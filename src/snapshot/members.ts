@@ -45,8 +45,9 @@ export const CONFIRM_MS = 1000;
 /**
  * A member that has neither prepared nor refused a candidate this long after the word is asked again; after as long
  * again, it is replaced and the others go on. Preparing is opening the file and preparing every statement (the
- * owner checked the file before): tens of milliseconds for the snapshot of 1M listings, under load too (npm run
- * bench:prepare; the figures are in docs/performance.md), far inside this bound.
+ * owner checked the file before), with the listing scan's and the near filter's columns and cells built in it:
+ * about half a second for the snapshot of 1M listings, several times that under heavy load (npm run bench:prepare;
+ * the figures are in docs/performance.md), inside this bound but not far inside.
  */
 export const PREPARE_MS = 2000;
 
