@@ -112,12 +112,18 @@ describe('column scan agrees with the index plans', () => {
     assert.ok(nonEmpty > 50, `enough filter sets match several listings (${nonEmpty})`);
   });
 
-  it("answers near's stats from the cells (alone, with one property type or furnishing) as the index plans do", () => {
+  it("answers near's stats from the cells (alone, with one property type or furnishing, a price band) as the index plans do", () => {
     const centre = db.prepare('SELECT latitude AS lat, longitude AS lon FROM locations WHERE id = ?');
     const cities = db.prepare('SELECT city_id FROM listings GROUP BY city_id ORDER BY count(*) DESC LIMIT 3').pluck();
     const types = db.prepare('SELECT DISTINCT property_type FROM listings WHERE property_type IS NOT NULL').pluck();
     const extras: ListingFilters[] = [{}, { furnishing: 'FURNISHED' }, { furnishing: 'SHELL' }];
-    for (const t of types.all() as string[]) extras.push({ property_type: t });
+    extras.push(
+      { min_price: 1000, max_price: 2000 },
+      { max_price: 1200 },
+      { furnishing: 'FURNISHED', min_price: 1500 },
+    );
+    for (const t of types.all() as string[])
+      extras.push({ property_type: t }, { property_type: t, min_price: 900, max_price: 1900 });
     let fromCells = 0;
     for (const c of cities.all() as string[]) {
       const { lat, lon } = centre.get(c) as { lat: number; lon: number };

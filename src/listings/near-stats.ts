@@ -7,6 +7,7 @@ import { unitVector } from '../../snapshot-format/geo.ts';
 import { EQ_FILTERS, type ListingFilters, NEAR_FILTER, presentFilters } from '../../snapshot-format/listing-filters.ts';
 import { round2 } from '../../snapshot-format/price-stats.ts';
 import { CELL_COLUMNS, type CellColumn, type CellPrices, type CellSet } from './near-cells.ts';
+import { searchOrder } from './bits.ts';
 import { eachRun, type NearCond } from './near-rows.ts';
 import type { Pred } from './scan-compile.ts';
 import type { Columns, GeoCells, ScanStats } from './scan-loops.ts';
@@ -73,7 +74,7 @@ export interface CellValue {
  * shape (the row sets answer those).
  */
 export function cellScope(f: ListingFilters): CellColumn | 'all' | null {
-  const others = presentFilters(f).filter((k) => k !== NEAR_FILTER.key);
+  const others = presentFilters(f).filter((k) => k !== NEAR_FILTER.key && k !== 'min_price' && k !== 'max_price');
   if (!f.near || others.length > 1) return null;
   if (others.length === 0) return 'all';
   return (CELL_COLUMNS as readonly string[]).includes(others[0]) ? (others[0] as CellColumn) : null;
@@ -89,6 +90,7 @@ export function nearStats(
   p: CellPrices,
   set: CellSet,
   value: CellValue | null,
+  band: Band | null,
 ): ScanStats | null {
   const g = near.cells;
   const cells = split(near, g);
@@ -112,15 +114,28 @@ export function nearStats(
   for (const r of edgeRanks.ranks) hist[r >>> p.shift]++;
   let priced = 0;
   for (let b = 0; b < B; b++) priced += hist[b];
-  if (priced === 0) return { count, min: null, max: null, average: null, median: null };
   const inBucket = new Map<number, Uint32Array>();
-  /** The k-th smallest price (0-based): its bucket from the histogram, then that bucket's ranks sorted. */
-  const kth = (k: number) => {
-    let b = 0;
-    while (k >= hist[b]) k -= hist[b++];
+  const ranksOf = (b: number) => {
     let ranks = inBucket.get(b);
     if (!ranks) inBucket.set(b, (ranks = bucketRanks(p, set, runs, edgeRanks.ranks, b)));
-    return c.price[c.order[ranks[k]]];
+    return ranks;
+  };
+  // A price band is a range of ranks: its listings are counted and summed, and the k-th is the (below + k)-th.
+  let below = 0;
+  if (band) {
+    ({ count, sum } = bandTotals(c, set, runs, edgeRanks.ranks, band));
+    priced = count;
+    const b0 = band.lo >>> p.shift;
+    for (let b = 0; b < b0 && b < B; b++) below += hist[b];
+    if (b0 < B && priced > 0) below += lowerBound(ranksOf(b0), band.lo, 0, ranksOf(b0).length);
+  }
+  if (priced === 0) return { count, min: null, max: null, average: null, median: null };
+  /** The k-th smallest price (0-based): its bucket from the histogram, then that bucket's ranks sorted. */
+  const kth = (k: number) => {
+    k += below;
+    let b = 0;
+    while (k >= hist[b]) k -= hist[b++];
+    return c.price[c.order[ranksOf(b)[k]]];
   };
   const mid = priced >> 1;
   const median = priced % 2 ? kth(mid) : (kth(mid - 1) + kth(mid)) / 2;
@@ -156,6 +171,32 @@ function edgeRows(
   return { count, sum, ranks: ranks.subarray(0, priced) };
 }
 
+/** A price band as the ranks [lo, hi) of the price order its prices hold. */
+interface Band {
+  lo: number;
+  hi: number;
+}
+
+/** The listings in the band within the circle: the inside cells' by two binary searches each, the edge's ranks. */
+function bandTotals(c: Columns, set: CellSet, runs: number[], edge: Uint32Array, band: Band) {
+  let count = 0,
+    sum = 0;
+  for (let q = 0; q < runs.length; q += 2)
+    for (let k = runs[q]; k < runs[q + 1]; k++) {
+      const end = set.rankStart[k + 1];
+      const lo = lowerBound(set.ranks, band.lo, set.rankStart[k], end);
+      const hi = lowerBound(set.ranks, band.hi, lo, end);
+      count += hi - lo;
+      for (let j = lo; j < hi; j++) sum += c.price[c.order[set.ranks[j]]];
+    }
+  for (const r of edge)
+    if (r >= band.lo && r < band.hi) {
+      count++;
+      sum += c.price[c.order[r]];
+    }
+  return { count, sum };
+}
+
 /** The ranks in bucket b of the inside cells' runs and of the edge, ascending. */
 function bucketRanks(p: CellPrices, set: CellSet, runs: number[], edge: Uint32Array, b: number): Uint32Array {
   const lo = b << p.shift,
@@ -177,8 +218,15 @@ function bucketRanks(p: CellPrices, set: CellSet, runs: number[], edge: Uint32Ar
 export function statsFromCells(f: ListingFilters, p: Pred, c: Columns, cells: CellPrices): ScanStats | null {
   const scope = cellScope(f);
   if (scope === null || p.near === null) return null;
-  if (scope === 'all') return nearStats(p.near, c, cells, cells.all, null);
+  const ranged = f.min_price !== undefined || f.max_price !== undefined;
+  const band = ranged
+    ? {
+        lo: searchOrder(c.order, c.price, f.min_price ?? -Infinity, false),
+        hi: searchOrder(c.order, c.price, f.max_price ?? Infinity, true),
+      }
+    : null;
+  if (scope === 'all') return nearStats(p.near, c, cells, cells.all, null, band);
   const e = p.eq[EQ_FILTERS.findIndex((x) => x.key === scope)];
   const set = e && cells.byValue[scope][e.code];
-  return set ? nearStats(p.near, c, cells, set, e) : null;
+  return set ? nearStats(p.near, c, cells, set, e, band) : null;
 }
