@@ -6,8 +6,8 @@
 import { unitVector } from '../../snapshot-format/geo.ts';
 import { EQ_FILTERS, type ListingFilters, NEAR_FILTER, presentFilters } from '../../snapshot-format/listing-filters.ts';
 import { round2 } from '../../snapshot-format/price-stats.ts';
-import { CELL_COLUMNS, type CellColumn, type CellPrices, type CellSet } from './near-cells.ts';
 import { searchOrder } from './bits.ts';
+import { CELL_COLUMNS, type CellColumn, type CellPrices, type CellSet } from './near-cells.ts';
 import { eachRun, type NearCond } from './near-rows.ts';
 import type { Pred } from './scan-compile.ts';
 import type { Columns, GeoCells, ScanStats } from './scan-loops.ts';
