@@ -3,33 +3,15 @@
 // a run of inside cells costs one subtraction per bucket); only the cells the circle's edge crosses are read listing
 // by listing. The median (and min, max) is found in the histogram's bucket, then among that bucket's ranks alone.
 
-import { unitVector } from '../../snapshot-format/geo.ts';
 import { EQ_FILTERS, type ListingFilters, NEAR_FILTER, presentFilters } from '../../snapshot-format/listing-filters.ts';
 import { round2 } from '../../snapshot-format/price-stats.ts';
 import { searchOrder } from './bits.ts';
 import { CELL_COLUMNS, type CellColumn, type CellPrices, type CellSet } from './near-cells.ts';
-import { eachRun, type NearCond } from './near-rows.ts';
+import { eachRun, inside, type NearCond } from './near-rows.ts';
 import type { Pred } from './scan-compile.ts';
 import type { Columns, GeoCells, ScanStats } from './scan-loops.ts';
 
 const NONE = 0xffffffff;
-/**
- * A corner must be inside by this much of the dot product for its cell to count as inside: 1e-9 of cos r is an
- * angle of 1e-9 / sin r, about 20 m at 2 km and 0.8 m at 50 km, far more than the rounding of the dot product.
- */
-const INSIDE_MARGIN = 1e-9;
-/** Whether every point of cell k is within the circle, by a margin: the farthest point of a cell is a corner. */
-function inside(near: NearCond, g: GeoCells, k: number): boolean {
-  const { x: cx, y: cy, z: cz, cos } = near.circle;
-  const d = NEAR_FILTER.cellDegrees;
-  for (const la of [g.lat[k] * d, (g.lat[k] + 1) * d])
-    for (const lo of [g.lon[k] * d, (g.lon[k] + 1) * d]) {
-      const [x, y, z] = unitVector(la, lo);
-      if (!(x * cx + y * cy + z * cz >= cos + INSIDE_MARGIN)) return false;
-    }
-  return true;
-}
-
 /** The first position in a[from..to) holding a value >= v. */
 function lowerBound(a: Uint32Array, v: number, from: number, to: number): number {
   while (from < to) {

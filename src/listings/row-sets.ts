@@ -57,10 +57,10 @@ export class RowSets {
       // The box's cell runs, or, when the other conditions left fewer rows than the box holds, those rows.
       const g = p.near.cells;
       const box = boxRows(p.near, g);
-      if (first) nearRows(p.near, g, res, box);
+      if (first) nearRows(p.near, g, res);
       else if (popcount(res, c.n) <= box) keepNear(p.near, res);
       else {
-        nearRows(p.near, g, tmp, box);
+        nearRows(p.near, g, tmp);
         and(tmp);
       }
     } else if (first) res.fill(-1);
