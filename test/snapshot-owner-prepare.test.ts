@@ -1,9 +1,10 @@
 // A worker silent while the others prepare a candidate (real processes, WORKERS=2, the worker stopped by SIGSTOP):
-// asked again after PREPARE_MS; if it answers then, every worker switches; if not, it is replaced and the candidate
+// asked again after PREPARE_MS (5 s); if it answers then, every worker switches; if not, it is replaced and the candidate
 // goes on with the others, never a 30 s wait; its replacement starts on the snapshot switched to.
 import assert from 'node:assert/strict';
 import { copyFileSync, renameSync } from 'node:fs';
 import { before, describe, it } from 'node:test';
+import { PREPARE_MS } from '../src/snapshot/members.ts';
 import { deployed, metricsText, ready, readyz } from './support/deployment.ts';
 import { sleep, until } from './support/processes.ts';
 import { changedSource, fixtureSnapshot } from './support/snapshots.ts';
@@ -25,8 +26,12 @@ describe('WORKERS=2: a worker silent on a candidate', () => {
     renameSync(`${s.d.path}.incoming`, s.d.path);
     s.m.child.kill('SIGHUP');
     await during(from);
-    // Today's bound is 2 × 2 s; 30 s before it: 12 s tells them apart with room for a loaded machine.
-    const done = await until('the switch over', () => since(from, 'snapshot served by every worker'), 12_000);
+    // The bound is 2 × PREPARE_MS; 30 s before it: 2 × PREPARE_MS + 8 s tells them apart with room for a loaded machine.
+    const done = await until(
+      'the switch over',
+      () => since(from, 'snapshot served by every worker'),
+      2 * PREPARE_MS + 8000,
+    );
     return { done, from, waited: Date.parse(done.time) - started };
   }
   const since = (from: number, msg: string) =>
@@ -35,12 +40,16 @@ describe('WORKERS=2: a worker silent on a candidate', () => {
       .slice(from)
       .find((l) => l.msg === msg);
 
-  it('asks it again after 2 s; answering then, it switches with the other', async () => {
+  it('asks it again after PREPARE_MS; answering then, it switches with the other', async () => {
     const pids = ready(s.m).map((l) => l.pid as number);
     const victim = pids[1];
     try {
       const { done, from } = await swapWhileStopped(next, victim, async (from) => {
-        await until('asked again', () => since(from, 'a worker has not prepared the snapshot candidate; asking again'));
+        await until(
+          'asked again',
+          () => since(from, 'a worker has not prepared the snapshot candidate; asking again'),
+          PREPARE_MS + 5000,
+        );
         process.kill(victim, 'SIGCONT');
       });
       assert.equal(done.workers, 2, 'both workers switched');
@@ -57,12 +66,12 @@ describe('WORKERS=2: a worker silent on a candidate', () => {
     }
   });
 
-  it('replaces it within 4 s and switches the other; its replacement starts on the new snapshot', async () => {
+  it('replaces it within 2 × PREPARE_MS and switches the other; its replacement starts on the new snapshot', async () => {
     const pids = ready(s.m).map((l) => l.pid as number);
     const victim = pids[1];
     try {
       const { done, from, waited } = await swapWhileStopped(s.d.good, victim, async () => {});
-      assert.ok(waited < 8000, `${waited} ms from the rename to the switch, not 30 s`);
+      assert.ok(waited < 2 * PREPARE_MS + 4000, `${waited} ms from the rename to the switch, not 30 s`);
       assert.equal(done.workers, 1, 'the other worker switched');
       assert.notEqual(done.snapshot_id, s.served);
       assert.ok(since(from, 'a worker has not prepared the snapshot candidate; asking again'), 'asked again');
