@@ -1,6 +1,6 @@
 // The listing filters, each declared once: its parameters, its column, index and stats scope, by kind (equality,
 // range, near a point, q). The SQL (listing-sql.ts), the column scan and planner (src/listings/), the compiler's
-// column store and statistics (build-snapshot/) and the route's validation (src/routes/listings.ts) read this table.
+// column store and statistics (build-snapshot/) and the route's validation (src/routes/support/listing-query.ts) read this table.
 
 /**
  * Filters on one value of a coded column. `columns` maps each column the filter may compare to its (value, rid)
