@@ -3,28 +3,30 @@ import type { Database } from 'better-sqlite3';
 import { NEAR_FILTER } from '../../snapshot-format/listing-filters.ts';
 import type { Columns, GeoCells, GeoColumns } from './scan-loops.ts';
 
+type Typed = Float64Array | Uint16Array | Uint32Array;
+
+/**
+ * A reader of listing_columns' blobs by name, each copied into a fresh (aligned) typed array of the kind asked: a
+ * Buffer from SQLite may start at any byte offset.
+ */
+function columnReader(db: Database) {
+  const get = db.prepare('SELECT data FROM listing_columns WHERE name = ?').pluck();
+  return <T extends Typed>(Kind: { new (n: number): T; BYTES_PER_ELEMENT: number }, name: string): T => {
+    const b = get.get(name) as Buffer;
+    const a = new Kind(b.byteLength / Kind.BYTES_PER_ELEMENT);
+    new Uint8Array(a.buffer).set(b);
+    return a;
+  };
+}
+
 /** Every filter column of listing_columns, copied into fresh (aligned) typed arrays. */
 export function loadColumns(db: Database): Columns {
-  const get = db.prepare('SELECT data FROM listing_columns WHERE name = ?').pluck();
-  // Copy into fresh (aligned) buffers: a Buffer from SQLite may start at any byte offset.
-  const f64 = (name: string) => {
-    const b = get.get(name) as Buffer;
-    const a = new Float64Array(b.byteLength / 8);
-    new Uint8Array(a.buffer).set(b);
-    return a;
-  };
-  const u16 = (name: string) => {
-    const b = get.get(name) as Buffer;
-    const a = new Uint16Array(b.byteLength / 2);
-    new Uint8Array(a.buffer).set(b);
-    return a;
-  };
-  const u32 = (name: string) => {
-    const b = get.get(name) as Buffer;
-    const a = new Uint32Array(b.byteLength / 4);
-    new Uint8Array(a.buffer).set(b);
-    return a;
-  };
+  const read = columnReader(db);
+  const [f64, u16, u32] = [
+    (name: string) => read(Float64Array, name),
+    (name: string) => read(Uint16Array, name),
+    (name: string) => read(Uint32Array, name),
+  ];
   const price = f64('price_eur');
   return {
     n: price.length,
@@ -45,16 +47,9 @@ export function loadColumns(db: Database): Columns {
 
 /** The near filter's columns: the points in row order and in cell order, and listing_geo_cells (see GeoCells). */
 export function loadGeo(db: Database): GeoColumns {
-  const get = db.prepare('SELECT data FROM listing_columns WHERE name = ?').pluck();
-  const f64 = (name: string) => {
-    const b = get.get(name) as Buffer;
-    const a = new Float64Array(b.byteLength / 8);
-    new Uint8Array(a.buffer).set(b);
-    return a;
-  };
-  const b = get.get(NEAR_FILTER.cellOrder) as Buffer;
-  const order = new Uint32Array(b.byteLength / 4);
-  new Uint8Array(order.buffer).set(b);
+  const read = columnReader(db);
+  const f64 = (name: string) => read(Float64Array, name);
+  const order = read(Uint32Array, NEAR_FILTER.cellOrder);
   const [x, y, z] = NEAR_FILTER.columns.map(f64);
   const [cx, cy, cz] = NEAR_FILTER.cellColumns.map(f64);
   return { x, y, z, cells: { ...geoCells(db), order, x: cx, y: cy, z: cz } };
