@@ -55,6 +55,19 @@ export async function startNginx(conf: string, ports: { api: string; http: numbe
   site = replace(site, /ssl_certificate .*;/, `ssl_certificate ${join(dir, 'cert.pem')};`);
   site = replace(site, /ssl_certificate_key .*;/, `ssl_certificate_key ${join(dir, 'key.pem')};`);
   writeFileSync(join(dir, 'site.conf'), site);
+  const { stop } = await runNginx(dir, `include ${dir}/site.conf;`, ports.https);
+  return {
+    ...ports,
+    cert: readFileSync(join(dir, 'cert.pem'), 'utf8'),
+    stop,
+  };
+}
+
+/**
+ * nginx with its files in `dir` and `http` inside its http{} block (after the access log and temporary paths there);
+ * resolves once `port` on 127.0.0.1 accepts connections. `stop` ends it and resolves when it has exited.
+ */
+export async function runNginx(dir: string, http: string, port: number): Promise<{ stop(): Promise<void> }> {
   const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `${t}_temp_path ${dir}/${t};`);
   writeFileSync(
     join(dir, 'nginx.conf'),
@@ -64,7 +77,7 @@ export async function startNginx(conf: string, ports: { api: string; http: numbe
       `pid ${dir}/nginx.pid;`,
       `error_log ${dir}/error.log;`,
       'events { worker_connections 64; }',
-      `http { access_log ${dir}/access.log; ${temp.join(' ')} include ${dir}/site.conf; }`,
+      `http { access_log ${dir}/access.log; ${temp.join(' ')} ${http} }`,
     ].join('\n'),
   );
   const child = spawn('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], {
@@ -76,7 +89,7 @@ export async function startNginx(conf: string, ports: { api: string; http: numbe
   const deadline = Date.now() + 5000;
   for (;;) {
     const up = await new Promise<boolean>((resolve) => {
-      const c = createConnection(ports.https, '127.0.0.1', () => resolve(c.end() && true));
+      const c = createConnection(port, '127.0.0.1', () => resolve(c.end() && true));
       c.on('error', () => resolve(false));
     });
     if (up) break;
@@ -84,8 +97,6 @@ export async function startNginx(conf: string, ports: { api: string; http: numbe
     await new Promise((r) => setTimeout(r, 50));
   }
   return {
-    ...ports,
-    cert: readFileSync(join(dir, 'cert.pem'), 'utf8'),
     stop: () => {
       child.kill('SIGTERM');
       return exited;

@@ -1,13 +1,11 @@
 // A publication folder for the following tests: keys made and files signed by the real minisign, latest.json written
 // last (by rename), and real nginx serving the folder over HTTP and over HTTPS with a test CA made by openssl.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { tempDir } from './files.ts';
-import { freePort } from './nginx.ts';
+import { freePort, runNginx } from './nginx.ts';
 import { run } from './processes.ts';
 
 export interface Keys {
@@ -158,44 +156,21 @@ export async function serveFolder(
   const dir = tempDir('nginx-pub-');
   const { ca, cert, key } = await testCa(dir);
   const [http, https] = [await freePort(), await freePort()];
-  const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `${t}_temp_path ${dir}/${t};`);
   const server = `root ${root}; ${opts.limitRate ? `limit_rate ${opts.limitRate};` : ''} ${opts.extra ?? ''}`;
-  writeFileSync(
-    join(dir, 'nginx.conf'),
+  const { stop } = await runNginx(
+    dir,
     [
-      process.getuid?.() === 0 ? 'user root;' : '',
-      `pid ${dir}/nginx.pid;`,
-      `error_log ${dir}/error.log;`,
-      'events { worker_connections 64; }',
-      `http { access_log ${dir}/access.log; ${temp.join(' ')} default_type application/octet-stream;`,
+      'default_type application/octet-stream;',
       `server { listen 127.0.0.1:${http}; ${server} }`,
-      `server { listen 127.0.0.1:${https} ssl; ssl_certificate ${cert}; ssl_certificate_key ${key}; ${server} } }`,
+      `server { listen 127.0.0.1:${https} ssl; ssl_certificate ${cert}; ssl_certificate_key ${key}; ${server} }`,
     ].join('\n'),
+    https,
   );
-  const child = spawn('nginx', ['-p', dir, '-c', join(dir, 'nginx.conf'), '-g', 'daemon off;'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (d) => (stderr += d));
-  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const up = await new Promise<boolean>((resolve) => {
-      const c = createConnection(https, '127.0.0.1', () => resolve(c.end() && true));
-      c.on('error', () => resolve(false));
-    });
-    if (up) break;
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`nginx did not start: ${stderr}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
   return {
     http: `http://127.0.0.1:${http}`,
     https: `https://localhost:${https}`,
     ca,
     log: join(dir, 'access.log'),
-    stop: () => {
-      child.kill('SIGTERM');
-      return exited;
-    },
+    stop,
   };
 }
